@@ -1,0 +1,156 @@
+# fleetpolicy — every developer and CI entry point. `make help` lists the targets.
+#
+# Every tool the project needs is built from the Go module proxy into bin/
+# (git-ignored). A tool's binary name carries its version, so a tool is rebuilt only
+# when its version below changes. The versions must match the go.mod of the tool's
+# module under hack/tools/ (checked by `make verify`).
+
+SHELL := /usr/bin/env bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+# Tool versions (pinned).
+KUBE_VERSION           := v1.35.4
+ETCD_VERSION           := v3.6.6
+KUSTOMIZE_VERSION      := v5.8.1
+CONTROLLER_GEN_VERSION := v0.20.0
+
+BIN            := $(CURDIR)/bin
+ENVTEST_ASSETS := $(BIN)/envtest
+KUBE_APISERVER := $(BIN)/kube-apiserver-$(KUBE_VERSION)
+ETCD           := $(BIN)/etcd-$(ETCD_VERSION)
+KUSTOMIZE      := $(BIN)/kustomize-$(KUSTOMIZE_VERSION)
+CONTROLLER_GEN := $(BIN)/controller-gen-$(CONTROLLER_GEN_VERSION)
+KPT            ?= $(shell command -v kpt 2>/dev/null)
+
+MODULES := shared functions controllers
+# The CRDs of library-owned kinds that `make generate` copies from their Go modules.
+OCM_CRDS := cluster/v1/0000_00_clusters.open-cluster-management.io_managedclusters.crd.yaml \
+	cluster/v1alpha1/0000_02_clusters.open-cluster-management.io_clusterclaims.crd.yaml \
+	cluster/v1beta1/0000_02_clusters.open-cluster-management.io_placements.crd.yaml \
+	cluster/v1beta1/0000_03_clusters.open-cluster-management.io_placementdecisions.crd.yaml \
+	cluster/v1beta2/0000_00_clusters.open-cluster-management.io_managedclustersets.crd.yaml \
+	cluster/v1beta2/0000_01_clusters.open-cluster-management.io_managedclustersetbindings.crd.yaml
+# Binaries `make build` produces: the controllers and one per KRM function.
+CONTROLLER_BINARIES := $(notdir $(wildcard controllers/cmd/*))
+FUNCTION_BINARIES   := $(notdir $(patsubst %/main.go,%,$(wildcard functions/*/main.go)))
+
+export KUBEBUILDER_ASSETS := $(ENVTEST_ASSETS)
+export PATH := $(BIN):$(PATH)
+
+GO_TEST_FLAGS ?= -count=1
+TEST_TIMEOUT  ?= 25m
+
+##@ General
+
+.PHONY: help
+help: ## List every target with what it does.
+	@awk 'BEGIN {FS = ":.*##"; printf "Usage: make <target>\n"} \
+	  /^[a-zA-Z0-9_.-]+:.*##/ { printf "  \033[36m%-18s\033[0m %s\n", $$1, $$2 } \
+	  /^##@/ { printf "\n%s\n", substr($$0, 5) }' $(MAKEFILE_LIST)
+
+##@ Tools
+
+.PHONY: tools
+tools: envtest-binaries kustomize controller-gen ## Build every tool the project needs into bin/ (kube-apiserver, etcd, kustomize, controller-gen).
+
+.PHONY: envtest-binaries
+envtest-binaries: $(ENVTEST_ASSETS)/kube-apiserver $(ENVTEST_ASSETS)/etcd ## Build kube-apiserver and etcd for envtest into bin/envtest.
+
+$(KUBE_APISERVER):
+	@echo ">> building kube-apiserver $(KUBE_VERSION) (several minutes on a cold cache)"
+	GOWORK=off go build -C hack/tools/kube-apiserver -o $@ k8s.io/kubernetes/cmd/kube-apiserver
+
+$(ETCD):
+	@echo ">> building etcd $(ETCD_VERSION)"
+	GOWORK=off go build -C hack/tools/etcd -o $@ go.etcd.io/etcd/server/v3
+
+$(KUSTOMIZE):
+	@echo ">> building kustomize $(KUSTOMIZE_VERSION)"
+	GOWORK=off go build -C hack/tools/kustomize -o $@ sigs.k8s.io/kustomize/kustomize/v5
+
+$(CONTROLLER_GEN):
+	@echo ">> building controller-gen $(CONTROLLER_GEN_VERSION)"
+	GOWORK=off go build -C hack/tools/controller-gen -o $@ sigs.k8s.io/controller-tools/cmd/controller-gen
+
+$(ENVTEST_ASSETS)/kube-apiserver: $(KUBE_APISERVER)
+	@mkdir -p $(ENVTEST_ASSETS) && ln -sf $< $@
+
+$(ENVTEST_ASSETS)/etcd: $(ETCD)
+	@mkdir -p $(ENVTEST_ASSETS) && ln -sf $< $@
+
+.PHONY: kustomize
+kustomize: $(KUSTOMIZE) ## Build kustomize into bin/kustomize.
+	@ln -sf $< $(BIN)/kustomize
+
+.PHONY: controller-gen
+controller-gen: $(CONTROLLER_GEN) ## Build controller-gen into bin/controller-gen.
+	@ln -sf $< $(BIN)/controller-gen
+
+.PHONY: kpt-check
+kpt-check: ## Check that kpt is on PATH (it cannot be built from the Go proxy; see README).
+	@if [ -z "$(KPT)" ]; then echo "kpt not found on PATH: see README 'Prerequisites'"; exit 1; fi
+	@echo "kpt: $(KPT) ($$($(KPT) version))"
+
+##@ Development
+
+.PHONY: generate
+generate: $(CONTROLLER_GEN) ## Regenerate deepcopy code and CRDs (ours from shared/api, OCM's and OLM's copied from their modules).
+	$(CONTROLLER_GEN) object paths=./shared/api/...
+	rm -rf manifests/crds/fleetpolicy manifests/crds/ocm manifests/crds/olm
+	$(CONTROLLER_GEN) crd paths=./shared/api/... output:crd:dir=manifests/crds/fleetpolicy
+	@mkdir -p manifests/crds/ocm manifests/crds/olm
+	@ocm=$$(go list -C shared -m -f '{{.Dir}}' open-cluster-management.io/api); \
+	  for f in $(OCM_CRDS); do install -m 0644 $$ocm/$$f manifests/crds/ocm/; done
+	@olm=$$(go list -C shared -m -f '{{.Dir}}' github.com/operator-framework/api); \
+	  install -m 0644 $$olm/crds/operators.coreos.com_*.yaml manifests/crds/olm/
+
+.PHONY: fmt
+fmt: ## gofmt every Go file.
+	gofmt -w $$(git ls-files '*.go')
+
+.PHONY: lint
+lint: ## go vet every module and fail on unformatted files.
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
+	  if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
+	go vet $(addsuffix /...,$(addprefix ./,$(MODULES)))
+
+.PHONY: verify
+verify: generate ## Fail when generated code or CRDs are stale, or tool versions disagree with hack/tools.
+	@git diff --exit-code -- shared/api manifests/crds || \
+	  { echo "generated files are stale: run 'make generate' and commit"; exit 1; }
+	@untracked=$$(git ls-files --others --exclude-standard -- shared/api manifests/crds); \
+	  if [ -n "$$untracked" ]; then echo "generated files not committed: $$untracked"; exit 1; fi
+	@grep -q "k8s.io/kubernetes $(KUBE_VERSION)" hack/tools/kube-apiserver/go.mod
+	@grep -q "go.etcd.io/etcd/server/v3 $(ETCD_VERSION)" hack/tools/etcd/go.mod
+	@grep -q "sigs.k8s.io/kustomize/kustomize/v5 $(KUSTOMIZE_VERSION)" hack/tools/kustomize/go.mod
+	@grep -q "sigs.k8s.io/controller-tools $(CONTROLLER_GEN_VERSION)" hack/tools/controller-gen/go.mod
+	@echo "verify: generated files and tool versions are up to date"
+
+##@ Build
+
+.PHONY: build
+build: ## Build the controllers and every KRM function into bin/.
+	@mkdir -p $(BIN)
+	@for b in $(CONTROLLER_BINARIES); do echo ">> bin/$$b"; go build -C controllers -o $(BIN)/$$b ./cmd/$$b; done
+	@for b in $(FUNCTION_BINARIES); do echo ">> bin/$$b"; go build -C functions -o $(BIN)/$$b ./$$b; done
+
+##@ Test
+
+.PHONY: test
+test: verify lint tools build ## Everything CI runs: verify, lint, unit, golden and integration tests.
+	go test $(GO_TEST_FLAGS) -timeout $(TEST_TIMEOUT) $(addsuffix /...,$(addprefix ./,$(MODULES)))
+
+.PHONY: test-unit
+test-unit: ## Only the shared/ tests (pure algorithms; no tools needed).
+	go test $(GO_TEST_FLAGS) ./shared/...
+
+##@ Run
+
+.PHONY: demo
+demo: tools build ## Start a local hub and spoke API server, apply examples/, and show what was created (Ctrl-C stops).
+	go run ./controllers/cmd/fleetpolicy-demo
+
+.PHONY: clean
+clean: ## Remove bin/ (built tools and binaries).
+	rm -rf $(BIN)

@@ -1,0 +1,204 @@
+package v1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// Severity is how serious a violation of the policy is.
+//
+// +kubebuilder:validation:Enum=low;Low;medium;Medium;high;High;critical;Critical
+type Severity string
+
+// ComplianceType says how an object template is compared with the cluster.
+//
+// +kubebuilder:validation:Enum=MustHave;Musthave;musthave;MustOnlyHave;Mustonlyhave;mustonlyhave;MustNotHave;Mustnothave;mustnothave
+type ComplianceType string
+
+const (
+	MustHave     ComplianceType = "musthave"
+	MustOnlyHave ComplianceType = "mustonlyhave"
+	MustNotHave  ComplianceType = "mustnothave"
+)
+
+// NonEmptyString is a string of at least one character.
+//
+// +kubebuilder:validation:MinLength=1
+type NonEmptyString string
+
+// Target selects the namespaces a namespaced object template applies to.
+type Target struct {
+	// Include lists namespaces (glob patterns allowed) to include.
+	//
+	// +optional
+	Include []NonEmptyString `json:"include,omitempty"`
+	// Exclude lists namespaces (glob patterns allowed) to exclude.
+	//
+	// +optional
+	Exclude []NonEmptyString `json:"exclude,omitempty"`
+	// +optional
+	MatchLabels *map[string]string `json:"matchLabels,omitempty"`
+	// +optional
+	MatchExpressions *[]metav1.LabelSelectorRequirement `json:"matchExpressions,omitempty"`
+}
+
+// ObjectTemplate is one object a ConfigurationPolicy checks or enforces.
+type ObjectTemplate struct {
+	// ComplianceType: musthave, mustonlyhave or mustnothave.
+	ComplianceType ComplianceType `json:"complianceType"`
+	// MetadataComplianceType overrides ComplianceType for labels and annotations.
+	//
+	// +kubebuilder:validation:Enum=MustHave;Musthave;musthave;MustOnlyHave;Mustonlyhave;mustonlyhave
+	// +optional
+	MetadataComplianceType ComplianceType `json:"metadataComplianceType,omitempty"`
+	// ObjectDefinition is the object, kept exactly as written.
+	//
+	// +kubebuilder:pruning:PreserveUnknownFields
+	ObjectDefinition runtime.RawExtension `json:"objectDefinition"`
+}
+
+// PruneObjectBehavior says what happens to created objects when the policy goes.
+//
+// +kubebuilder:validation:Enum=DeleteAll;DeleteIfCreated;None
+type PruneObjectBehavior string
+
+// EvaluationInterval sets how often a policy is re-evaluated in each state.
+type EvaluationInterval struct {
+	// +kubebuilder:validation:Pattern=`^(?:(?:(?:[0-9]+(?:.[0-9])?)(?:h|m|s|(?:ms)|(?:us)|(?:ns)))|never)+$`
+	// +optional
+	Compliant string `json:"compliant,omitempty"`
+	// +kubebuilder:validation:Pattern=`^(?:(?:(?:[0-9]+(?:.[0-9])?)(?:h|m|s|(?:ms)|(?:us)|(?:ns)))|never)+$`
+	// +optional
+	NonCompliant string `json:"noncompliant,omitempty"`
+}
+
+// ConfigurationPolicySpec is the desired state of a ConfigurationPolicy.
+type ConfigurationPolicySpec struct {
+	// +optional
+	Severity Severity `json:"severity,omitempty"`
+	// RemediationAction: inform reports, enforce changes the cluster.
+	RemediationAction RemediationAction `json:"remediationAction"`
+	// NamespaceSelector picks the namespaces for namespaced templates without one.
+	//
+	// +optional
+	NamespaceSelector Target `json:"namespaceSelector,omitempty"`
+	// ObjectTemplates are the objects to check.
+	//
+	// +kubebuilder:validation:MinItems=1
+	ObjectTemplates []*ObjectTemplate `json:"object-templates"`
+	// +optional
+	PruneObjectBehavior PruneObjectBehavior `json:"pruneObjectBehavior,omitempty"`
+	// +optional
+	EvaluationInterval EvaluationInterval `json:"evaluationInterval,omitempty"`
+}
+
+// ObjectMetadata names an object.
+type ObjectMetadata struct {
+	// +optional
+	Name string `json:"name,omitempty"`
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
+}
+
+// ObjectResource identifies an object a policy relates to.
+type ObjectResource struct {
+	// +optional
+	Kind string `json:"kind,omitempty"`
+	// +optional
+	APIVersion string `json:"apiVersion,omitempty"`
+	// +optional
+	Metadata ObjectMetadata `json:"metadata,omitempty"`
+}
+
+// ObjectProperties are extra facts about a related object.
+type ObjectProperties struct {
+	// +optional
+	CreatedByPolicy *bool `json:"createdByPolicy,omitempty"`
+	// +optional
+	UID string `json:"uid,omitempty"`
+}
+
+// RelatedObject is an object a policy looked at, with its compliance and why.
+type RelatedObject struct {
+	// +optional
+	Object ObjectResource `json:"object,omitempty"`
+	// +optional
+	Compliant string `json:"compliant,omitempty"`
+	// +optional
+	Reason string `json:"reason,omitempty"`
+	// +optional
+	Properties *ObjectProperties `json:"properties,omitempty"`
+}
+
+// Validity says whether a template could be evaluated.
+type Validity struct {
+	// +optional
+	Valid *bool `json:"valid,omitempty"`
+	// +optional
+	Reason string `json:"reason,omitempty"`
+}
+
+// Condition is one observation about a template's compliance.
+type Condition struct {
+	Type   string                 `json:"type"`
+	Status metav1.ConditionStatus `json:"status"`
+	// +optional
+	LastTransitionTime metav1.Time `json:"lastTransitionTime,omitempty"`
+	// +optional
+	Reason string `json:"reason,omitempty"`
+	// +optional
+	Message string `json:"message,omitempty"`
+}
+
+// TemplateStatus is the compliance of one object template.
+type TemplateStatus struct {
+	// +optional
+	ComplianceState ComplianceState `json:"Compliant,omitempty"`
+	// +optional
+	Validity Validity `json:"Validity,omitempty"`
+	// +optional
+	Conditions []Condition `json:"conditions,omitempty"`
+}
+
+// ConfigurationPolicyStatus is the observed state of a ConfigurationPolicy.
+type ConfigurationPolicyStatus struct {
+	// +optional
+	ComplianceState ComplianceState `json:"compliant,omitempty"`
+	// +optional
+	CompliancyDetails []TemplateStatus `json:"compliancyDetails,omitempty"`
+	// +optional
+	RelatedObjects []RelatedObject `json:"relatedObjects,omitempty"`
+	// +optional
+	LastEvaluated string `json:"lastEvaluated,omitempty"`
+	// LastEvaluatedGeneration is the generation the status describes.
+	//
+	// +optional
+	LastEvaluatedGeneration int64 `json:"lastEvaluatedGeneration,omitempty"`
+}
+
+// ConfigurationPolicy checks, and in enforce mode creates, updates or deletes,
+// objects on a managed cluster.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:path=configurationpolicies,scope=Namespaced
+// +kubebuilder:metadata:labels="policy.open-cluster-management.io/policy-type=template"
+// +kubebuilder:printcolumn:name="Compliance state",type="string",JSONPath=".status.compliant"
+// +kubebuilder:printcolumn:name="Age",type="date",JSONPath=".metadata.creationTimestamp"
+type ConfigurationPolicy struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec ConfigurationPolicySpec `json:"spec"`
+	// +optional
+	Status ConfigurationPolicyStatus `json:"status,omitempty"`
+}
+
+// ConfigurationPolicyList is a list of ConfigurationPolicies.
+//
+// +kubebuilder:object:root=true
+type ConfigurationPolicyList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []ConfigurationPolicy `json:"items"`
+}

@@ -1,0 +1,240 @@
+package v1
+
+import (
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clusterv1alpha1 "open-cluster-management.io/api/cluster/v1alpha1"
+)
+
+// RemediationAction says whether a policy only reports (inform) or also changes the
+// cluster (enforce). OCM accepts both capitalisations.
+//
+// +kubebuilder:validation:Enum=Inform;inform;Enforce;enforce
+type RemediationAction string
+
+const (
+	Enforce RemediationAction = "Enforce"
+	Inform  RemediationAction = "Inform"
+)
+
+// IsEnforce reports whether the action is enforce, in either capitalisation.
+func (a RemediationAction) IsEnforce() bool { return strings.EqualFold(string(a), string(Enforce)) }
+
+// IsInform reports whether the action is inform, in either capitalisation.
+func (a RemediationAction) IsInform() bool { return strings.EqualFold(string(a), string(Inform)) }
+
+// ComplianceState is the compliance of a policy, a template or a cluster.
+//
+// +kubebuilder:validation:Enum=Compliant;Pending;NonCompliant
+type ComplianceState string
+
+const (
+	Compliant    ComplianceState = "Compliant"
+	NonCompliant ComplianceState = "NonCompliant"
+	Pending      ComplianceState = "Pending"
+)
+
+// RolloutStatus is the state of a progressive rollout, per cluster and aggregated
+// on the root policy (seed policy-rollout-strategy.md).
+//
+// +kubebuilder:validation:Enum=ToApply;Progressing;Succeeded;Failed;TimeOut;Skip
+type RolloutStatus string
+
+const (
+	RolloutToApply     RolloutStatus = "ToApply"
+	RolloutProgressing RolloutStatus = "Progressing"
+	RolloutSucceeded   RolloutStatus = "Succeeded"
+	RolloutFailed      RolloutStatus = "Failed"
+	RolloutTimeOut     RolloutStatus = "TimeOut"
+	RolloutSkip        RolloutStatus = "Skip"
+)
+
+// PolicyTemplate wraps one policy engine object (ConfigurationPolicy,
+// OperatorPolicy, ...) with the dependencies that gate it.
+type PolicyTemplate struct {
+	// ObjectDefinition is the template object, kept exactly as written.
+	//
+	// +kubebuilder:pruning:PreserveUnknownFields
+	// +kubebuilder:validation:EmbeddedResource
+	ObjectDefinition runtime.RawExtension `json:"objectDefinition"`
+
+	// ExtraDependencies gate this template only, in addition to the policy's
+	// dependencies.
+	//
+	// +optional
+	ExtraDependencies []PolicyDependency `json:"extraDependencies,omitempty"`
+
+	// IgnorePending keeps a Pending template from making the policy Pending.
+	//
+	// +optional
+	IgnorePending bool `json:"ignorePending,omitempty"`
+}
+
+// PolicyDependency names an object whose compliance gates a template.
+//
+// +kubebuilder:validation:XValidation:rule="!(self.kind in ['ConfigurationPolicy', 'CertificatePolicy']) || !has(self.__namespace__) || self.__namespace__ == ”",message="namespace must be empty for ConfigurationPolicy and CertificatePolicy dependencies"
+type PolicyDependency struct {
+	// APIVersion of the dependency, e.g. policy.open-cluster-management.io/v1.
+	//
+	// +kubebuilder:validation:MinLength=1
+	APIVersion string `json:"apiVersion"`
+	// Kind of the dependency, e.g. Policy, PolicySet, ConfigurationPolicy.
+	//
+	// +kubebuilder:validation:MinLength=1
+	Kind string `json:"kind"`
+	// Name of the dependency.
+	//
+	// +kubebuilder:validation:MinLength=1
+	Name string `json:"name"`
+	// Namespace of the dependency; empty means the policy's own namespace.
+	//
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
+	// Compliance is the state the dependency must be in.
+	Compliance ComplianceState `json:"compliance"`
+}
+
+// HubTemplateOptions configures hub templates (kept for OCM compatibility).
+type HubTemplateOptions struct {
+	// +optional
+	ServiceAccountName string `json:"serviceAccountName,omitempty"`
+}
+
+// PolicySpec is the desired state of a Policy.
+type PolicySpec struct {
+	// Disabled stops the policy from being propagated.
+	Disabled bool `json:"disabled"`
+
+	// CopyPolicyMetadata copies all labels and annotations to replicated policies
+	// when true or unset; when false only policy.open-cluster-management.io/ ones.
+	//
+	// +optional
+	CopyPolicyMetadata *bool `json:"copyPolicyMetadata,omitempty"`
+
+	// RemediationAction overrides the remediationAction of every template.
+	//
+	// +optional
+	RemediationAction RemediationAction `json:"remediationAction,omitempty"`
+
+	// PolicyTemplates are the policy engine objects this policy delivers.
+	PolicyTemplates []*PolicyTemplate `json:"policy-templates"`
+
+	// Dependencies gate every template of this policy.
+	//
+	// +optional
+	Dependencies []PolicyDependency `json:"dependencies,omitempty"`
+
+	// HubTemplateOptions configures hub templates.
+	//
+	// +optional
+	HubTemplateOptions *HubTemplateOptions `json:"hubTemplateOptions,omitempty"`
+
+	// RolloutStrategy says how enforcement is rolled out over the bound clusters.
+	// Empty means All.
+	//
+	// +optional
+	RolloutStrategy clusterv1alpha1.RolloutStrategy `json:"rolloutStrategy,omitempty"`
+}
+
+// PlacementDecision is one cluster a placement selected (kept for OCM compatibility).
+type PlacementDecision struct {
+	// +optional
+	ClusterName string `json:"clusterName,omitempty"`
+	// +optional
+	ClusterNamespace string `json:"clusterNamespace,omitempty"`
+}
+
+// Placement is one binding of the policy as the root status shows it.
+type Placement struct {
+	// +optional
+	PlacementBinding string `json:"placementBinding,omitempty"`
+	// +optional
+	PlacementRule string `json:"placementRule,omitempty"`
+	// +optional
+	Placement string `json:"placement,omitempty"`
+	// +optional
+	Decisions []PlacementDecision `json:"decisions,omitempty"`
+	// +optional
+	PolicySet string `json:"policySet,omitempty"`
+}
+
+// CompliancePerClusterStatus is one cluster's line in the root policy status.
+type CompliancePerClusterStatus struct {
+	// +optional
+	ComplianceState ComplianceState `json:"compliant,omitempty"`
+	// +optional
+	ClusterName string `json:"clustername,omitempty"`
+	// +optional
+	ClusterNamespace string `json:"clusternamespace,omitempty"`
+	// RolloutStatus is this cluster's state in the policy's rollout.
+	//
+	// +optional
+	RolloutStatus RolloutStatus `json:"rolloutStatus,omitempty"`
+}
+
+// ComplianceHistory is one compliance event of a template.
+type ComplianceHistory struct {
+	// +optional
+	LastTimestamp metav1.Time `json:"lastTimestamp,omitempty"`
+	// +optional
+	Message string `json:"message,omitempty"`
+	// +optional
+	EventName string `json:"eventName,omitempty"`
+}
+
+// DetailsPerTemplate is one template's compliance on a replicated policy.
+type DetailsPerTemplate struct {
+	// +optional
+	TemplateMeta metav1.ObjectMeta `json:"templateMeta,omitempty"`
+	// +optional
+	ComplianceState ComplianceState `json:"compliant,omitempty"`
+	// +optional
+	History []ComplianceHistory `json:"history,omitempty"`
+}
+
+// PolicyStatus is the observed state of a Policy. placement and status are set on
+// root policies; details on replicated policies; compliant and rolloutStatus on both.
+type PolicyStatus struct {
+	// +optional
+	Placement []*Placement `json:"placement,omitempty"`
+	// +optional
+	Status []*CompliancePerClusterStatus `json:"status,omitempty"`
+	// +optional
+	ComplianceState ComplianceState `json:"compliant,omitempty"`
+	// RolloutStatus is the aggregated rollout state (root) or this cluster's
+	// (replicated policy).
+	//
+	// +optional
+	RolloutStatus RolloutStatus `json:"rolloutStatus,omitempty"`
+	// +optional
+	Details []*DetailsPerTemplate `json:"details,omitempty"`
+}
+
+// Policy delivers policy templates to the clusters its PlacementBindings select.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:path=policies,scope=Namespaced,shortName=plc
+// +kubebuilder:printcolumn:name="Remediation action",type="string",JSONPath=".spec.remediationAction"
+// +kubebuilder:printcolumn:name="Compliance state",type="string",JSONPath=".status.compliant"
+// +kubebuilder:printcolumn:name="Rollout status",type="string",JSONPath=".status.rolloutStatus"
+// +kubebuilder:printcolumn:name="Age",type="date",JSONPath=".metadata.creationTimestamp"
+type Policy struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec PolicySpec `json:"spec"`
+	// +optional
+	Status PolicyStatus `json:"status,omitempty"`
+}
+
+// PolicyList is a list of Policies.
+//
+// +kubebuilder:object:root=true
+type PolicyList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Policy `json:"items"`
+}

@@ -1,0 +1,240 @@
+package v1beta1
+
+import (
+	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
+)
+
+// OperatorGroupTarget is the seed's spelling of an OperatorGroup's targets.
+type OperatorGroupTarget struct {
+	// Namespaces the operator watches.
+	//
+	// +optional
+	Namespaces []string `json:"namespaces,omitempty"`
+	// Selector of the namespaces the operator watches; one of namespaces or selector.
+	//
+	// +optional
+	Selector *metav1.LabelSelector `json:"selector,omitempty"`
+}
+
+// OperatorGroup is the OperatorGroup an OperatorPolicy wants. Targets may be given
+// in the seed's spelling (target.namespaces / target.selector) or OLM's
+// (targetNamespaces / selector). Fields OLM adds later are preserved.
+//
+// +kubebuilder:pruning:PreserveUnknownFields
+// +kubebuilder:validation:XValidation:rule="!has(self.target) || !has(self.target.namespaces) || !has(self.target.selector)",message="target: one of namespaces or selector is allowed"
+// +kubebuilder:validation:XValidation:rule="!has(self.target) || (!has(self.targetNamespaces) && !has(self.selector))",message="target cannot be combined with targetNamespaces or selector"
+type OperatorGroup struct {
+	// +optional
+	Name string `json:"name,omitempty"`
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
+	// +optional
+	Target *OperatorGroupTarget `json:"target,omitempty"`
+	// +optional
+	TargetNamespaces []string `json:"targetNamespaces,omitempty"`
+	// +optional
+	Selector *metav1.LabelSelector `json:"selector,omitempty"`
+	// +optional
+	ServiceAccountName string `json:"serviceAccountName,omitempty"`
+}
+
+// Subscription is the OLM Subscription an OperatorPolicy wants: the fields of an
+// OLM SubscriptionSpec plus its namespace. Fields OLM adds later are preserved.
+//
+// +kubebuilder:pruning:PreserveUnknownFields
+type Subscription struct {
+	// Name is the operator's package name; it is also the Subscription's name.
+	//
+	// +kubebuilder:validation:MinLength=1
+	Name string `json:"name"`
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
+	// +optional
+	Channel string `json:"channel,omitempty"`
+	// Source is the CatalogSource; empty lets the controller pick the default catalog.
+	//
+	// +optional
+	Source string `json:"source,omitempty"`
+	// +optional
+	SourceNamespace string `json:"sourceNamespace,omitempty"`
+	// +optional
+	StartingCSV string `json:"startingCSV,omitempty"`
+	// InstallPlanApproval is the seed's spelling; OCM's is spec.upgradeApproval.
+	// In enforce mode with restricted allowedCSVs the Subscription is always Manual.
+	//
+	// +kubebuilder:validation:Enum=Automatic;Manual
+	// +optional
+	InstallPlanApproval operatorsv1alpha1.Approval `json:"installPlanApproval,omitempty"`
+	// +optional
+	Config *operatorsv1alpha1.SubscriptionConfig `json:"config,omitempty"`
+}
+
+// RemovalAction says what happens to one kind of object on removal.
+type RemovalAction string
+
+const (
+	RemovalKeep           RemovalAction = "Keep"
+	RemovalDelete         RemovalAction = "Delete"
+	RemovalDeleteIfUnused RemovalAction = "DeleteIfUnused"
+)
+
+// RemovalBehavior says what is removed when the policy is deleted (seed) or set to
+// complianceType mustnothave (OCM). Unset fields take the seed's defaults.
+type RemovalBehavior struct {
+	// +kubebuilder:validation:Enum=Keep;Delete;DeleteIfUnused
+	// +optional
+	OperatorGroups RemovalAction `json:"operatorGroups,omitempty"`
+	// +kubebuilder:validation:Enum=Keep;Delete
+	// +optional
+	Subscriptions RemovalAction `json:"subscriptions,omitempty"`
+	// +kubebuilder:validation:Enum=Keep;Delete
+	// +optional
+	ClusterServiceVersions RemovalAction `json:"clusterServiceVersions,omitempty"`
+	// +kubebuilder:validation:Enum=Keep;Delete
+	// +optional
+	InstallPlans RemovalAction `json:"installPlans,omitempty"`
+	// +kubebuilder:validation:Enum=Keep;Delete
+	// +optional
+	CustomResourceDefinitions RemovalAction `json:"customResourceDefinitions,omitempty"`
+	// +kubebuilder:validation:Enum=Keep;Delete
+	// +optional
+	APIServiceDefinitions RemovalAction `json:"apiServiceDefinitions,omitempty"`
+}
+
+// StatusConfigAction is the seed's effect of a status on the policy.
+//
+// +kubebuilder:validation:Enum=StatusMessageOnly;Condition;NonCompliant
+type StatusConfigAction string
+
+const (
+	StatusMessageOnly      StatusConfigAction     = "StatusMessageOnly"
+	StatusCondition        StatusConfigAction     = "Condition"
+	StatusNonCompliant     StatusConfigAction     = "NonCompliant"
+	ComplianceCompliant    ComplianceConfigAction = "Compliant"
+	ComplianceNonCompliant ComplianceConfigAction = "NonCompliant"
+)
+
+// StatusConfig is the seed's spelling of what statuses make the policy NonCompliant.
+type StatusConfig struct {
+	// +optional
+	CatalogSourceUnhealthy StatusConfigAction `json:"catalogSourceUnhealthy,omitempty"`
+	// +optional
+	DeploymentsUnavailable StatusConfigAction `json:"deploymentsUnavailable,omitempty"`
+	// +optional
+	UpgradesAvailable StatusConfigAction `json:"upgradesAvailable,omitempty"`
+	// +optional
+	UpgradesProgressing StatusConfigAction `json:"upgradesProgressing,omitempty"`
+}
+
+// ComplianceConfigAction is OCM's effect of a status on the policy.
+//
+// +kubebuilder:validation:Enum=Compliant;NonCompliant
+type ComplianceConfigAction string
+
+// ComplianceConfig is OCM's spelling of what statuses make the policy NonCompliant.
+type ComplianceConfig struct {
+	// +optional
+	CatalogSourceUnhealthy ComplianceConfigAction `json:"catalogSourceUnhealthy,omitempty"`
+	// +optional
+	DeploymentsUnavailable ComplianceConfigAction `json:"deploymentsUnavailable,omitempty"`
+	// +optional
+	UpgradesAvailable ComplianceConfigAction `json:"upgradesAvailable,omitempty"`
+	// +optional
+	DeprecationsPresent ComplianceConfigAction `json:"deprecationsPresent,omitempty"`
+	// +optional
+	MinorChannelUpgradeAvailable ComplianceConfigAction `json:"minorChannelUpgradeAvailable,omitempty"`
+}
+
+// OperatorPolicySpec is the desired state of an OperatorPolicy.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.allowedCSVs) || !has(self.versions) || (self.allowedCSVs.all(c, c in self.versions) && self.versions.all(c, c in self.allowedCSVs))",message="allowedCSVs and versions disagree"
+// +kubebuilder:validation:XValidation:rule="!has(self.subscription.installPlanApproval) || !has(self.upgradeApproval) || (self.subscription.installPlanApproval == 'Automatic') == (self.upgradeApproval == 'Automatic')",message="subscription.installPlanApproval and upgradeApproval disagree"
+// +kubebuilder:validation:XValidation:rule="!has(self.statusConfig) || !has(self.complianceConfig) || !has(self.statusConfig.catalogSourceUnhealthy) || !has(self.complianceConfig.catalogSourceUnhealthy) || ((self.statusConfig.catalogSourceUnhealthy == 'NonCompliant') == (self.complianceConfig.catalogSourceUnhealthy == 'NonCompliant'))",message="statusConfig.catalogSourceUnhealthy and complianceConfig.catalogSourceUnhealthy disagree"
+// +kubebuilder:validation:XValidation:rule="!has(self.statusConfig) || !has(self.complianceConfig) || !has(self.statusConfig.deploymentsUnavailable) || !has(self.complianceConfig.deploymentsUnavailable) || ((self.statusConfig.deploymentsUnavailable == 'NonCompliant') == (self.complianceConfig.deploymentsUnavailable == 'NonCompliant'))",message="statusConfig.deploymentsUnavailable and complianceConfig.deploymentsUnavailable disagree"
+// +kubebuilder:validation:XValidation:rule="!has(self.statusConfig) || !has(self.complianceConfig) || !has(self.statusConfig.upgradesAvailable) || !has(self.complianceConfig.upgradesAvailable) || ((self.statusConfig.upgradesAvailable == 'NonCompliant') == (self.complianceConfig.upgradesAvailable == 'NonCompliant'))",message="statusConfig.upgradesAvailable and complianceConfig.upgradesAvailable disagree"
+type OperatorPolicySpec struct {
+	// +optional
+	Severity policyv1.Severity `json:"severity,omitempty"`
+	// RemediationAction: inform only reads; enforce creates and approves.
+	//
+	// +kubebuilder:default=inform
+	RemediationAction policyv1.RemediationAction `json:"remediationAction"`
+	// ComplianceType is OCM's: mustnothave removes the operator per removalBehavior.
+	// Unset means musthave.
+	//
+	// +kubebuilder:validation:Enum=MustHave;Musthave;musthave;MustNotHave;Mustnothave;mustnothave
+	// +optional
+	ComplianceType policyv1.ComplianceType `json:"complianceType,omitempty"`
+	// +optional
+	OperatorGroup *OperatorGroup `json:"operatorGroup,omitempty"`
+	Subscription  Subscription   `json:"subscription"`
+	// AllowedCSVs is the seed's list of CSVs that count as compliant and whose
+	// InstallPlans may be approved; "*" allows any.
+	//
+	// +kubebuilder:validation:MinItems=1
+	// +optional
+	AllowedCSVs []string `json:"allowedCSVs,omitempty"`
+	// Versions is OCM's spelling of allowedCSVs; empty allows any.
+	//
+	// +optional
+	Versions []string `json:"versions,omitempty"`
+	// UpgradeApproval is OCM's spelling of installPlanApproval (None = Manual).
+	//
+	// +kubebuilder:validation:Enum=None;Automatic
+	// +optional
+	UpgradeApproval string `json:"upgradeApproval,omitempty"`
+	// +optional
+	RemovalBehavior RemovalBehavior `json:"removalBehavior,omitempty"`
+	// +optional
+	StatusConfig *StatusConfig `json:"statusConfig,omitempty"`
+	// +optional
+	ComplianceConfig *ComplianceConfig `json:"complianceConfig,omitempty"`
+}
+
+// OperatorPolicyStatus is the observed state of an OperatorPolicy.
+type OperatorPolicyStatus struct {
+	// +optional
+	ComplianceState policyv1.ComplianceState `json:"compliant,omitempty"`
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// +listType=map
+	// +listMapKey=type
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+	// +optional
+	RelatedObjects []policyv1.RelatedObject `json:"relatedObjects,omitempty"`
+	// +optional
+	ResolvedSubscriptionLabel string `json:"resolvedSubscriptionLabel,omitempty"`
+	// +optional
+	OverlappingPolicies []string `json:"overlappingPolicies,omitempty"`
+}
+
+// OperatorPolicy installs and governs one OLM operator on a managed cluster.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:path=operatorpolicies,scope=Namespaced
+// +kubebuilder:metadata:labels="policy.open-cluster-management.io/policy-type=template"
+// +kubebuilder:printcolumn:name="Remediation action",type="string",JSONPath=".spec.remediationAction"
+// +kubebuilder:printcolumn:name="Compliance state",type="string",JSONPath=".status.compliant"
+// +kubebuilder:printcolumn:name="Age",type="date",JSONPath=".metadata.creationTimestamp"
+type OperatorPolicy struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec OperatorPolicySpec `json:"spec"`
+	// +optional
+	Status OperatorPolicyStatus `json:"status,omitempty"`
+}
+
+// OperatorPolicyList is a list of OperatorPolicies.
+//
+// +kubebuilder:object:root=true
+type OperatorPolicyList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []OperatorPolicy `json:"items"`
+}
