@@ -74,12 +74,14 @@ type PolicyTemplate struct {
 
 // PolicyDependency names an object whose compliance gates a template.
 //
-// +kubebuilder:validation:XValidation:rule="!(self.kind in ['ConfigurationPolicy', 'CertificatePolicy']) || !has(self.__namespace__) || self.__namespace__ == ”",message="namespace must be empty for ConfigurationPolicy and CertificatePolicy dependencies"
+// +kubebuilder:validation:XValidation:rule="!(self.kind in ['ConfigurationPolicy', 'CertificatePolicy']) || !has(self.__namespace__) || size(self.__namespace__) == 0",message="namespace must be empty for ConfigurationPolicy and CertificatePolicy dependencies"
 type PolicyDependency struct {
 	// APIVersion of the dependency, e.g. policy.open-cluster-management.io/v1.
+	// OCM requires it; the ordering seed omits it. When empty, the policy group's
+	// version that serves Kind is meant (shared/dependency resolves it).
 	//
-	// +kubebuilder:validation:MinLength=1
-	APIVersion string `json:"apiVersion"`
+	// +optional
+	APIVersion string `json:"apiVersion,omitempty"`
 	// Kind of the dependency, e.g. Policy, PolicySet, ConfigurationPolicy.
 	//
 	// +kubebuilder:validation:MinLength=1

@@ -175,10 +175,14 @@ type OperatorPolicySpec struct {
 	// InstallPlans may be approved; "*" allows any.
 	//
 	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=253
 	// +optional
 	AllowedCSVs []string `json:"allowedCSVs,omitempty"`
 	// Versions is OCM's spelling of allowedCSVs; empty allows any.
 	//
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=253
 	// +optional
 	Versions []string `json:"versions,omitempty"`
 	// UpgradeApproval is OCM's spelling of installPlanApproval (None = Manual).

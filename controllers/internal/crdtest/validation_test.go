@@ -1,0 +1,113 @@
+package crdtest
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
+)
+
+const validPolicy = `
+apiVersion: policy.open-cluster-management.io/v1
+kind: Policy
+metadata: {name: p, namespace: invalid}
+spec:
+  disabled: false
+  remediationAction: inform
+  policy-templates: []
+`
+
+const validBinding = `
+apiVersion: policy.open-cluster-management.io/v1
+kind: PlacementBinding
+metadata: {name: pb, namespace: invalid}
+placementRef: {apiGroup: cluster.open-cluster-management.io, kind: Placement, name: pl}
+subjects: [{apiGroup: policy.open-cluster-management.io, kind: Policy, name: p}]
+`
+
+const validOperatorPolicy = `
+apiVersion: policy.open-cluster-management.io/v1beta1
+kind: OperatorPolicy
+metadata: {name: op, namespace: invalid}
+spec:
+  remediationAction: enforce
+  subscription: {name: my-operator, namespace: ops, channel: stable}
+  allowedCSVs: [my-operator.v1.0.0]
+`
+
+const validConfigurationPolicy = `
+apiVersion: policy.open-cluster-management.io/v1
+kind: ConfigurationPolicy
+metadata: {name: cp, namespace: invalid}
+spec:
+  remediationAction: inform
+  object-templates:
+  - complianceType: musthave
+    objectDefinition: {apiVersion: v1, kind: Namespace, metadata: {name: x}}
+`
+
+// TestInvalidObjectsRefused checks that the CRDs refuse what users would expect
+// them to refuse, with a message naming the field. Each case first proves its
+// valid base is accepted, so a refusal is caused by the one change the case makes.
+func TestInvalidObjectsRefused(t *testing.T) {
+	cases := []struct {
+		name, base, patch string
+		wantField         string
+	}{
+		{"policy remediationAction enum", validPolicy, "spec: {remediationAction: Enforcing}", "spec.remediationAction"},
+		{"policy rollout type enum", validPolicy, "spec: {rolloutStrategy: {type: Canary}}", "spec.rolloutStrategy.type"},
+		{"policy rollout maxConcurrency pattern", validPolicy, "spec: {rolloutStrategy: {type: Progressive, progressive: {maxConcurrency: 120%}}}", "spec.rolloutStrategy.progressive.maxConcurrency"},
+		{"policy dependency compliance enum", validPolicy, "spec: {dependencies: [{kind: Policy, name: a, compliance: Green}]}", "spec.dependencies[0].compliance"},
+		{"policy dependency name required", validPolicy, "spec: {dependencies: [{kind: Policy, compliance: Compliant}]}", "spec.dependencies[0].name"},
+		{"namespaced ConfigurationPolicy dependency", validPolicy, "spec: {dependencies: [{kind: ConfigurationPolicy, name: a, namespace: b, compliance: Compliant}]}", "namespace must be empty for ConfigurationPolicy"},
+		{"binding placementRef pairing", validBinding, "placementRef: {apiGroup: apps.open-cluster-management.io, kind: Placement, name: pl}", "placementRef"},
+		{"binding without subjects", validBinding, "subjects: []", "subjects"},
+		{"binding subject kind enum", validBinding, "subjects: [{apiGroup: policy.open-cluster-management.io, kind: ConfigMap, name: p}]", "subjects[0].kind"},
+		{"binding override enum (OCM)", validBinding, "bindingOverrides: {remediationAction: inform}", "bindingOverrides.remediationAction"},
+		{"binding override enum (seed)", validBinding, "remediationActionOverride: {remediationAction: inform}", "remediationActionOverride.remediationAction"},
+		{"binding subFilter enum", validBinding, "subFilter: everything", "subFilter"},
+		{"binding spellings disagree on subFilter", validBinding, "remediationActionOverride: {remediationAction: enforce, subFilter: false}\nsubFilter: restricted", "remediationActionOverride.subFilter and subFilter disagree"},
+		{"operator policy without subscription name", validOperatorPolicy, "spec: {subscription: {name: null}}", "spec.subscription.name"},
+		{"operator policy empty allowedCSVs", validOperatorPolicy, "spec: {allowedCSVs: []}", "spec.allowedCSVs"},
+		{"operator policy allowedCSVs and versions disagree", validOperatorPolicy, "spec: {versions: [my-operator.v2.0.0]}", "allowedCSVs and versions disagree"},
+		{"operator policy approval spellings disagree", validOperatorPolicy, "spec: {subscription: {installPlanApproval: Manual}, upgradeApproval: Automatic}", "installPlanApproval and upgradeApproval disagree"},
+		{"operator policy installPlanApproval enum", validOperatorPolicy, "spec: {subscription: {installPlanApproval: Sometimes}}", "spec.subscription.installPlanApproval"},
+		{"operator policy upgradeApproval enum", validOperatorPolicy, "spec: {upgradeApproval: Manual}", "spec.upgradeApproval"},
+		{"operator policy status configs disagree", validOperatorPolicy, "spec: {statusConfig: {deploymentsUnavailable: NonCompliant}, complianceConfig: {deploymentsUnavailable: Compliant}}", "statusConfig.deploymentsUnavailable and complianceConfig.deploymentsUnavailable disagree"},
+		{"operator policy statusConfig enum", validOperatorPolicy, "spec: {statusConfig: {upgradesAvailable: Compliant}}", "spec.statusConfig.upgradesAvailable"},
+		{"operator policy removalBehavior enum", validOperatorPolicy, "spec: {removalBehavior: {subscriptions: DeleteIfUnused}}", "spec.removalBehavior.subscriptions"},
+		{"operator policy complianceType enum", validOperatorPolicy, "spec: {complianceType: mustonlyhave}", "spec.complianceType"},
+		{"operator group target both", validOperatorPolicy, "spec: {operatorGroup: {name: og, target: {namespaces: [a], selector: {matchLabels: {a: b}}}}}", "one of namespaces or selector"},
+		{"configuration policy complianceType enum", validConfigurationPolicy, "spec: {object-templates: [{complianceType: shouldhave, objectDefinition: {apiVersion: v1, kind: Namespace}}]}", "complianceType"},
+		{"configuration policy without templates", validConfigurationPolicy, "spec: {object-templates: []}", "spec.object-templates"},
+		{"policyset empty policy name", `
+apiVersion: policy.open-cluster-management.io/v1beta1
+kind: PolicySet
+metadata: {name: ps, namespace: invalid}
+spec: {policies: [a]}
+`, "spec: {policies: ['']}", "spec.policies[0]"},
+	}
+	ctx := context.Background()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			valid := parseOne(t, tc.base)
+			stored, err := localplane.Apply(ctx, hub.Client, valid)
+			if err != nil {
+				t.Fatalf("valid base refused: %v", err)
+			}
+			if err := hub.Client.Delete(ctx, stored[0]); err != nil {
+				t.Fatal(err)
+			}
+			invalid := parseOne(t, tc.base)
+			mergePatch(invalid[0].Object, parseOne(t, tc.patch)[0].Object)
+			_, err = localplane.Apply(ctx, hub.Client, invalid)
+			if err == nil {
+				t.Fatalf("accepted, want refusal naming %q", tc.wantField)
+			}
+			if !strings.Contains(err.Error(), tc.wantField) {
+				t.Fatalf("refusal does not name %q: %v", tc.wantField, err)
+			}
+		})
+	}
+}

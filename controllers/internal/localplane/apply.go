@@ -1,0 +1,110 @@
+package localplane
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// ReadManifests parses every YAML document of a multi-document stream into
+// objects, skipping empty documents. src names the stream in errors.
+func ReadManifests(src string, r io.Reader) ([]*unstructured.Unstructured, error) {
+	reader := utilyaml.NewYAMLReader(bufio.NewReader(r))
+	var objs []*unstructured.Unstructured
+	for i := 0; ; i++ {
+		doc, err := reader.Read()
+		if errors.Is(err, io.EOF) {
+			return objs, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: document %d: %w", src, i, err)
+		}
+		if len(bytes.TrimSpace(doc)) == 0 {
+			continue
+		}
+		obj := &unstructured.Unstructured{}
+		if err := utilyaml.Unmarshal(doc, &obj.Object); err != nil {
+			return nil, fmt.Errorf("%s: document %d: %w", src, i, err)
+		}
+		if len(obj.Object) == 0 {
+			continue
+		}
+		objs = append(objs, obj)
+	}
+}
+
+// ManifestFiles lists the .yaml files under dir, recursively, in lexical order.
+func ManifestFiles(dir string) ([]string, error) {
+	var files []string
+	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() && (strings.HasSuffix(path, ".yaml") || strings.HasSuffix(path, ".yml")) {
+			files = append(files, path)
+		}
+		return nil
+	})
+	sort.Strings(files)
+	return files, err
+}
+
+// EnsureNamespace creates a namespace unless it exists.
+func EnsureNamespace(ctx context.Context, c client.Client, name string) error {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	if err := c.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("namespace %s: %w", name, err)
+	}
+	return nil
+}
+
+// Apply creates each object, or updates it when it exists, creating its namespace
+// first. A `status` in the manifest is written through the status subresource,
+// so that examples can carry PlacementRule decisions. It returns the objects as
+// the API server stored them.
+func Apply(ctx context.Context, c client.Client, objs []*unstructured.Unstructured) ([]*unstructured.Unstructured, error) {
+	stored := make([]*unstructured.Unstructured, 0, len(objs))
+	for _, obj := range objs {
+		obj = obj.DeepCopy()
+		if ns := obj.GetNamespace(); ns != "" {
+			if err := EnsureNamespace(ctx, c, ns); err != nil {
+				return stored, err
+			}
+		}
+		status, hasStatus := obj.Object["status"]
+		err := c.Create(ctx, obj)
+		if apierrors.IsAlreadyExists(err) {
+			existing := &unstructured.Unstructured{}
+			existing.SetGroupVersionKind(obj.GroupVersionKind())
+			if err = c.Get(ctx, client.ObjectKeyFromObject(obj), existing); err == nil {
+				obj.SetResourceVersion(existing.GetResourceVersion())
+				err = c.Update(ctx, obj)
+			}
+		}
+		if err != nil {
+			return stored, fmt.Errorf("%s %s: %w", obj.GetKind(), client.ObjectKeyFromObject(obj), err)
+		}
+		if hasStatus {
+			obj.Object["status"] = status
+			if err := c.Status().Update(ctx, obj); err != nil {
+				return stored, fmt.Errorf("%s %s status: %w", obj.GetKind(), client.ObjectKeyFromObject(obj), err)
+			}
+		}
+		stored = append(stored, obj)
+	}
+	return stored, nil
+}

@@ -1,0 +1,194 @@
+// Package localplane starts real Kubernetes control planes on this machine: a
+// kube-apiserver and an etcd (envtest, with the binaries `make tools` builds into
+// bin/envtest) with every CRD fleetpolicy needs installed — its own from
+// manifests/crds/fleetpolicy and OCM's and OLM's copied by `make generate`.
+//
+// It serves the integration tests and `make demo`, never production: a hub and a
+// spoke are two separate API servers, as in a real fleet. There is no
+// kube-controller-manager and no kubelet, so nothing is garbage-collected and
+// namespaces are never finalized.
+package localplane
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/scheme"
+)
+
+// CRDDirs are the CRD folders, relative to the repository root, installed into
+// every plane.
+var CRDDirs = []string{"manifests/crds/fleetpolicy", "manifests/crds/ocm", "manifests/crds/olm"}
+
+// Plane is one running API server with fleetpolicy's CRDs installed.
+type Plane struct {
+	// Name says which role the plane plays ("hub", "spoke").
+	Name string
+	// Config reaches the API server as a cluster admin.
+	Config *rest.Config
+	// Client is a controller-runtime client over Config with the fleetpolicy scheme.
+	Client client.Client
+	// KubeconfigPath is a kubeconfig file for Config (for kubectl and the binaries).
+	KubeconfigPath string
+
+	env *envtest.Environment
+	dir string
+}
+
+// RepoRoot finds the repository root: the nearest directory above the working
+// directory that holds go.work.
+func RepoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.work")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("localplane: no go.work above the working directory; run from inside the fleetpolicy repository")
+		}
+		dir = parent
+	}
+}
+
+// AssetsDir is where the kube-apiserver and etcd binaries are: $KUBEBUILDER_ASSETS
+// when set, otherwise bin/envtest in the repository.
+func AssetsDir(root string) (string, error) {
+	dir := os.Getenv("KUBEBUILDER_ASSETS")
+	if dir == "" {
+		dir = filepath.Join(root, "bin", "envtest")
+	}
+	for _, b := range []string{"kube-apiserver", "etcd"} {
+		if _, err := os.Stat(filepath.Join(dir, b)); err != nil {
+			return "", fmt.Errorf("localplane: %s not found in %s: run `make tools` first", b, dir)
+		}
+	}
+	return dir, nil
+}
+
+// Start starts one API server named name and installs every CRD.
+func Start(name string) (*Plane, error) {
+	root, err := RepoRoot()
+	if err != nil {
+		return nil, err
+	}
+	assets, err := AssetsDir(root)
+	if err != nil {
+		return nil, err
+	}
+	dirs := make([]string, len(CRDDirs))
+	for i, d := range CRDDirs {
+		dirs[i] = filepath.Join(root, d)
+	}
+	env := &envtest.Environment{
+		BinaryAssetsDirectory:    assets,
+		CRDDirectoryPaths:        dirs,
+		ErrorIfCRDPathMissing:    true,
+		Scheme:                   scheme.New(),
+		ControlPlaneStartTimeout: 2 * time.Minute,
+		ControlPlaneStopTimeout:  time.Minute,
+	}
+	cfg, err := env.Start()
+	if err != nil {
+		return nil, fmt.Errorf("localplane: starting %s API server: %w", name, err)
+	}
+	p := &Plane{Name: name, Config: cfg, env: env}
+	if err := p.finish(); err != nil {
+		_ = env.Stop()
+		return nil, err
+	}
+	return p, nil
+}
+
+func (p *Plane) finish() error {
+	c, err := client.New(p.Config, client.Options{Scheme: p.env.Scheme})
+	if err != nil {
+		return fmt.Errorf("localplane: client for %s: %w", p.Name, err)
+	}
+	p.Client = c
+	dir, err := os.MkdirTemp("", "fleetpolicy-"+p.Name+"-")
+	if err != nil {
+		return err
+	}
+	p.dir = dir
+	user, err := p.env.AddUser(envtest.User{Name: "fleetpolicy-admin", Groups: []string{"system:masters"}}, p.Config)
+	if err != nil {
+		return fmt.Errorf("localplane: admin user for %s: %w", p.Name, err)
+	}
+	kubeconfig, err := user.KubeConfig()
+	if err != nil {
+		return fmt.Errorf("localplane: kubeconfig for %s: %w", p.Name, err)
+	}
+	p.KubeconfigPath = filepath.Join(dir, "kubeconfig")
+	return os.WriteFile(p.KubeconfigPath, kubeconfig, 0o600)
+}
+
+// Host is the API server's URL.
+func (p *Plane) Host() string { return p.Config.Host }
+
+// Stop stops the API server and etcd and removes the plane's files.
+func (p *Plane) Stop() error {
+	err := p.env.Stop()
+	if p.dir != "" {
+		err = errors.Join(err, os.RemoveAll(p.dir))
+	}
+	return err
+}
+
+// Fleet is a hub and its spokes, each its own API server.
+type Fleet struct {
+	Hub    *Plane
+	Spokes []*Plane
+}
+
+// StartFleet starts a hub and n spokes (named spoke1..spokeN) in parallel.
+func StartFleet(ctx context.Context, n int) (*Fleet, error) {
+	names := []string{"hub"}
+	for i := 1; i <= n; i++ {
+		names = append(names, fmt.Sprintf("spoke%d", i))
+	}
+	planes := make([]*Plane, len(names))
+	errs := make([]error, len(names))
+	done := make(chan int, len(names))
+	for i, name := range names {
+		go func() {
+			planes[i], errs[i] = Start(name)
+			done <- i
+		}()
+	}
+	for range names {
+		select {
+		case <-done:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	f := &Fleet{Hub: planes[0], Spokes: planes[1:]}
+	if err := errors.Join(errs...); err != nil {
+		_ = f.Stop()
+		return nil, err
+	}
+	return f, nil
+}
+
+// Stop stops every plane of the fleet that started.
+func (f *Fleet) Stop() error {
+	var errs []error
+	for _, p := range append([]*Plane{f.Hub}, f.Spokes...) {
+		if p != nil {
+			errs = append(errs, p.Stop())
+		}
+	}
+	return errors.Join(errs...)
+}

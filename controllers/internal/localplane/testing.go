@@ -1,0 +1,23 @@
+package localplane
+
+import (
+	"context"
+	"testing"
+)
+
+// StartFleetForTest starts a hub and n spokes for a test and stops them when the
+// test ends. It fails the test when the control plane binaries are missing: run
+// `make tools` (the Makefile's test targets do).
+func StartFleetForTest(t testing.TB, n int) *Fleet {
+	t.Helper()
+	f, err := StartFleet(context.Background(), n)
+	if err != nil {
+		t.Fatalf("starting local fleet: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := f.Stop(); err != nil {
+			t.Logf("stopping local fleet: %v", err)
+		}
+	})
+	return f
+}

@@ -1,0 +1,38 @@
+// Package scheme builds the runtime.Scheme every fleetpolicy controller, test and
+// tool uses: Kubernetes' built-in kinds, fleetpolicy's API types (the OCM policy
+// group and the minimal PlacementRule), OCM's cluster kinds and OLM's kinds.
+package scheme
+
+import (
+	operatorsv1 "github.com/operator-framework/api/pkg/operators/v1"
+	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
+
+	appsv1 "github.com/fleetpolicy/fleetpolicy/shared/api/apps/v1"
+	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
+	policyv1beta1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1beta1"
+)
+
+// New returns a scheme with every kind fleetpolicy reads or writes registered.
+func New() *runtime.Scheme {
+	s := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{
+		clientgoscheme.AddToScheme,
+		apiextensionsv1.AddToScheme,
+		policyv1.AddToScheme,
+		policyv1beta1.AddToScheme,
+		appsv1.AddToScheme,
+		clusterv1.Install,
+		clusterv1beta1.Install,
+		operatorsv1.AddToScheme,
+		operatorsv1alpha1.AddToScheme,
+	} {
+		utilruntime.Must(add(s))
+	}
+	return s
+}
