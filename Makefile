@@ -100,6 +100,7 @@ generate: $(CONTROLLER_GEN) ## Regenerate deepcopy code and CRDs (ours from shar
 	rm -rf manifests/crds/fleetpolicy manifests/crds/ocm manifests/crds/olm
 	$(CONTROLLER_GEN) crd paths=./shared/api/... output:crd:dir=manifests/crds/fleetpolicy
 	@mkdir -p manifests/crds/ocm manifests/crds/olm
+	@cd shared && go mod download open-cluster-management.io/api github.com/operator-framework/api
 	@ocm=$$(go list -C shared -m -f '{{.Dir}}' open-cluster-management.io/api); \
 	  for f in $(OCM_CRDS); do install -m 0644 $$ocm/$$f manifests/crds/ocm/; done
 	@olm=$$(go list -C shared -m -f '{{.Dir}}' github.com/operator-framework/api); \

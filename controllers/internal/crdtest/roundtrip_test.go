@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"strings"
 	"testing"
 	"time"
 
@@ -33,25 +32,6 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 	}
 	os.Exit(code)
-}
-
-// apiObjects are the objects of a manifest file that go to an API server: tool
-// configuration (kustomizations, Kptfiles, function configs, local-config
-// objects such as RolloutPlans written by plan-rollout) is left out.
-func apiObjects(objs []*unstructured.Unstructured) []*unstructured.Unstructured {
-	var out []*unstructured.Unstructured
-	for _, o := range objs {
-		gv := o.GetAPIVersion()
-		switch {
-		case o.GetKind() == "Kustomization", o.GetKind() == "Kptfile",
-			strings.HasPrefix(gv, "fn.fleetpolicy.io/"), strings.HasPrefix(gv, "argoproj.io/"),
-			strings.HasPrefix(gv, "kustomize.config.k8s.io/"), strings.HasPrefix(gv, "kpt.dev/"),
-			o.GetAnnotations()["config.kubernetes.io/local-config"] == "true":
-			continue
-		}
-		out = append(out, o)
-	}
-	return out
 }
 
 // TestExamplesRoundTrip applies every manifest under examples/ (which include
@@ -87,7 +67,7 @@ func TestExamplesRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, want := range apiObjects(objs) {
+			for _, want := range localplane.APIObjects(objs) {
 				name := want.GetKind() + " " + client.ObjectKeyFromObject(want).String()
 				if _, err := localplane.Apply(ctx, hub.Client, []*unstructured.Unstructured{want}); err != nil {
 					t.Errorf("%s: refused: %v", name, err)

@@ -108,3 +108,22 @@ func Apply(ctx context.Context, c client.Client, objs []*unstructured.Unstructur
 	}
 	return stored, nil
 }
+
+// APIObjects returns the objects of a manifest file that go to an API server: tool
+// configuration (kustomizations, Kptfiles, function configs, local-config
+// objects such as RolloutPlans written by plan-rollout) is left out.
+func APIObjects(objs []*unstructured.Unstructured) []*unstructured.Unstructured {
+	var out []*unstructured.Unstructured
+	for _, o := range objs {
+		gv := o.GetAPIVersion()
+		switch {
+		case o.GetKind() == "Kustomization", o.GetKind() == "Kptfile",
+			strings.HasPrefix(gv, "fn.fleetpolicy.io/"), strings.HasPrefix(gv, "argoproj.io/"),
+			strings.HasPrefix(gv, "kustomize.config.k8s.io/"), strings.HasPrefix(gv, "kpt.dev/"),
+			o.GetAnnotations()["config.kubernetes.io/local-config"] == "true":
+			continue
+		}
+		out = append(out, o)
+	}
+	return out
+}
