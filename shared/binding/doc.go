@@ -1,0 +1,67 @@
+// Package binding resolves where a root Policy is bound and with which
+// remediationAction: selective policy enforcement (seed
+// selective-policy-enforcement.md) over PlacementBindings, PolicySets and placement
+// decisions. Functions (plan-rollout) and the hub propagator both call it; it is
+// pure and reads only its arguments.
+//
+// # Override spellings
+//
+// A PlacementBinding may write its override in OCM's spelling
+// (bindingOverrides.remediationAction, subFilter: restricted) or in the seed's
+// (remediationActionOverride{remediationAction, subFilter: bool}). Normalize turns
+// either, or both, into one Override{Enforce, Restricted}. The only valid override
+// action is enforce, in any capitalisation; OCM's subFilter is restricted or unset.
+// When both spellings set the same setting they must agree (actions compared
+// ignoring case; subFilter true only with restricted, false only without it),
+// otherwise Normalize fails naming the binding and the fields. These are the
+// rules the CRD's CEL validation applies, for objects that never met an API server.
+//
+// # Resolution rules
+//
+// Resolve takes the root Policy, the PolicySets and PlacementBindings of its
+// namespace and each placement's decisions. A binding binds the policy when a
+// subject of API group policy.open-cluster-management.io is the Policy by name or a
+// PolicySet (of the same namespace) that lists it. A binding whose placementRef
+// pairs a kind with the wrong API group (Placement must be
+// cluster.open-cluster-management.io, PlacementRule apps.open-cluster-management.io)
+// is ignored. Then, with P the clusters of non-restricted bindings, Q those of
+// non-restricted enforcing bindings and R those of restricted enforcing bindings:
+//
+//   - Bound clusters are P. A restricted binding never binds a cluster.
+//   - Enforced clusters are Q ∪ (P ∩ R), plus all of P when the root itself
+//     enforces. Enforce wins, and a cluster selected several times is one result.
+//     The effective remediationAction is the root's own value when the root
+//     enforces or no override applies, and "enforce" otherwise.
+//   - Overrides are ignored (nothing is enforced by a binding) when the policy's
+//     spec.rolloutStrategy.type is set and is not All; empty means All.
+//   - A disabled policy is bound to no cluster, but status.placement still lists
+//     its non-restricted bindings, as OCM does.
+//   - status.placement has one entry per binding and path: the Policy subject,
+//     and each distinct PolicySet subject listing the policy (with policySet set).
+//     The placement or placementRule name is always filled, even when the
+//     placement has no decisions (OCM leaves it empty when the object is missing).
+//     A restricted binding is listed only when one of its clusters is bound.
+//   - A cluster selected only by restricted bindings appears nowhere in the
+//     result, so never in the root status. OCM's propagator lists such clusters in
+//     status.status with an empty compliance, which can turn the root compliant
+//     into ""; that is an upstream bug, which this package does not reproduce.
+//
+// Erratum: the seed's Example 2 (a non-restricted enforcing binding to
+// placementrule-extended [A,B,E,F] beside the inform binding to
+// placementrule-initial [A,B,C,D]) says A–F are all enforced. That contradicts the
+// seed's own rule that an override applies to the clusters its binding selects.
+// This package follows the rule, as OCM does: A, B, E and F are enforced; C and D
+// stay inform.
+//
+// # Incremental updates and root status
+//
+// ChangedClusters lists the clusters whose (bound, remediationAction) pair differs
+// between two resolutions of the same policy, so that a controller reconciles only
+// those replicas. Resolution.RootStatus builds status.status and status.compliant
+// from the resolution and the compliance observed on the replicas, with the
+// precedence of package compliance.
+//
+// Resolve runs in time linear in the total number of decisions of the bindings that
+// bind the policy (map look-ups, no pairwise scans), plus sorting the bound
+// clusters.
+package binding

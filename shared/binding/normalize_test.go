@@ -1,0 +1,214 @@
+package binding
+
+import (
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
+)
+
+func ptr[T any](v T) *T { return &v }
+
+func overrideBinding(ocmAction string, ocmFilter policyv1.SubFilter, seed *policyv1.RemediationActionOverride) *policyv1.PlacementBinding {
+	return &policyv1.PlacementBinding{
+		ObjectMeta:                metav1.ObjectMeta{Namespace: "policies", Name: "enforce-pb"},
+		BindingOverrides:          policyv1.BindingOverrides{RemediationAction: ocmAction},
+		SubFilter:                 ocmFilter,
+		RemediationActionOverride: seed,
+	}
+}
+
+func seedOverride(action string, subFilter *bool) *policyv1.RemediationActionOverride {
+	return &policyv1.RemediationActionOverride{RemediationAction: action, SubFilter: subFilter}
+}
+
+func TestNormalize(t *testing.T) {
+	tests := []struct {
+		name string
+		pb   *policyv1.PlacementBinding
+		want Override
+	}{
+		{name: "no override", pb: overrideBinding("", "", nil), want: Override{}},
+		{name: "empty seed override", pb: overrideBinding("", "", seedOverride("", nil)), want: Override{}},
+		{name: "ocm enforce", pb: overrideBinding("enforce", "", nil), want: Override{Enforce: true}},
+		{name: "ocm Enforce capitalised", pb: overrideBinding("Enforce", "", nil), want: Override{Enforce: true}},
+		{name: "ocm enforce in any case", pb: overrideBinding("ENFORCE", "", nil), want: Override{Enforce: true}},
+		{name: "ocm restricted", pb: overrideBinding("", policyv1.Restricted, nil), want: Override{Restricted: true}},
+		{name: "ocm enforce restricted", pb: overrideBinding("enforce", policyv1.Restricted, nil), want: Override{Enforce: true, Restricted: true}},
+		{name: "seed enforce", pb: overrideBinding("", "", seedOverride("enforce", nil)), want: Override{Enforce: true}},
+		{name: "seed Enforce capitalised", pb: overrideBinding("", "", seedOverride("Enforce", nil)), want: Override{Enforce: true}},
+		{name: "seed subFilter true", pb: overrideBinding("", "", seedOverride("", ptr(true))), want: Override{Restricted: true}},
+		{name: "seed subFilter false", pb: overrideBinding("", "", seedOverride("enforce", ptr(false))), want: Override{Enforce: true}},
+		{name: "seed enforce subFilter true", pb: overrideBinding("", "", seedOverride("enforce", ptr(true))), want: Override{Enforce: true, Restricted: true}},
+		{name: "both spellings agree", pb: overrideBinding("enforce", policyv1.Restricted, seedOverride("enforce", ptr(true))), want: Override{Enforce: true, Restricted: true}},
+		{name: "both spellings agree ignoring case", pb: overrideBinding("Enforce", policyv1.Restricted, seedOverride("enforce", ptr(true))), want: Override{Enforce: true, Restricted: true}},
+		{name: "both agree on not restricted", pb: overrideBinding("enforce", "", seedOverride("enforce", ptr(false))), want: Override{Enforce: true}},
+		{name: "action from ocm, subFilter from seed", pb: overrideBinding("enforce", "", seedOverride("", ptr(true))), want: Override{Enforce: true, Restricted: true}},
+		{name: "action from seed, subFilter from ocm", pb: overrideBinding("", policyv1.Restricted, seedOverride("enforce", nil)), want: Override{Enforce: true, Restricted: true}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Normalize(tt.pb)
+			if err != nil {
+				t.Fatalf("Normalize() error = %v", err)
+			}
+			if got != tt.want {
+				t.Errorf("Normalize() = %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestNormalizeRejects(t *testing.T) {
+	tests := []struct {
+		name       string
+		pb         *policyv1.PlacementBinding
+		wantFields [][]string // the Fields of each FieldError, in order
+		wantText   string
+	}{
+		{
+			name:       "ocm inform is not an override",
+			pb:         overrideBinding("inform", "", nil),
+			wantFields: [][]string{{"bindingOverrides.remediationAction"}},
+			wantText:   `unsupported value "inform"`,
+		},
+		{
+			name:       "seed inform is not an override",
+			pb:         overrideBinding("", "", seedOverride("Inform", nil)),
+			wantFields: [][]string{{"remediationActionOverride.remediationAction"}},
+			wantText:   `unsupported value "Inform"`,
+		},
+		{
+			name:       "unknown subFilter",
+			pb:         overrideBinding("", "strict", nil),
+			wantFields: [][]string{{"subFilter"}},
+			wantText:   `unsupported value "strict"`,
+		},
+		{
+			name:       "actions disagree",
+			pb:         overrideBinding("enforce", "", seedOverride("inform", nil)),
+			wantFields: [][]string{{"remediationActionOverride.remediationAction"}, {"remediationActionOverride.remediationAction", "bindingOverrides.remediationAction"}},
+			wantText:   "disagree",
+		},
+		{
+			name:       "subFilter true but not restricted",
+			pb:         overrideBinding("enforce", "strict", seedOverride("enforce", ptr(true))),
+			wantFields: [][]string{{"subFilter"}, {"remediationActionOverride.subFilter", "subFilter"}},
+			wantText:   `disagree (true and "strict")`,
+		},
+		{
+			name:       "subFilter false but restricted",
+			pb:         overrideBinding("enforce", policyv1.Restricted, seedOverride("enforce", ptr(false))),
+			wantFields: [][]string{{"remediationActionOverride.subFilter", "subFilter"}},
+			wantText:   `disagree (false and "restricted")`,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Normalize(tt.pb)
+			if err == nil {
+				t.Fatalf("Normalize() = %+v, want an error", got)
+			}
+			if got != (Override{}) {
+				t.Errorf("Normalize() returned %+v with its error, want the zero Override", got)
+			}
+			var fieldErrs []*FieldError
+			for _, e := range err.(interface{ Unwrap() []error }).Unwrap() {
+				var fe *FieldError
+				if !errors.As(e, &fe) {
+					t.Fatalf("error %v is not a *FieldError", e)
+				}
+				fieldErrs = append(fieldErrs, fe)
+			}
+			var gotFields [][]string
+			for _, fe := range fieldErrs {
+				if fe.Binding != "policies/enforce-pb" {
+					t.Errorf("FieldError.Binding = %q, want policies/enforce-pb", fe.Binding)
+				}
+				gotFields = append(gotFields, fe.Fields)
+			}
+			if !reflect.DeepEqual(gotFields, tt.wantFields) {
+				t.Errorf("fields = %q, want %q", gotFields, tt.wantFields)
+			}
+			msg := err.Error()
+			if !strings.Contains(msg, "PlacementBinding policies/enforce-pb") || !strings.Contains(msg, tt.wantText) {
+				t.Errorf("error %q does not name the binding or say %q", msg, tt.wantText)
+			}
+		})
+	}
+}
+
+func TestNormalizeNil(t *testing.T) {
+	if _, err := Normalize(nil); err == nil {
+		t.Fatal("Normalize(nil) returned no error")
+	}
+}
+
+func TestNormalizeNamesBindingWithoutNamespace(t *testing.T) {
+	pb := overrideBinding("inform", "", nil)
+	pb.Namespace = ""
+	_, err := Normalize(pb)
+	if err == nil || !strings.HasPrefix(err.Error(), "PlacementBinding enforce-pb: bindingOverrides.remediationAction:") {
+		t.Fatalf("Normalize() error = %v, want it to name enforce-pb and the field", err)
+	}
+}
+
+// FuzzNormalize checks, for any combination of both spellings, that Normalize never
+// panics, accepts exactly the valid and consistent inputs, names the binding in
+// every error, and returns an Override that each spelling alone reproduces.
+func FuzzNormalize(f *testing.F) {
+	f.Fuzz(func(t *testing.T, ocmAction, ocmFilter string, hasSeed bool, seedAction string, hasSeedFilter, seedFilter bool) {
+		var seed *policyv1.RemediationActionOverride
+		if hasSeed {
+			seed = &policyv1.RemediationActionOverride{RemediationAction: seedAction}
+			if hasSeedFilter {
+				seed.SubFilter = &seedFilter
+			}
+		}
+		pb := overrideBinding(ocmAction, policyv1.SubFilter(ocmFilter), seed)
+		got, err := Normalize(pb)
+
+		validAction := func(a string) bool { return a == "" || strings.EqualFold(a, "enforce") }
+		seedAct, seedFilterSet := "", false
+		if seed != nil {
+			seedAct, seedFilterSet = seed.RemediationAction, seed.SubFilter != nil
+		}
+		acceptable := validAction(ocmAction) && validAction(seedAct) &&
+			(ocmFilter == "" || ocmFilter == "restricted") &&
+			!(seedFilterSet && ocmFilter != "" && seedFilter != (ocmFilter == "restricted"))
+		if acceptable != (err == nil) {
+			t.Fatalf("Normalize(%+v) error = %v, want error: %t", pb, err, !acceptable)
+		}
+		if err != nil {
+			if !strings.Contains(err.Error(), "PlacementBinding policies/enforce-pb: ") {
+				t.Fatalf("error %q does not name the binding", err)
+			}
+			return
+		}
+		wantEnforce := ocmAction != "" || seedAct != ""
+		wantRestricted := ocmFilter != "" || (seedFilterSet && seedFilter)
+		if got != (Override{Enforce: wantEnforce, Restricted: wantRestricted}) {
+			t.Fatalf("Normalize(%+v) = %+v", pb, got)
+		}
+
+		// Each spelling alone gives the same Override.
+		ocmOnly := overrideBinding("", "", nil)
+		seedOnly := overrideBinding("", "", &policyv1.RemediationActionOverride{SubFilter: ptr(got.Restricted)})
+		if got.Enforce {
+			ocmOnly.BindingOverrides.RemediationAction = "Enforce"
+			seedOnly.RemediationActionOverride.RemediationAction = "enforce"
+		}
+		if got.Restricted {
+			ocmOnly.SubFilter = policyv1.Restricted
+		}
+		for _, alone := range []*policyv1.PlacementBinding{ocmOnly, seedOnly} {
+			if again, err := Normalize(alone); err != nil || again != got {
+				t.Fatalf("Normalize(%+v) = %+v, %v; want %+v", alone, again, err, got)
+			}
+		}
+	})
+}

@@ -1,0 +1,277 @@
+package binding
+
+import (
+	"cmp"
+	"errors"
+	"slices"
+
+	clusterv1alpha1 "open-cluster-management.io/api/cluster/v1alpha1"
+	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
+
+	appsv1 "github.com/fleetpolicy/fleetpolicy/shared/api/apps/v1"
+	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
+	policyv1beta1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1beta1"
+)
+
+// Kinds a PlacementBinding's placementRef may name, each with its own API group.
+const (
+	KindPlacement     = "Placement"     // cluster.open-cluster-management.io
+	KindPlacementRule = "PlacementRule" // apps.open-cluster-management.io
+)
+
+// Kinds a PlacementBinding subject may name (API group policy.open-cluster-management.io).
+const (
+	kindPolicy    = "Policy"
+	kindPolicySet = "PolicySet"
+)
+
+// overrideAction is the remediationAction a binding override gives a replica.
+const overrideAction policyv1.RemediationAction = "enforce"
+
+// PlacementRef names a Placement or PlacementRule in the policy's namespace.
+type PlacementRef struct {
+	Kind string // KindPlacement or KindPlacementRule
+	Name string
+}
+
+// Decisions holds the clusters each placement selects. The caller fills it from the
+// PlacementDecisions labelled cluster.open-cluster-management.io/placement=<name>
+// (a Placement) or from status.decisions (a PlacementRule). A placement that is not
+// in the map selects no cluster.
+type Decisions map[PlacementRef][]string
+
+// BoundCluster is one cluster the policy is bound to.
+type BoundCluster struct {
+	// Name is the cluster's name (and its namespace on the hub).
+	Name string
+	// RemediationAction is the replica's spec.remediationAction: "enforce" when an
+	// override applies and the root does not enforce, otherwise the root's value
+	// unchanged (possibly empty, leaving each template its own).
+	RemediationAction policyv1.RemediationAction
+	// EnforcedBy are the names of the bindings whose enforce override applies to
+	// this cluster, sorted and without duplicates; empty when none does, or when
+	// the policy's rollout strategy makes overrides ignored. It is filled whatever
+	// the root's own remediationAction.
+	EnforcedBy []string
+}
+
+// Resolution is where a root policy is bound and how.
+type Resolution struct {
+	// Clusters are the bound clusters, sorted by name.
+	Clusters []BoundCluster
+	// Placements are the root's status.placement entries, sorted by binding,
+	// placement, placementRule and policySet.
+	Placements []*policyv1.Placement
+}
+
+// Cluster returns the bound cluster named name, and whether it is bound.
+func (r *Resolution) Cluster(name string) (BoundCluster, bool) {
+	if r == nil {
+		return BoundCluster{}, false
+	}
+	i, found := slices.BinarySearchFunc(r.Clusters, name, func(c BoundCluster, name string) int {
+		return cmp.Compare(c.Name, name)
+	})
+	if !found {
+		return BoundCluster{}, false
+	}
+	return r.Clusters[i], true
+}
+
+// resolvedBinding is a binding that binds the policy through a valid placementRef.
+type resolvedBinding struct {
+	name     string
+	override Override
+	clusters []string
+	entries  []*policyv1.Placement
+}
+
+// Resolve computes where policy is bound and with which remediationAction, from the
+// PolicySets and PlacementBindings of its namespace (objects of other namespaces
+// are ignored) and the decisions of their placements. It fails, naming every
+// binding, when a binding that binds the policy has an override that does not
+// normalise; it then returns no resolution, so that a caller never unbinds
+// clusters because of bad input. See the package documentation for the rules.
+func Resolve(policy *policyv1.Policy, sets []policyv1beta1.PolicySet, bindings []policyv1.PlacementBinding, decisions Decisions) (*Resolution, error) {
+	if policy == nil {
+		return nil, errors.New("nil Policy")
+	}
+	unrestricted, restricted, err := bindingsOf(policy, sets, bindings, decisions)
+	if err != nil {
+		return nil, err
+	}
+
+	overridesApply := policy.Spec.RolloutStrategy.Type == "" || policy.Spec.RolloutStrategy.Type == clusterv1alpha1.All
+	res := &Resolution{}
+	largest := 0 // the bound clusters are at least the largest non-restricted selection
+	for _, b := range unrestricted {
+		largest = max(largest, len(b.clusters))
+	}
+	clusters := make([]BoundCluster, 0, largest)
+	index := make(map[string]int, largest)
+	for _, b := range unrestricted {
+		enforce := overridesApply && b.override.Enforce
+		for _, name := range b.clusters {
+			if name == "" {
+				continue
+			}
+			i, seen := index[name]
+			if !seen {
+				i = len(clusters)
+				index[name] = i
+				clusters = append(clusters, BoundCluster{Name: name})
+			}
+			if enforce {
+				clusters[i].EnforcedBy = append(clusters[i].EnforcedBy, b.name)
+			}
+		}
+		res.Placements = append(res.Placements, b.entries...)
+	}
+	for _, b := range restricted {
+		enforce := overridesApply && b.override.Enforce
+		overlaps := false
+		for _, name := range b.clusters {
+			i, bound := index[name]
+			if !bound {
+				continue
+			}
+			overlaps = true
+			if enforce {
+				clusters[i].EnforcedBy = append(clusters[i].EnforcedBy, b.name)
+			}
+		}
+		if overlaps {
+			res.Placements = append(res.Placements, b.entries...)
+		}
+	}
+
+	rootAction := policy.Spec.RemediationAction
+	for i := range clusters {
+		c := &clusters[i]
+		c.RemediationAction = rootAction
+		if len(c.EnforcedBy) > 0 {
+			slices.Sort(c.EnforcedBy)
+			c.EnforcedBy = slices.Compact(c.EnforcedBy)
+			if !rootAction.IsEnforce() {
+				c.RemediationAction = overrideAction
+			}
+		}
+	}
+	slices.SortFunc(clusters, func(a, b BoundCluster) int { return cmp.Compare(a.Name, b.Name) })
+	if len(clusters) > 0 {
+		res.Clusters = clusters
+	}
+	slices.SortFunc(res.Placements, comparePlacements)
+	return res, nil
+}
+
+// bindingsOf returns the bindings that bind policy through a valid placementRef,
+// split into non-restricted and restricted ones, each with the decisions of its
+// placement (none when the policy is disabled). It fails with the override errors
+// of all of them.
+func bindingsOf(policy *policyv1.Policy, sets []policyv1beta1.PolicySet, bindings []policyv1.PlacementBinding, decisions Decisions) (unrestricted, restricted []resolvedBinding, err error) {
+	setsWithPolicy := setsContaining(policy, sets)
+
+	var errs []error
+	for i := range bindings {
+		pb := &bindings[i]
+		if pb.Namespace != policy.Namespace {
+			continue
+		}
+		ref, valid := placementRefOf(pb)
+		if !valid {
+			continue
+		}
+		entries := placementEntries(pb, ref, policy.Name, setsWithPolicy)
+		if len(entries) == 0 {
+			continue
+		}
+		override, err := Normalize(pb)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		resolved := resolvedBinding{name: pb.Name, override: override, entries: entries}
+		if !policy.Spec.Disabled {
+			resolved.clusters = decisions[ref]
+		}
+		if override.Restricted {
+			restricted = append(restricted, resolved)
+		} else {
+			unrestricted = append(unrestricted, resolved)
+		}
+	}
+	if len(errs) > 0 {
+		return nil, nil, errors.Join(errs...)
+	}
+	return unrestricted, restricted, nil
+}
+
+// setsContaining returns the names of the PolicySets of policy's namespace that
+// list policy.
+func setsContaining(policy *policyv1.Policy, sets []policyv1beta1.PolicySet) map[string]bool {
+	names := make(map[string]bool)
+	for i := range sets {
+		set := &sets[i]
+		if set.Namespace != policy.Namespace {
+			continue
+		}
+		if slices.Contains(set.Spec.Policies, policyv1.NonEmptyString(policy.Name)) {
+			names[set.Name] = true
+		}
+	}
+	return names
+}
+
+// placementRefOf returns pb's placementRef when its kind and API group go together.
+func placementRefOf(pb *policyv1.PlacementBinding) (PlacementRef, bool) {
+	ref := pb.PlacementRef
+	valid := (ref.Kind == KindPlacement && ref.APIGroup == clusterv1beta1.GroupName) ||
+		(ref.Kind == KindPlacementRule && ref.APIGroup == appsv1.GroupVersion.Group)
+	return PlacementRef{Kind: ref.Kind, Name: ref.Name}, valid && ref.Name != ""
+}
+
+// placementEntries returns the status.placement entries pb contributes for the
+// policy named policyName: one if a Policy subject names it, plus one per distinct
+// PolicySet subject whose set lists it. None means pb does not bind the policy.
+func placementEntries(pb *policyv1.PlacementBinding, ref PlacementRef, policyName string, setsWithPolicy map[string]bool) []*policyv1.Placement {
+	var entries []*policyv1.Placement
+	newEntry := func(policySet string) *policyv1.Placement {
+		entry := &policyv1.Placement{PlacementBinding: pb.Name, PolicySet: policySet}
+		if ref.Kind == KindPlacement {
+			entry.Placement = ref.Name
+		} else {
+			entry.PlacementRule = ref.Name
+		}
+		return entry
+	}
+	policySubject := false
+	seenSets := make(map[string]bool)
+	for _, subject := range pb.Subjects {
+		if subject.APIGroup != policyv1.GroupVersion.Group {
+			continue
+		}
+		switch subject.Kind {
+		case kindPolicy:
+			if !policySubject && subject.Name == policyName {
+				policySubject = true
+				entries = append(entries, newEntry(""))
+			}
+		case kindPolicySet:
+			if !seenSets[subject.Name] && setsWithPolicy[subject.Name] {
+				seenSets[subject.Name] = true
+				entries = append(entries, newEntry(subject.Name))
+			}
+		}
+	}
+	return entries
+}
+
+func comparePlacements(a, b *policyv1.Placement) int {
+	return cmp.Or(
+		cmp.Compare(a.PlacementBinding, b.PlacementBinding),
+		cmp.Compare(a.Placement, b.Placement),
+		cmp.Compare(a.PlacementRule, b.PlacementRule),
+		cmp.Compare(a.PolicySet, b.PolicySet),
+	)
+}

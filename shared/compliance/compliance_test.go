@@ -1,0 +1,83 @@
+package compliance
+
+import (
+	"testing"
+
+	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
+	policyv1beta1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1beta1"
+)
+
+const (
+	c  = policyv1.Compliant
+	nc = policyv1.NonCompliant
+	p  = policyv1.Pending
+)
+
+func TestAggregate(t *testing.T) {
+	tests := []struct {
+		name   string
+		states []policyv1.ComplianceState
+		want   policyv1.ComplianceState
+	}{
+		{name: "no parts", states: nil, want: ""},
+		{name: "all compliant", states: []policyv1.ComplianceState{c, c}, want: c},
+		{name: "one compliant", states: []policyv1.ComplianceState{c}, want: c},
+		{name: "noncompliant beats everything", states: []policyv1.ComplianceState{c, p, "", nc}, want: nc},
+		{name: "noncompliant first", states: []policyv1.ComplianceState{nc, p, ""}, want: nc},
+		{name: "pending beats unknown and compliant", states: []policyv1.ComplianceState{"", c, p}, want: p},
+		{name: "unknown beats compliant", states: []policyv1.ComplianceState{c, "", c}, want: ""},
+		{name: "unrecognised value is unknown", states: []policyv1.ComplianceState{c, "compliant"}, want: ""},
+		{name: "only unknown", states: []policyv1.ComplianceState{""}, want: ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Aggregate(tt.states); got != tt.want {
+				t.Errorf("Aggregate(%q) = %q, want %q", tt.states, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestPolicySet(t *testing.T) {
+	policy := func(state policyv1.ComplianceState, disabled bool) *policyv1.Policy {
+		return &policyv1.Policy{
+			Spec:   policyv1.PolicySpec{Disabled: disabled},
+			Status: policyv1.PolicyStatus{ComplianceState: state},
+		}
+	}
+	set := func(members ...policyv1.NonEmptyString) *policyv1beta1.PolicySet {
+		return &policyv1beta1.PolicySet{Spec: policyv1beta1.PolicySetSpec{Policies: members}}
+	}
+	policies := map[string]*policyv1.Policy{
+		"ok":               policy(c, false),
+		"ok-2":             policy(c, false),
+		"bad":              policy(nc, false),
+		"waiting":          policy(p, false),
+		"new":              policy("", false),
+		"disabled-bad":     policy(nc, true),
+		"disabled-pending": policy(p, true),
+	}
+	tests := []struct {
+		name string
+		set  *policyv1beta1.PolicySet
+		want policyv1.ComplianceState
+	}{
+		{name: "nil set", set: nil, want: ""},
+		{name: "no members", set: set(), want: ""},
+		{name: "all compliant", set: set("ok", "ok-2"), want: c},
+		{name: "noncompliant member", set: set("ok", "bad", "waiting"), want: nc},
+		{name: "pending member", set: set("ok", "waiting", "new"), want: p},
+		{name: "member without status is unknown", set: set("ok", "new"), want: ""},
+		{name: "disabled members are skipped", set: set("ok", "disabled-bad", "disabled-pending"), want: c},
+		{name: "missing members are skipped", set: set("ok", "gone"), want: c},
+		{name: "only skipped members", set: set("gone", "disabled-bad"), want: ""},
+		{name: "duplicate member counted once", set: set("ok", "ok"), want: c},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := PolicySet(tt.set, policies); got != tt.want {
+				t.Errorf("PolicySet() = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,19 @@
+// Package compliance aggregates compliance states into the compliance of a whole,
+// with the precedence OCM's governance propagator uses:
+//
+//	NonCompliant > Pending > unknown > Compliant
+//
+// where unknown is the empty state or any value other than Compliant, Pending and
+// NonCompliant. A whole with no parts has the empty state.
+//
+// Contract:
+//   - Aggregate folds any list of states (a root policy's per-cluster states, for
+//     instance) into one.
+//   - PolicySet gives a PolicySet's compliant from its member policies' root
+//     compliant. Members that are disabled, or that are not in the given policies
+//     (missing), are skipped; a member with no status yet counts as unknown. This
+//     reads each member's aggregated compliant; it does not, as OCM does, restrict
+//     the members to the clusters the set's own bindings select.
+//
+// The package is pure: it reads only its arguments.
+package compliance
