@@ -1,0 +1,176 @@
+package dependency
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
+)
+
+// Issue is a problem with one field of a Policy.
+type Issue struct {
+	// Policy is the namespace and name of the policy that holds the field.
+	Policy types.NamespacedName
+	// Field is the path of the field, e.g. spec.dependencies[0].compliance.
+	Field string
+	// Message says what is wrong.
+	Message string
+}
+
+// String renders the issue as "Policy <ns>/<name>: <field>: <message>".
+func (i Issue) String() string {
+	return fmt.Sprintf("Policy %s: %s: %s", policyName(i.Policy), i.Field, i.Message)
+}
+
+// Requirement is one canonical dependency of a template: the object it waits
+// for and the compliance it waits for.
+type Requirement struct {
+	Target     Ref
+	Compliance policyv1.ComplianceState
+	// Field is where the dependency is declared, e.g. spec.dependencies[0] or
+	// spec.policy-templates[1].extraDependencies[0]. A PolicySet dependency yields
+	// one Requirement per member, all with the set dependency's field.
+	Field string
+}
+
+// Requirements returns what template number template of p waits for: the union
+// of spec.dependencies and the template's extraDependencies, canonicalised (see
+// Canonicalize) and without duplicates, in declaration order. A template number
+// out of range, or a null template, yields the policy's dependencies only.
+// Dependencies without apiVersion, kind or name are left out (Validate reports
+// them). The
+// same target asked for in two compliance states is an Issue; the first
+// declaration, policy-level ones first, is kept.
+func Requirements(p *policyv1.Policy, template int, sets PolicySets) ([]Requirement, []Issue) {
+	if p == nil {
+		return nil, nil
+	}
+	reqs, issues := addRequirements(nil, policyDeclarations(p), p, sets)
+	reqs, more := addRequirements(reqs, templateDeclarations(p, template), p, sets)
+	return reqs, append(issues, more...)
+}
+
+// declaration is one dependency as written, with the path of its field.
+type declaration struct {
+	dep   policyv1.PolicyDependency
+	field string
+}
+
+func policyDeclarations(p *policyv1.Policy) []declaration {
+	decls := make([]declaration, 0, len(p.Spec.Dependencies))
+	for i, dep := range p.Spec.Dependencies {
+		decls = append(decls, declaration{dep: dep, field: fmt.Sprintf("spec.dependencies[%d]", i)})
+	}
+	return decls
+}
+
+func templateDeclarations(p *policyv1.Policy, template int) []declaration {
+	if template < 0 || template >= len(p.Spec.PolicyTemplates) || p.Spec.PolicyTemplates[template] == nil {
+		return nil
+	}
+	extra := p.Spec.PolicyTemplates[template].ExtraDependencies
+	decls := make([]declaration, 0, len(extra))
+	for i, dep := range extra {
+		decls = append(decls, declaration{
+			dep:   dep,
+			field: fmt.Sprintf("spec.policy-templates[%d].extraDependencies[%d]", template, i),
+		})
+	}
+	return decls
+}
+
+// addRequirements appends the canonical requirements of decls to a copy of reqs,
+// skipping duplicates and reporting conflicting compliance states.
+func addRequirements(reqs []Requirement, decls []declaration, p *policyv1.Policy, sets PolicySets) ([]Requirement, []Issue) {
+	reqs = slices.Clip(reqs)
+	var issues []Issue
+	for _, decl := range decls {
+		if decl.dep.APIVersion == "" || decl.dep.Kind == "" || decl.dep.Name == "" {
+			continue
+		}
+		for _, dep := range canonicalize(decl.dep, p.Namespace, sets) {
+			req := Requirement{Target: TargetOf(dep), Compliance: dep.Compliance, Field: decl.field}
+			i := slices.IndexFunc(reqs, func(r Requirement) bool { return r.Target == req.Target })
+			switch {
+			case i < 0:
+				reqs = append(reqs, req)
+			case reqs[i].Compliance != req.Compliance:
+				issues = append(issues, Issue{
+					Policy: policyKey(p),
+					Field:  decl.field + ".compliance",
+					Message: fmt.Sprintf("dependency on %s has conflicting compliance states: %s here, %s at %s (which applies)",
+						req.Target, req.Compliance, reqs[i].Compliance, reqs[i].Field),
+				})
+			}
+		}
+	}
+	return reqs, issues
+}
+
+// validCompliance lists the states a dependency may wait for.
+var validCompliance = []policyv1.ComplianceState{policyv1.Compliant, policyv1.NonCompliant, policyv1.Pending}
+
+// kindsWithoutNamespace are the dependency kinds whose namespace must be empty
+// (the Policy CRD rejects one).
+var kindsWithoutNamespace = []string{"ConfigurationPolicy", "CertificatePolicy"}
+
+// Validate checks every dependency of p as the Policy CRD does: apiVersion, kind
+// and name are required, compliance is one of Compliant, NonCompliant and
+// Pending, and ConfigurationPolicy and CertificatePolicy dependencies have no
+// namespace. Issues come in declaration order.
+func Validate(p *policyv1.Policy) []Issue {
+	if p == nil {
+		return nil
+	}
+	decls := policyDeclarations(p)
+	for t := range p.Spec.PolicyTemplates {
+		decls = append(decls, templateDeclarations(p, t)...)
+	}
+	var issues []Issue
+	report := func(field, format string, args ...any) {
+		issues = append(issues, Issue{Policy: policyKey(p), Field: field, Message: fmt.Sprintf(format, args...)})
+	}
+	for _, decl := range decls {
+		dep := decl.dep
+		if dep.APIVersion == "" {
+			report(decl.field+".apiVersion", "apiVersion is required")
+		}
+		if dep.Kind == "" {
+			report(decl.field+".kind", "kind is required")
+		}
+		if dep.Name == "" {
+			report(decl.field+".name", "name is required")
+		}
+		if !slices.Contains(validCompliance, dep.Compliance) {
+			report(decl.field+".compliance", "compliance %q is not one of %s", dep.Compliance, joinStates(validCompliance))
+		}
+		if dep.Namespace != "" && slices.Contains(kindsWithoutNamespace, dep.Kind) {
+			report(decl.field+".namespace",
+				"namespace must be empty for a %s dependency (it is %q): the managed cluster looks it up in its own namespace",
+				dep.Kind, dep.Namespace)
+		}
+	}
+	return issues
+}
+
+func joinStates(states []policyv1.ComplianceState) string {
+	names := make([]string, len(states))
+	for i, s := range states {
+		names[i] = string(s)
+	}
+	return strings.Join(names, ", ")
+}
+
+func policyKey(p *policyv1.Policy) types.NamespacedName {
+	return types.NamespacedName{Namespace: p.Namespace, Name: p.Name}
+}
+
+func policyName(key types.NamespacedName) string {
+	if key.Namespace == "" {
+		return key.Name
+	}
+	return key.Namespace + "/" + key.Name
+}

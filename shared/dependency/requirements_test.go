@@ -1,0 +1,107 @@
+package dependency
+
+import (
+	"reflect"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
+	policyv1beta1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1beta1"
+)
+
+func TestRequirements(t *testing.T) {
+	p := policy("app",
+		[]policyv1.PolicyDependency{onPolicy("setup", policyv1.Compliant), onSet("base", policyv1.Compliant)},
+		config("first", onConfig("bar", policyv1.NonCompliant), onPolicy("default.setup", policyv1.Compliant)),
+		config("second", onPolicy("setup", policyv1.NonCompliant)),
+		nil,
+	)
+	sets := IndexPolicySets([]*policyv1beta1.PolicySet{policySet("base", "ns-setup")})
+	key := types.NamespacedName{Namespace: "default", Name: "app"}
+	policyLevel := []Requirement{
+		{Target: policyRef("default.setup"), Compliance: policyv1.Compliant, Field: "spec.dependencies[0]"},
+		{Target: policyRef("default.ns-setup"), Compliance: policyv1.Compliant, Field: "spec.dependencies[1]"},
+	}
+	cases := []struct {
+		name       string
+		template   int
+		want       []Requirement
+		wantIssues []Issue
+	}{
+		{"union of policy and template dependencies, without duplicates", 0,
+			append(policyLevel, Requirement{Target: configRef("bar"), Compliance: policyv1.NonCompliant,
+				Field: "spec.policy-templates[0].extraDependencies[0]"}),
+			nil},
+		{"a conflicting template dependency loses to the policy's", 1, policyLevel,
+			[]Issue{{Policy: key, Field: "spec.policy-templates[1].extraDependencies[0].compliance",
+				Message: "dependency on Policy default.setup has conflicting compliance states: NonCompliant here, Compliant at spec.dependencies[0] (which applies)"}}},
+		{"a null template has the policy's dependencies", 2, policyLevel, nil},
+		{"a template out of range has the policy's dependencies", 7, policyLevel, nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, issues := Requirements(p, tc.template, sets)
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("requirements:\n got  %+v\n want %+v", got, tc.want)
+			}
+			if !reflect.DeepEqual(issues, tc.wantIssues) {
+				t.Errorf("issues:\n got  %+v\n want %+v", issues, tc.wantIssues)
+			}
+		})
+	}
+	if got, issues := Requirements(nil, 0, nil); got != nil || issues != nil {
+		t.Errorf("Requirements(nil) = %v, %v; want nothing", got, issues)
+	}
+}
+
+func TestValidate(t *testing.T) {
+	key := types.NamespacedName{Namespace: "default", Name: "p"}
+	cases := []struct {
+		name string
+		dep  policyv1.PolicyDependency
+		want []Issue
+	}{
+		{"valid", onPolicy("a", policyv1.Compliant), nil},
+		{"pending is a valid state", onPolicy("a", policyv1.Pending), nil},
+		{"invalid compliance", onPolicy("a", "compliant"), []Issue{{Policy: key, Field: "spec.dependencies[0].compliance",
+			Message: `compliance "compliant" is not one of Compliant, NonCompliant, Pending`}}},
+		{"missing compliance", onPolicy("a", ""), []Issue{{Policy: key, Field: "spec.dependencies[0].compliance",
+			Message: `compliance "" is not one of Compliant, NonCompliant, Pending`}}},
+		{"missing apiVersion, kind and name", policyv1.PolicyDependency{Compliance: policyv1.Compliant}, []Issue{
+			{Policy: key, Field: "spec.dependencies[0].apiVersion", Message: "apiVersion is required"},
+			{Policy: key, Field: "spec.dependencies[0].kind", Message: "kind is required"},
+			{Policy: key, Field: "spec.dependencies[0].name", Message: "name is required"},
+		}},
+		{"namespace on a ConfigurationPolicy", policyv1.PolicyDependency{APIVersion: policyAPI, Kind: "ConfigurationPolicy",
+			Namespace: "x", Name: "c", Compliance: policyv1.Compliant}, []Issue{{Policy: key, Field: "spec.dependencies[0].namespace",
+			Message: `namespace must be empty for a ConfigurationPolicy dependency (it is "x"): the managed cluster looks it up in its own namespace`}}},
+		{"namespace on a CertificatePolicy", policyv1.PolicyDependency{APIVersion: policyAPI, Kind: "CertificatePolicy",
+			Namespace: "x", Name: "c", Compliance: policyv1.Compliant}, []Issue{{Policy: key, Field: "spec.dependencies[0].namespace",
+			Message: `namespace must be empty for a CertificatePolicy dependency (it is "x"): the managed cluster looks it up in its own namespace`}}},
+		{"namespace on a Policy is fine", policyv1.PolicyDependency{APIVersion: policyAPI, Kind: "Policy",
+			Namespace: "x", Name: "c", Compliance: policyv1.Compliant}, nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := Validate(policy("p", []policyv1.PolicyDependency{tc.dep}))
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("Validate:\n got  %+v\n want %+v", got, tc.want)
+			}
+		})
+	}
+	t.Run("template dependencies are checked with their path", func(t *testing.T) {
+		got := Validate(policy("p", nil, config("a"), config("b", onPolicy("x", policyv1.Compliant), onPolicy("", policyv1.Compliant))))
+		want := []Issue{{Policy: key, Field: "spec.policy-templates[1].extraDependencies[1].name", Message: "name is required"}}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("Validate:\n got  %+v\n want %+v", got, want)
+		}
+	})
+}
+
+func TestIssueString(t *testing.T) {
+	is := Issue{Policy: types.NamespacedName{Namespace: "ns", Name: "p"}, Field: "spec.dependencies[0].kind", Message: "kind is required"}
+	if got, want := is.String(), "Policy ns/p: spec.dependencies[0].kind: kind is required"; got != want {
+		t.Errorf("String() = %q, want %q", got, want)
+	}
+}
