@@ -1,0 +1,70 @@
+// Command fleetpolicy-hub is the hub controller: it propagates root policies to
+// the namespaces of the clusters their PlacementBindings select, with selective
+// enforcement, and keeps root and PolicySet status.
+//
+// Client limits: --kube-api-qps 1000 and --kube-api-burst 3000 by default. The
+// burst lets a 3,000-cluster propagation go out at the speed of the API server,
+// so the client-side limit is not what paces a rollout; the sustained QPS still
+// stops a runaway loop from flooding the server. The API server's own priority
+// and fairness is the primary protection. Writes per root policy are bounded by
+// --replica-writers.
+package main
+
+import (
+	"flag"
+	"os"
+	"runtime/pprof"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/hub"
+)
+
+func main() {
+	o := hub.DefaultManagerOptions()
+	var qps float64
+	flag.StringVar(&o.MetricsAddr, "metrics-bind-address", o.MetricsAddr, "address the Prometheus metrics endpoint binds to (0 disables it)")
+	flag.StringVar(&o.ProbeAddr, "health-probe-bind-address", o.ProbeAddr, "address the /healthz and /readyz probes bind to")
+	flag.BoolVar(&o.LeaderElect, "leader-elect", false, "elect a leader so that only one of several hub processes acts")
+	flag.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader election lease (default: the in-cluster namespace)")
+	flag.IntVar(&o.RootConcurrency, "root-concurrency", o.RootConcurrency, "root policies reconciled at once")
+	flag.IntVar(&o.ReplicaWriters, "replica-writers", o.ReplicaWriters, "replica writes in flight per root policy")
+	flag.DurationVar(&o.StatusBatchDelay, "status-batch-delay", o.StatusBatchDelay, "how long replica status changes are gathered before a root status update")
+	flag.Float64Var(&qps, "kube-api-qps", float64(o.QPS), "client-side sustained requests per second to the hub API server")
+	flag.IntVar(&o.Burst, "kube-api-burst", o.Burst, "client-side request burst to the hub API server")
+	cpuProfile := flag.String("cpu-profile", "", "write a CPU profile of the whole run to this file (for benchmarks)")
+	zapOpts := zap.Options{}
+	zapOpts.BindFlags(flag.CommandLine)
+	flag.Parse()
+	o.QPS = float32(qps)
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
+	logger := ctrl.Log.WithName("fleetpolicy-hub")
+
+	cfg, err := ctrl.GetConfig() // --kubeconfig, $KUBECONFIG or in-cluster
+	if err != nil {
+		logger.Error(err, "no kubeconfig for the hub")
+		os.Exit(1)
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			logger.Error(err, "cpu profile")
+			os.Exit(1)
+		}
+		defer pprof.StopCPUProfile()
+	}
+	ctx := ctrl.SetupSignalHandler()
+	mgr, err := hub.NewManager(ctx, cfg, o)
+	if err == nil {
+		err = mgr.Start(ctx)
+	}
+	if err != nil {
+		logger.Error(err, "hub controller stopped")
+		pprof.StopCPUProfile()
+		os.Exit(1)
+	}
+}

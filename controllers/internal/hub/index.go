@@ -1,0 +1,76 @@
+package hub
+
+import (
+	"context"
+
+	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
+	policyv1beta1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1beta1"
+	"github.com/fleetpolicy/fleetpolicy/shared/replication"
+)
+
+// Cache indexes. Values are namespace-qualified where the index spans namespaces.
+const (
+	// indexBindingSubject: "<Kind>/<name>" of each subject of a PlacementBinding.
+	indexBindingSubject = "fleetpolicy.subject"
+	// indexBindingPlacement: "<Kind>/<name>" of a PlacementBinding's placementRef.
+	indexBindingPlacement = "fleetpolicy.placementRef"
+	// indexSetMember: the name of each member policy of a PolicySet.
+	indexSetMember = "fleetpolicy.member"
+	// indexReplicaRoot: "<ns>.<name>" of a replica's root policy.
+	indexReplicaRoot = "fleetpolicy.root"
+	// indexDecisionPlacement: "<ns>/<placement>" of a PlacementDecision.
+	indexDecisionPlacement = "fleetpolicy.placement"
+)
+
+// placementLabel is the label OCM puts on a Placement's PlacementDecisions.
+const placementLabel = clusterv1beta1.PlacementLabel
+
+func kindName(kind, name string) string { return kind + "/" + name }
+
+func setupIndexes(ctx context.Context, mgr manager.Manager) error {
+	idx := mgr.GetFieldIndexer()
+	if err := idx.IndexField(ctx, &policyv1.PlacementBinding{}, indexBindingSubject, func(o client.Object) []string {
+		pb := o.(*policyv1.PlacementBinding)
+		out := make([]string, 0, len(pb.Subjects))
+		for _, s := range pb.Subjects {
+			out = append(out, kindName(s.Kind, s.Name))
+		}
+		return out
+	}); err != nil {
+		return err
+	}
+	if err := idx.IndexField(ctx, &policyv1.PlacementBinding{}, indexBindingPlacement, func(o client.Object) []string {
+		pb := o.(*policyv1.PlacementBinding)
+		return []string{kindName(pb.PlacementRef.Kind, pb.PlacementRef.Name)}
+	}); err != nil {
+		return err
+	}
+	if err := idx.IndexField(ctx, &policyv1beta1.PolicySet{}, indexSetMember, func(o client.Object) []string {
+		set := o.(*policyv1beta1.PolicySet)
+		out := make([]string, 0, len(set.Spec.Policies))
+		for _, p := range set.Spec.Policies {
+			out = append(out, string(p))
+		}
+		return out
+	}); err != nil {
+		return err
+	}
+	if err := idx.IndexField(ctx, &policyv1.Policy{}, indexReplicaRoot, func(o client.Object) []string {
+		if root, ok := replication.RootOf(o); ok {
+			return []string{replication.Name(root.Namespace, root.Name)}
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	return idx.IndexField(ctx, &clusterv1beta1.PlacementDecision{}, indexDecisionPlacement, func(o client.Object) []string {
+		if name, ok := o.GetLabels()[placementLabel]; ok {
+			return []string{o.GetNamespace() + "/" + name}
+		}
+		return nil
+	})
+}

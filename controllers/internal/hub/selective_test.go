@@ -1,0 +1,352 @@
+package hub_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/hub"
+	appsv1 "github.com/fleetpolicy/fleetpolicy/shared/api/apps/v1"
+	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
+	policyv1beta1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1beta1"
+	"github.com/fleetpolicy/fleetpolicy/shared/replication"
+)
+
+func logrDiscard() logr.Logger { return logr.Discard() }
+
+// TestSeedExamplesLive applies the five examples of the selective-enforcement
+// seed (examples/api/selective-enforcement.yaml) and checks the replicas the hub
+// writes. Example 2 follows the seed's rule, not its stated result (see
+// shared/binding): C and D stay inform.
+func TestSeedExamplesLive(t *testing.T) {
+	applyFile(t, "examples/api/managedclusters.yaml")
+	applyFile(t, "examples/api/selective-enforcement.yaml")
+	abcd := clusters[:4]
+	all := clusters
+	for _, tc := range []struct {
+		example         int
+		bound, enforced []string
+	}{
+		{1, abcd, []string{"cluster-a", "cluster-b"}},
+		{2, all, []string{"cluster-a", "cluster-b", "cluster-e", "cluster-f"}},
+		{3, abcd, []string{"cluster-a", "cluster-b"}},
+		{4, all, []string{"cluster-a", "cluster-b", "cluster-e", "cluster-f"}},
+		{5, abcd, nil},
+	} {
+		ns := fmt.Sprintf("selective-example-%d", tc.example)
+		t.Run(ns, func(t *testing.T) {
+			expectReplicas(t, ns, "test-policy-1", want(tc.bound, tc.enforced))
+			eventually(t, "root status lists exactly the bound clusters", func() string {
+				if got := statusClusters(rootStatus(t, ns, "test-policy-1")); !slices.Equal(got, tc.bound) {
+					return fmt.Sprintf("status clusters %v, want %v", got, tc.bound)
+				}
+				return ""
+			})
+		})
+	}
+}
+
+// binding returns a PlacementBinding of policy p to PlacementRule rule.
+func bindingYAML(ns, name, rule, policy, extra string) string {
+	return fmt.Sprintf(`
+apiVersion: policy.open-cluster-management.io/v1
+kind: PlacementBinding
+metadata: {name: %s, namespace: %s}
+placementRef: {apiGroup: apps.open-cluster-management.io, kind: PlacementRule, name: %s}
+subjects: [{apiGroup: policy.open-cluster-management.io, kind: Policy, name: %s}]
+%s
+`, name, ns, rule, policy, extra)
+}
+
+func ruleYAML(ns, name string, selected ...string) string {
+	decisions := ""
+	for _, cl := range selected {
+		decisions += fmt.Sprintf("\n  - {clusterName: %s, clusterNamespace: %s}", cl, cl)
+	}
+	if decisions == "" {
+		decisions = " []"
+	}
+	return fmt.Sprintf(`
+apiVersion: apps.open-cluster-management.io/v1
+kind: PlacementRule
+metadata: {name: %s, namespace: %s}
+status:
+  decisions:%s
+`, name, ns, decisions)
+}
+
+func policyYAML(ns, name, action string) string {
+	return fmt.Sprintf(`
+apiVersion: policy.open-cluster-management.io/v1
+kind: Policy
+metadata: {name: %s, namespace: %s, labels: {team: platform}}
+spec:
+  disabled: false
+  remediationAction: %s
+  policy-templates:
+  - objectDefinition:
+      apiVersion: policy.open-cluster-management.io/v1
+      kind: ConfigurationPolicy
+      metadata: {name: %s-cm}
+      spec:
+        remediationAction: inform
+        object-templates:
+        - complianceType: musthave
+          objectDefinition: {apiVersion: v1, kind: ConfigMap, metadata: {name: x, namespace: default}}
+`, name, ns, action, name)
+}
+
+func setDecisions(t *testing.T, ns, rule string, selected ...string) {
+	t.Helper()
+	applyYAML(t, ruleYAML(ns, rule, selected...))
+}
+
+// TestEdgeCasesLive walks the edge cases of reference/propagator.md §2.3 on a
+// live hub, one change at a time, as OCM's e2e case16 does.
+func TestEdgeCasesLive(t *testing.T) {
+	ns := "edge-cases"
+	ctx := context.Background()
+	applyYAML(t, policyYAML(ns, "p", "inform"))
+	applyYAML(t, ruleYAML(ns, "base", "cluster-a", "cluster-b"))
+	applyYAML(t, ruleYAML(ns, "enf", "cluster-b", "cluster-c"))
+	applyYAML(t, bindingYAML(ns, "base-pb", "base", "p", ""))
+	applyYAML(t, bindingYAML(ns, "enf-pb", "enf", "p", "bindingOverrides: {remediationAction: Enforce}\nsubFilter: restricted"))
+
+	t.Run("restricted binding enforces only bound clusters and never adds one", func(t *testing.T) {
+		expectReplicas(t, ns, "p", want([]string{"cluster-a", "cluster-b"}, []string{"cluster-b"}))
+		eventually(t, "restricted-only cluster-c absent from root status", func() string {
+			s := rootStatus(t, ns, "p")
+			if got := statusClusters(s); !slices.Equal(got, []string{"cluster-a", "cluster-b"}) {
+				return fmt.Sprintf("status clusters %v", got)
+			}
+			if len(s.Placement) != 2 {
+				return fmt.Sprintf("placement %d entries, want base-pb and the overlapping enf-pb", len(s.Placement))
+			}
+			return ""
+		})
+	})
+	t.Run("cluster removed from the enforce placement goes back to inform", func(t *testing.T) {
+		setDecisions(t, ns, "enf", "cluster-c")
+		expectReplicas(t, ns, "p", want([]string{"cluster-a", "cluster-b"}, nil))
+		eventually(t, "non-overlapping restricted binding leaves placement[]", func() string {
+			if n := len(rootStatus(t, ns, "p").Placement); n != 1 {
+				return fmt.Sprintf("placement has %d entries, want 1", n)
+			}
+			return ""
+		})
+		setDecisions(t, ns, "enf", "cluster-b", "cluster-c")
+		expectReplicas(t, ns, "p", want([]string{"cluster-a", "cluster-b"}, []string{"cluster-b"}))
+	})
+	t.Run("cluster removed from the base placement loses its replica", func(t *testing.T) {
+		setDecisions(t, ns, "base", "cluster-a")
+		expectReplicas(t, ns, "p", want([]string{"cluster-a"}, nil))
+		setDecisions(t, ns, "base", "cluster-a", "cluster-b")
+		expectReplicas(t, ns, "p", want([]string{"cluster-a", "cluster-b"}, []string{"cluster-b"}))
+	})
+	t.Run("removing subFilter makes the binding add its clusters, enforced", func(t *testing.T) {
+		pb := &policyv1.PlacementBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "enf-pb"}}
+		get(t, pb)
+		pb.SubFilter = ""
+		if err := c.Update(ctx, pb); err != nil {
+			t.Fatal(err)
+		}
+		expectReplicas(t, ns, "p", want([]string{"cluster-a", "cluster-b", "cluster-c"}, []string{"cluster-b", "cluster-c"}))
+	})
+	t.Run("removing bindingOverrides sets every replica back to inform", func(t *testing.T) {
+		pb := &policyv1.PlacementBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "enf-pb"}}
+		get(t, pb)
+		pb.BindingOverrides = policyv1.BindingOverrides{}
+		if err := c.Update(ctx, pb); err != nil {
+			t.Fatal(err)
+		}
+		expectReplicas(t, ns, "p", want([]string{"cluster-a", "cluster-b", "cluster-c"}, nil))
+	})
+	t.Run("a missing PlacementRule selects nothing", func(t *testing.T) {
+		if err := c.Delete(ctx, &appsv1.PlacementRule{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "enf"}}); err != nil {
+			t.Fatal(err)
+		}
+		expectReplicas(t, ns, "p", want([]string{"cluster-a", "cluster-b"}, nil))
+	})
+	t.Run("a disabled root has no replicas but still lists its bindings", func(t *testing.T) {
+		p := &policyv1.Policy{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "p"}}
+		get(t, p)
+		p.Spec.Disabled = true
+		if err := c.Update(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+		expectReplicas(t, ns, "p", map[string]string{})
+		eventually(t, "placement still listed", func() string {
+			if s := rootStatus(t, ns, "p"); len(s.Placement) == 0 || len(s.Status) != 0 {
+				return fmt.Sprintf("placement %d, status %d", len(s.Placement), len(s.Status))
+			}
+			return ""
+		})
+		get(t, p)
+		p.Spec.Disabled = false
+		if err := c.Update(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+		expectReplicas(t, ns, "p", want([]string{"cluster-a", "cluster-b"}, nil))
+	})
+	t.Run("a deleted root loses every replica", func(t *testing.T) {
+		if err := c.Delete(ctx, &policyv1.Policy{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "p"}}); err != nil {
+			t.Fatal(err)
+		}
+		expectReplicas(t, ns, "p", map[string]string{})
+	})
+}
+
+// TestReplicaDriftReverted edits a replica as someone else would and expects
+// the hub to put it back, while status written by the spoke stays.
+func TestReplicaDriftReverted(t *testing.T) {
+	ns := "drift"
+	ctx := context.Background()
+	applyYAML(t, policyYAML(ns, "p", "inform"))
+	applyYAML(t, ruleYAML(ns, "r", "cluster-a"))
+	applyYAML(t, bindingYAML(ns, "pb", "r", "p", ""))
+	expectReplicas(t, ns, "p", want([]string{"cluster-a"}, nil))
+
+	replica := &policyv1.Policy{ObjectMeta: metav1.ObjectMeta{Namespace: "cluster-a", Name: replication.Name(ns, "p")}}
+	get(t, replica)
+	if replica.Labels["team"] != "platform" || replica.Labels[replication.LabelRootPolicy] != "drift.p" {
+		t.Fatalf("replica labels %v", replica.Labels)
+	}
+	replica.Spec.RemediationAction = "enforce"
+	replica.Spec.PolicyTemplates[0].IgnorePending = true
+	delete(replica.Labels, "team")
+	if err := c.Update(ctx, replica); err != nil {
+		t.Fatal(err)
+	}
+	expectReplicas(t, ns, "p", want([]string{"cluster-a"}, nil))
+	eventually(t, "templates and labels restored", func() string {
+		get(t, replica)
+		if replica.Spec.PolicyTemplates[0].IgnorePending || replica.Labels["team"] != "platform" {
+			return fmt.Sprintf("template %+v, labels %v", replica.Spec.PolicyTemplates[0], replica.Labels)
+		}
+		return ""
+	})
+
+	// The spoke's status is not drift: it stays and reaches the root.
+	replica.Status.ComplianceState = policyv1.NonCompliant
+	if err := c.Status().Update(ctx, replica); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "root compliance from the replica", func() string {
+		s := rootStatus(t, ns, "p")
+		if s.ComplianceState != policyv1.NonCompliant || len(s.Status) != 1 || s.Status[0].ComplianceState != policyv1.NonCompliant {
+			return fmt.Sprintf("root status %+v", s)
+		}
+		return ""
+	})
+	get(t, replica)
+	if replica.Status.ComplianceState != policyv1.NonCompliant {
+		t.Fatalf("hub overwrote the replica status: %q", replica.Status.ComplianceState)
+	}
+}
+
+// TestPolicySetBindingAndStatus binds two policies through a PolicySet and a
+// Placement's PlacementDecisions, and checks replicas and the set's status.
+func TestPolicySetBindingAndStatus(t *testing.T) {
+	ns := "policyset"
+	ctx := context.Background()
+	applyYAML(t, policyYAML(ns, "p1", "inform"))
+	applyYAML(t, policyYAML(ns, "p2", "enforce"))
+	applyYAML(t, `
+apiVersion: policy.open-cluster-management.io/v1beta1
+kind: PolicySet
+metadata: {name: set, namespace: policyset}
+spec: {policies: [p1, p2]}
+---
+apiVersion: cluster.open-cluster-management.io/v1beta1
+kind: Placement
+metadata: {name: pl, namespace: policyset}
+spec: {}
+---
+apiVersion: cluster.open-cluster-management.io/v1beta1
+kind: PlacementDecision
+metadata:
+  name: pl-decision-1
+  namespace: policyset
+  labels: {cluster.open-cluster-management.io/placement: pl}
+status:
+  decisions:
+  - {clusterName: cluster-d, reason: ""}
+  - {clusterName: cluster-e, reason: ""}
+---
+apiVersion: policy.open-cluster-management.io/v1
+kind: PlacementBinding
+metadata: {name: set-pb, namespace: policyset}
+placementRef: {apiGroup: cluster.open-cluster-management.io, kind: Placement, name: pl}
+subjects: [{apiGroup: policy.open-cluster-management.io, kind: PolicySet, name: set}]
+`)
+	expectReplicas(t, ns, "p1", want([]string{"cluster-d", "cluster-e"}, nil))
+	expectReplicas(t, ns, "p2", want([]string{"cluster-d", "cluster-e"}, []string{"cluster-d", "cluster-e"}))
+	eventually(t, "root placement names the set", func() string {
+		s := rootStatus(t, ns, "p1")
+		if len(s.Placement) != 1 || s.Placement[0].PolicySet != "set" || s.Placement[0].Placement != "pl" {
+			return fmt.Sprintf("placement %+v", s.Placement)
+		}
+		return ""
+	})
+
+	for _, name := range []string{"p1", "p2"} {
+		for _, cl := range []string{"cluster-d", "cluster-e"} {
+			r := &policyv1.Policy{ObjectMeta: metav1.ObjectMeta{Namespace: cl, Name: replication.Name(ns, name)}}
+			get(t, r)
+			r.Status.ComplianceState = policyv1.Compliant
+			if err := c.Status().Update(ctx, r); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	eventually(t, "PolicySet status", func() string {
+		set := &policyv1beta1.PolicySet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "set"}}
+		get(t, set)
+		if set.Status.Compliant != policyv1.Compliant || len(set.Status.Placement) != 1 || set.Status.Placement[0].Placement != "pl" {
+			return fmt.Sprintf("set status %+v", set.Status)
+		}
+		return ""
+	})
+
+	// Removing p2 from the set unbinds it everywhere.
+	set := &policyv1beta1.PolicySet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "set"}}
+	get(t, set)
+	set.Spec.Policies = []policyv1.NonEmptyString{"p1"}
+	if err := c.Update(ctx, set); err != nil {
+		t.Fatal(err)
+	}
+	expectReplicas(t, ns, "p2", map[string]string{})
+	expectReplicas(t, ns, "p1", want([]string{"cluster-d", "cluster-e"}, nil))
+}
+
+// TestHubSettles checks there is no hot loop: once replicas and status are
+// written, and a replica reports status, the hub issues no further writes.
+func TestHubSettles(t *testing.T) {
+	ns := "settles"
+	applyYAML(t, policyYAML(ns, "p", "inform"))
+	applyYAML(t, ruleYAML(ns, "r", "cluster-a", "cluster-b", "cluster-c"))
+	applyYAML(t, bindingYAML(ns, "pb", "r", "p", "remediationActionOverride: {remediationAction: enforce}"))
+	expectReplicas(t, ns, "p", want([]string{"cluster-a", "cluster-b", "cluster-c"}, []string{"cluster-a", "cluster-b", "cluster-c"}))
+	replica := &policyv1.Policy{ObjectMeta: metav1.ObjectMeta{Namespace: "cluster-b", Name: replication.Name(ns, "p")}}
+	get(t, replica)
+	replica.Status.ComplianceState = policyv1.Compliant
+	if err := c.Status().Update(context.Background(), replica); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "root status", func() string {
+		if s := rootStatus(t, ns, "p"); len(s.Status) != 3 || s.Status[1].ComplianceState != policyv1.Compliant {
+			return fmt.Sprintf("%+v", s.Status)
+		}
+		return ""
+	})
+	before := hub.ReplicaWritesTotal()
+	time.Sleep(2 * time.Second)
+	if after := hub.ReplicaWritesTotal(); after != before {
+		t.Fatalf("the hub kept writing replicas with nothing changing: %v writes in 2s", after-before)
+	}
+}

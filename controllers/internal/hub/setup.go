@@ -1,0 +1,218 @@
+package hub
+
+import (
+	"context"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
+	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	appsv1 "github.com/fleetpolicy/fleetpolicy/shared/api/apps/v1"
+	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
+	policyv1beta1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1beta1"
+	"github.com/fleetpolicy/fleetpolicy/shared/binding"
+	"github.com/fleetpolicy/fleetpolicy/shared/replication"
+)
+
+// Options tune the hub controllers.
+type Options struct {
+	// RootConcurrency is how many root policies are reconciled at once.
+	RootConcurrency int
+	// ReplicaWriters bounds the replica writes in flight per root reconcile.
+	ReplicaWriters int
+	// StatusBatchDelay is how long replica status changes are gathered before the
+	// root's status is recomputed.
+	StatusBatchDelay time.Duration
+}
+
+// DefaultOptions are the defaults of the hub binary's flags.
+func DefaultOptions() Options {
+	return Options{RootConcurrency: 4, ReplicaWriters: 16, StatusBatchDelay: time.Second}
+}
+
+// Setup registers the indexes and the hub controllers with the manager.
+func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
+	if err := setupIndexes(ctx, mgr); err != nil {
+		return err
+	}
+	c := mgr.GetClient()
+	replicas, err := apiutil.RESTClientForGVK(policyv1.GroupVersion.WithKind("Policy"), false, false, mgr.GetConfig(),
+		serializer.NewCodecFactory(mgr.GetScheme()), mgr.GetHTTPClient())
+	if err != nil {
+		return err
+	}
+	propagator := &Propagator{
+		Client:   c,
+		Replicas: replicas,
+		Recorder: mgr.GetEventRecorder("fleetpolicy-hub"),
+		Writers:  opts.ReplicaWriters,
+	}
+	maps := &rootMapper{client: c}
+	if err := ctrl.NewControllerManagedBy(mgr).
+		Named("propagator").
+		WithOptions(controller.Options{MaxConcurrentReconciles: opts.RootConcurrency}).
+		Watches(&policyv1.Policy{}, policyHandler(opts.StatusBatchDelay)).
+		Watches(&policyv1.PlacementBinding{}, handler.EnqueueRequestsFromMapFunc(maps.forBinding)).
+		Watches(&policyv1beta1.PolicySet{}, handler.EnqueueRequestsFromMapFunc(maps.forPolicySet)).
+		Watches(&clusterv1beta1.PlacementDecision{}, handler.EnqueueRequestsFromMapFunc(maps.forPlacementDecision)).
+		Watches(&appsv1.PlacementRule{}, handler.EnqueueRequestsFromMapFunc(maps.forPlacementRule)).
+		Complete(propagator); err != nil {
+		return err
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("policyset-status").
+		For(&policyv1beta1.PolicySet{}).
+		Watches(&policyv1.Policy{}, handler.EnqueueRequestsFromMapFunc(maps.setsOfRoot)).
+		Watches(&policyv1.PlacementBinding{}, handler.EnqueueRequestsFromMapFunc(maps.setsOfBinding)).
+		Complete(&PolicySetStatus{Client: c})
+}
+
+type queue = workqueue.TypedRateLimitingInterface[reconcile.Request]
+
+// policyHandler enqueues a root policy for its own events and for its replicas'.
+// A replica change that touches only status is enqueued after batchDelay, so that
+// a fleet reporting compliance is folded into few root status writes; any other
+// replica change (drift, deletion) is enqueued at once. A root's status-only
+// change is its own status write and is ignored.
+func policyHandler(batchDelay time.Duration) handler.EventHandler {
+	rootOf := func(o client.Object) reconcile.Request {
+		if root, ok := replication.RootOf(o); ok {
+			return reconcile.Request{NamespacedName: root}
+		}
+		return reconcile.Request{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()}}
+	}
+	return handler.Funcs{
+		CreateFunc: func(_ context.Context, e event.CreateEvent, q queue) { q.Add(rootOf(e.Object)) },
+		DeleteFunc: func(_ context.Context, e event.DeleteEvent, q queue) { q.Add(rootOf(e.Object)) },
+		GenericFunc: func(_ context.Context, e event.GenericEvent, q queue) {
+			q.Add(rootOf(e.Object))
+		},
+		UpdateFunc: func(_ context.Context, e event.UpdateEvent, q queue) {
+			req := rootOf(e.ObjectNew)
+			switch {
+			case !statusOnlyChange(e.ObjectOld, e.ObjectNew):
+				q.Add(req)
+			case replication.IsReplica(e.ObjectNew):
+				q.AddAfter(req, batchDelay)
+			}
+			// A root's own status change (written here) needs no reconcile.
+		},
+	}
+}
+
+func statusOnlyChange(oldObj, newObj client.Object) bool {
+	o, ok1 := oldObj.(*policyv1.Policy)
+	n, ok2 := newObj.(*policyv1.Policy)
+	return ok1 && ok2 && o.Generation == n.Generation &&
+		equality.Semantic.DeepEqual(o.Labels, n.Labels) &&
+		equality.Semantic.DeepEqual(o.Annotations, n.Annotations) &&
+		n.DeletionTimestamp.IsZero()
+}
+
+// rootMapper maps changes of other kinds to the root policies they can affect.
+type rootMapper struct {
+	client client.Client
+}
+
+func (m *rootMapper) forBinding(ctx context.Context, o client.Object) []reconcile.Request {
+	pb, ok := o.(*policyv1.PlacementBinding)
+	if !ok {
+		return nil
+	}
+	var out []reconcile.Request
+	for _, s := range pb.Subjects {
+		switch s.Kind {
+		case "Policy":
+			out = append(out, request(pb.Namespace, s.Name))
+		case "PolicySet":
+			set := &policyv1beta1.PolicySet{}
+			if err := m.client.Get(ctx, client.ObjectKey{Namespace: pb.Namespace, Name: s.Name}, set); err == nil {
+				out = append(out, m.forPolicySet(ctx, set)...)
+			}
+		}
+	}
+	return out
+}
+
+func (m *rootMapper) forPolicySet(_ context.Context, o client.Object) []reconcile.Request {
+	set, ok := o.(*policyv1beta1.PolicySet)
+	if !ok {
+		return nil
+	}
+	out := make([]reconcile.Request, 0, len(set.Spec.Policies))
+	for _, p := range set.Spec.Policies {
+		out = append(out, request(set.Namespace, string(p)))
+	}
+	return out
+}
+
+func (m *rootMapper) bindingsTo(ctx context.Context, namespace, kind, name string) []reconcile.Request {
+	list := &policyv1.PlacementBindingList{}
+	if err := m.client.List(ctx, list, client.InNamespace(namespace),
+		client.MatchingFields{indexBindingPlacement: kindName(kind, name)}); err != nil {
+		return nil
+	}
+	var out []reconcile.Request
+	for i := range list.Items {
+		out = append(out, m.forBinding(ctx, &list.Items[i])...)
+	}
+	return out
+}
+
+func (m *rootMapper) forPlacementDecision(ctx context.Context, o client.Object) []reconcile.Request {
+	name, ok := o.GetLabels()[placementLabel]
+	if !ok {
+		return nil
+	}
+	return m.bindingsTo(ctx, o.GetNamespace(), binding.KindPlacement, name)
+}
+
+func (m *rootMapper) forPlacementRule(ctx context.Context, o client.Object) []reconcile.Request {
+	return m.bindingsTo(ctx, o.GetNamespace(), binding.KindPlacementRule, o.GetName())
+}
+
+// setsOfRoot maps a root policy to the PolicySets that contain it.
+func (m *rootMapper) setsOfRoot(ctx context.Context, o client.Object) []reconcile.Request {
+	if replication.IsReplica(o) {
+		return nil
+	}
+	list := &policyv1beta1.PolicySetList{}
+	if err := m.client.List(ctx, list, client.InNamespace(o.GetNamespace()),
+		client.MatchingFields{indexSetMember: o.GetName()}); err != nil {
+		return nil
+	}
+	out := make([]reconcile.Request, 0, len(list.Items))
+	for _, set := range list.Items {
+		out = append(out, request(set.Namespace, set.Name))
+	}
+	return out
+}
+
+// setsOfBinding maps a PlacementBinding to the PolicySets it binds.
+func (m *rootMapper) setsOfBinding(_ context.Context, o client.Object) []reconcile.Request {
+	pb, ok := o.(*policyv1.PlacementBinding)
+	if !ok {
+		return nil
+	}
+	var out []reconcile.Request
+	for _, s := range pb.Subjects {
+		if s.Kind == "PolicySet" {
+			out = append(out, request(pb.Namespace, s.Name))
+		}
+	}
+	return out
+}
+
+func request(namespace, name string) reconcile.Request {
+	return reconcile.Request{NamespacedName: types.NamespacedName{Namespace: namespace, Name: name}}
+}

@@ -1,0 +1,144 @@
+package manifesttest
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/hub"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/scheme"
+	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
+)
+
+// kustomizeBuild renders a base with the repository's kustomize (bin/kustomize,
+// built by `make tools`).
+func kustomizeBuild(t *testing.T, base string) []byte {
+	t.Helper()
+	root, err := localplane.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(root, "bin", "kustomize")
+	if _, err := os.Stat(bin); err != nil {
+		t.Fatalf("%s missing: run `make tools`", bin)
+	}
+	var stderr bytes.Buffer
+	cmd := exec.Command(bin, "build", filepath.Join(root, base))
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("kustomize build %s: %v\n%s", base, err, stderr.String())
+	}
+	return out
+}
+
+// TestHubRBACIsSufficientAndLeast deploys manifests/hub's RBAC to a real API
+// server, runs the hub controller as its ServiceAccount (with leader election in
+// its namespace) and checks that it propagates a policy and writes root status —
+// and that the same identity cannot read Secrets nor change bindings.
+func TestHubRBACIsSufficientAndLeast(t *testing.T) {
+	plane, err := localplane.Start("hub")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plane.Stop()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	admin := plane.Client
+
+	objs, err := localplane.ReadManifests("manifests/hub", bytes.NewReader(kustomizeBuild(t, "manifests/hub")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := localplane.Apply(ctx, admin, objs); err != nil {
+		t.Fatal(err)
+	}
+
+	cfg := rest.CopyConfig(plane.Config)
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:fleetpolicy-system:fleetpolicy-hub"}
+	o := hub.DefaultManagerOptions()
+	o.MetricsAddr, o.ProbeAddr = "0", "0"
+	o.LeaderElect, o.LeaderElectionNamespace = true, "fleetpolicy-system"
+	mgr, err := hub.NewManager(ctx, cfg, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = mgr.Start(ctx) }()
+
+	if err := localplane.EnsureNamespace(ctx, admin, "cluster-1"); err != nil {
+		t.Fatal(err)
+	}
+	objs, err = localplane.ReadManifests("rbac case", bytes.NewBufferString(`
+apiVersion: policy.open-cluster-management.io/v1
+kind: Policy
+metadata: {name: p, namespace: rbac}
+spec:
+  disabled: false
+  remediationAction: inform
+  policy-templates: []
+---
+apiVersion: apps.open-cluster-management.io/v1
+kind: PlacementRule
+metadata: {name: r, namespace: rbac}
+status:
+  decisions: [{clusterName: cluster-1, clusterNamespace: cluster-1}]
+---
+apiVersion: policy.open-cluster-management.io/v1
+kind: PlacementBinding
+metadata: {name: pb, namespace: rbac}
+placementRef: {apiGroup: apps.open-cluster-management.io, kind: PlacementRule, name: r}
+subjects: [{apiGroup: policy.open-cluster-management.io, kind: Policy, name: p}]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := localplane.Apply(ctx, admin, objs); err != nil {
+		t.Fatal(err)
+	}
+
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		root := &policyv1.Policy{}
+		replica := &policyv1.Policy{}
+		rerr := admin.Get(ctx, client.ObjectKey{Namespace: "cluster-1", Name: "rbac.p"}, replica)
+		gerr := admin.Get(ctx, client.ObjectKey{Namespace: "rbac", Name: "p"}, root)
+		if rerr == nil && gerr == nil && len(root.Status.Status) == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the hub running as its ServiceAccount did not propagate: replica %v, root status %+v", rerr, root.Status)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+
+	sa, err := client.New(cfg, client.Options{Scheme: scheme.New()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sa.List(ctx, &corev1.SecretList{}); !apierrors.IsForbidden(err) {
+		t.Errorf("the hub's identity can list Secrets: %v", err)
+	}
+	pb := &policyv1.PlacementBinding{}
+	if err := admin.Get(ctx, client.ObjectKey{Namespace: "rbac", Name: "pb"}, pb); err != nil {
+		t.Fatal(err)
+	}
+	pb.Subjects[0].Name = "other"
+	if err := sa.Update(ctx, pb); !apierrors.IsForbidden(err) {
+		t.Errorf("the hub's identity can change PlacementBindings: %v", err)
+	}
+	if err := sa.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "not-allowed"}}); !apierrors.IsForbidden(err) {
+		t.Errorf("the hub's identity can create Namespaces: %v", fmt.Sprint(err))
+	}
+}
