@@ -1,0 +1,89 @@
+// Package operatorpolicy is the logic of an OperatorPolicy (seed
+// operator-policy.md): one policy installs and governs one OLM operator. The
+// expand-operator-policy KRM function and the spoke operator-policy controller
+// both call it. It is pure: it reads only its arguments (time is passed in) and
+// never talks to a cluster.
+//
+// # One model from two spellings
+//
+// Normalize turns an OperatorPolicy into a Policy. The seed's spelling and the
+// one OCM shipped are both accepted; when both set a setting they must agree:
+//
+//	seed                                     OCM                          Policy
+//	allowedCSVs (exact; "*" = all;           versions (entries split at   Allowed
+//	  must not be empty when given)            commas, blanks ignored,
+//	                                           none = all; "*" = all)
+//	subscription.installPlanApproval         upgradeApproval              Approval
+//	  Automatic | Manual                       Automatic | None (=Manual)   (default Automatic)
+//	statusConfig.X StatusMessageOnly |       complianceConfig.X           Effects.X
+//	  Condition | NonCompliant                 Compliant (=Condition) |
+//	                                           NonCompliant
+//	removal when the policy is deleted       complianceType mustnothave   Remove
+//	operatorGroup.target.namespaces /        operatorGroup.targetNamespaces /
+//	  target.selector                          selector                   OperatorGroup
+//
+// Effect defaults are OCM's: catalogSourceUnhealthy Condition,
+// deploymentsUnavailable NonCompliant, upgradesAvailable Condition,
+// deprecationsPresent Condition, minorChannelUpgradeAvailable Condition; the
+// seed-only upgradesProgressing defaults to NonCompliant (OCM always counts an
+// installing InstallPlan as NonCompliant). Removal defaults are the seed's:
+// operatorGroups DeleteIfUnused, subscriptions Delete, clusterServiceVersions
+// Delete, installPlans, customResourceDefinitions and apiServiceDefinitions Keep.
+// Enum values are matched ignoring case. spec.subscription.namespace defaults to
+// the policy's namespace; spec.operatorGroup.namespace must be the subscription's.
+// Every problem is reported (not only the first) as a *FieldError naming the
+// policy (namespace/name) and the fields.
+//
+// # Desired objects
+//
+// DesiredSubscription is the Subscription to create or keep in line (named after
+// the package; installPlanApproval Manual when enforcing restricted CSVs).
+// DesiredOperatorGroup is the OperatorGroup to create or keep in line: the one
+// the policy names, else an AllNamespaces one named DefaultOperatorGroupName when
+// the namespace has none and the operator supports AllNamespaces, else nil when
+// one already exists; several OperatorGroups in the namespace are a conflict.
+//
+// # InstallPlan approval
+//
+// DecideInstallPlanApproval approves a plan only when every CSV it lists or
+// looks up is approved by some enforcing OperatorPolicy of the namespace that
+// manages the CSV's package (olm.package packageName of its bundle lookup,
+// matched to spec.subscription.name). A listed CSV is approved; with all CSVs
+// allowed, Automatic approves any CSV and Manual only a first install. Anything
+// else, including a lookup no policy covers, is never approved. Unlike OCM,
+// which approves upgrades only with upgradeApproval Automatic, a CSV listed in
+// allowedCSVs/versions is approved under Manual too: that is how the seed's
+// story 2 upgrades.
+//
+// # Compliance
+//
+// Evaluate computes conditions, relatedObjects, the compliant state and the
+// compliance event message from observed objects. Condition types are OCM's
+// (ValidPolicySpec, OperatorGroupCompliant, SubscriptionCompliant,
+// InstallPlanCompliant, ClusterServiceVersionCompliant, DeploymentCompliant,
+// CatalogSourcesUnhealthy, NoDeprecations, MinorChannelUpgradeAvailable) plus
+// the Subscription's InstallPlanPending, InstallPlanMissing, InstallPlanFailed,
+// BundleUnpacking and BundleUnpackFailed, copied as the seed asks. A status
+// governed by an Effect makes the policy NonCompliant only with NonCompliant;
+// otherwise its message ends in " but not causing noncompliance", and with
+// StatusMessageOnly it appears only in the event message. "…Compliant"
+// conditions read True when the policy is compliant on their account;
+// CatalogSourcesUnhealthy and MinorChannelUpgradeAvailable read True when the
+// problem is there, NoDeprecations False, whatever the effect (the seed's
+// statusConfig records the status either way). RelatedObjects report each
+// object's own state. The Compliant condition carries the reason and message of
+// the most recently changed condition that decides the verdict; the event
+// message is "Compliant; " or "NonCompliant; " and every condition message,
+// most recent lastTransitionTime first (ties in the order above). In inform
+// mode, what is missing or different is reported as not created, updated or
+// approved because the policy is not enforced.
+//
+// # Removal
+//
+// PlanRemoval lists, per removalBehavior, what removing the operator deletes
+// and keeps (Subscription, InstallPlans, CSVs, owned CRDs and APIServices,
+// OperatorGroup). An OperatorGroup the policy did not make is never touched;
+// DeleteIfUnused deletes it only when no other Subscription remains in its
+// namespace. Evaluate of a removing policy is NonCompliant while something it
+// deletes is present.
+package operatorpolicy

@@ -1,0 +1,512 @@
+package operatorpolicy
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
+	"github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1beta1"
+)
+
+// AllCSVs is the allowedCSVs entry that allows every ClusterServiceVersion.
+const AllCSVs = "*"
+
+// Policy is an OperatorPolicy with every setting in one spelling, defaults
+// applied and values canonical. Normalize builds it; the other functions of the
+// package read only it.
+type Policy struct {
+	// Namespace and Name identify the OperatorPolicy.
+	Namespace, Name string
+	// Enforce is true for remediationAction enforce (any capitalisation).
+	Enforce bool
+	// Remove is true when the operator is to be removed per Removal: the policy is
+	// complianceType mustnothave (OCM) or is being deleted (seed).
+	Remove bool
+	// Subscription is the wanted Subscription.
+	Subscription Subscription
+	// OperatorGroup is the OperatorGroup the policy names; nil when it names none.
+	OperatorGroup *OperatorGroup
+	// Allowed are the CSVs that count as compliant and may be approved.
+	Allowed AllowedCSVs
+	// Approval is the wanted installPlanApproval: Automatic or Manual.
+	Approval operatorsv1alpha1.Approval
+	// Effects say what each observed status does to the policy's compliance.
+	Effects Effects
+	// Removal says what is deleted on removal, per kind.
+	Removal Removal
+}
+
+// Ref is the policy as namespace/name, as messages name it.
+func (p Policy) Ref() string { return objectRef(p.Namespace, p.Name) }
+
+// Subscription is the Subscription a policy wants.
+type Subscription struct {
+	// Package is spec.subscription.name: the package, and the Subscription's name.
+	Package string
+	// Namespace is spec.subscription.namespace, defaulted to the policy's.
+	Namespace       string
+	Channel         string
+	Source          string
+	SourceNamespace string
+	StartingCSV     string
+	Config          *operatorsv1alpha1.SubscriptionConfig
+}
+
+// OperatorGroup is the OperatorGroup a policy names.
+type OperatorGroup struct {
+	Name string
+	// Namespace is always the subscription's namespace.
+	Namespace string
+	// TargetNamespaces are sorted and unique. With a nil Selector, none means
+	// AllNamespaces.
+	TargetNamespaces   []string
+	Selector           *metav1.LabelSelector
+	ServiceAccountName string
+}
+
+// AllowedCSVs are the ClusterServiceVersions a policy allows.
+type AllowedCSVs struct {
+	// All is true when any CSV is allowed; Names is then empty.
+	All bool
+	// Names are sorted and unique.
+	Names []string
+}
+
+// Allows reports whether csv is allowed.
+func (a AllowedCSVs) Allows(csv string) bool {
+	return a.All || a.Lists(csv)
+}
+
+// Lists reports whether csv is allowed by name (not only through "*").
+func (a AllowedCSVs) Lists(csv string) bool {
+	_, found := slices.BinarySearch(a.Names, csv)
+	return found
+}
+
+// Effect is what an observed status does to a policy: the seed's statusConfig
+// values. OCM's complianceConfig Compliant is EffectCondition.
+type Effect string
+
+const (
+	// EffectMessageOnly mentions the status in the compliance message only.
+	EffectMessageOnly Effect = Effect(v1beta1.StatusMessageOnly)
+	// EffectCondition also records it as a condition, without affecting compliance.
+	EffectCondition Effect = Effect(v1beta1.StatusCondition)
+	// EffectNonCompliant also makes the policy NonCompliant.
+	EffectNonCompliant Effect = Effect(v1beta1.StatusNonCompliant)
+)
+
+// Effects holds one Effect per configurable status.
+type Effects struct {
+	CatalogSourceUnhealthy       Effect
+	DeploymentsUnavailable       Effect
+	UpgradesAvailable            Effect
+	UpgradesProgressing          Effect
+	DeprecationsPresent          Effect
+	MinorChannelUpgradeAvailable Effect
+}
+
+// Removal holds what happens to each kind of object on removal.
+type Removal struct {
+	OperatorGroups            v1beta1.RemovalAction
+	Subscriptions             v1beta1.RemovalAction
+	ClusterServiceVersions    v1beta1.RemovalAction
+	InstallPlans              v1beta1.RemovalAction
+	CustomResourceDefinitions v1beta1.RemovalAction
+	APIServiceDefinitions     v1beta1.RemovalAction
+}
+
+// FieldError reports fields of an OperatorPolicy that cannot be normalised.
+type FieldError struct {
+	// Policy is the policy as namespace/name (name alone without a namespace).
+	Policy string
+	// Fields are the JSON paths of the offending fields.
+	Fields []string
+	// Reason says what is wrong with them.
+	Reason string
+}
+
+func (e *FieldError) Error() string {
+	return fmt.Sprintf("OperatorPolicy %s: %s: %s", e.Policy, strings.Join(e.Fields, ", "), e.Reason)
+}
+
+// normalizer collects every problem of one policy.
+type normalizer struct {
+	ref  string
+	errs []error
+}
+
+func (n *normalizer) fail(reason string, fields ...string) {
+	n.errs = append(n.errs, &FieldError{Policy: n.ref, Fields: fields, Reason: reason})
+}
+
+// Normalize returns op as a Policy. Both spellings are accepted: the seed's
+// (allowedCSVs, statusConfig, subscription.installPlanApproval, removal on
+// deletion, operatorGroup.target) and OCM's (versions, complianceConfig,
+// upgradeApproval, complianceType mustnothave, operatorGroup.targetNamespaces /
+// selector). When both spellings set a setting they must agree. Every problem is
+// returned, joined, as *FieldError values naming the policy and the fields.
+func Normalize(op *v1beta1.OperatorPolicy) (Policy, error) {
+	if op == nil {
+		return Policy{}, errors.New("OperatorPolicy is nil")
+	}
+	n := &normalizer{ref: objectRef(op.Namespace, op.Name)}
+	spec := &op.Spec
+	p := Policy{Namespace: op.Namespace, Name: op.Name}
+
+	p.Enforce = n.remediationAction(spec.RemediationAction)
+	p.Remove = n.complianceType(spec.ComplianceType) || op.DeletionTimestamp != nil
+	p.Subscription = n.subscription(&spec.Subscription, op.Namespace)
+	p.Approval = n.approval(spec.Subscription.InstallPlanApproval, spec.UpgradeApproval)
+	p.OperatorGroup = n.operatorGroup(spec.OperatorGroup, p.Subscription.Namespace)
+	p.Allowed = n.allowed(spec.AllowedCSVs, spec.Versions)
+	p.Effects = n.effects(spec.StatusConfig, spec.ComplianceConfig)
+	p.Removal = n.removal(spec.RemovalBehavior)
+
+	if len(n.errs) > 0 {
+		return Policy{}, errors.Join(n.errs...)
+	}
+	return p, nil
+}
+
+func (n *normalizer) remediationAction(action policyv1.RemediationAction) bool {
+	switch {
+	case action.IsEnforce():
+		return true
+	case action == "" || action.IsInform():
+		return false
+	}
+	n.fail(fmt.Sprintf("unsupported value %q: must be inform or enforce", action), "spec.remediationAction")
+	return false
+}
+
+func (n *normalizer) complianceType(ct policyv1.ComplianceType) bool {
+	switch {
+	case ct == "" || strings.EqualFold(string(ct), string(policyv1.MustHave)):
+		return false
+	case strings.EqualFold(string(ct), string(policyv1.MustNotHave)):
+		return true
+	}
+	n.fail(fmt.Sprintf("unsupported value %q: must be musthave or mustnothave", ct), "spec.complianceType")
+	return false
+}
+
+func (n *normalizer) subscription(s *v1beta1.Subscription, policyNamespace string) Subscription {
+	out := Subscription{
+		Package:         s.Name,
+		Namespace:       s.Namespace,
+		Channel:         s.Channel,
+		Source:          s.Source,
+		SourceNamespace: s.SourceNamespace,
+		StartingCSV:     s.StartingCSV,
+		Config:          s.Config.DeepCopy(),
+	}
+	if s.Name == "" {
+		n.fail("is required", "spec.subscription.name")
+	} else if problems := validation.IsDNS1123Label(s.Name); len(problems) > 0 {
+		n.fail(fmt.Sprintf("invalid value %q: %s", s.Name, strings.Join(problems, "; ")), "spec.subscription.name")
+	}
+	if out.Namespace == "" {
+		out.Namespace = policyNamespace
+	}
+	if out.Namespace == "" {
+		n.fail("is required because the OperatorPolicy has no namespace", "spec.subscription.namespace")
+	} else if problems := validation.IsDNS1123Label(out.Namespace); len(problems) > 0 {
+		n.fail(fmt.Sprintf("invalid value %q: %s", out.Namespace, strings.Join(problems, "; ")), "spec.subscription.namespace")
+	}
+	return out
+}
+
+const (
+	fieldInstallPlanApproval = "spec.subscription.installPlanApproval"
+	fieldUpgradeApproval     = "spec.upgradeApproval"
+)
+
+// approval maps installPlanApproval (Automatic|Manual) and upgradeApproval
+// (Automatic|None) onto one Approval; Automatic, OLM's default, when neither is set.
+func (n *normalizer) approval(seed operatorsv1alpha1.Approval, ocm string) operatorsv1alpha1.Approval {
+	var fromSeed, fromOCM operatorsv1alpha1.Approval
+	switch {
+	case seed == "":
+	case strings.EqualFold(string(seed), string(operatorsv1alpha1.ApprovalAutomatic)):
+		fromSeed = operatorsv1alpha1.ApprovalAutomatic
+	case strings.EqualFold(string(seed), string(operatorsv1alpha1.ApprovalManual)):
+		fromSeed = operatorsv1alpha1.ApprovalManual
+	default:
+		n.fail(fmt.Sprintf("unsupported value %q: must be Automatic or Manual", seed), fieldInstallPlanApproval)
+	}
+	switch {
+	case ocm == "":
+	case strings.EqualFold(ocm, "Automatic"):
+		fromOCM = operatorsv1alpha1.ApprovalAutomatic
+	case strings.EqualFold(ocm, "None"):
+		fromOCM = operatorsv1alpha1.ApprovalManual
+	default:
+		n.fail(fmt.Sprintf("unsupported value %q: must be Automatic or None", ocm), fieldUpgradeApproval)
+	}
+	if fromSeed != "" && fromOCM != "" && fromSeed != fromOCM {
+		n.fail(fmt.Sprintf("disagree (%q and %q; Manual pairs with None)", seed, ocm), fieldInstallPlanApproval, fieldUpgradeApproval)
+	}
+	switch {
+	case fromSeed != "":
+		return fromSeed
+	case fromOCM != "":
+		return fromOCM
+	}
+	return operatorsv1alpha1.ApprovalAutomatic
+}
+
+const (
+	fieldOGTargetNamespaces = "spec.operatorGroup.targetNamespaces"
+	fieldOGSelector         = "spec.operatorGroup.selector"
+	fieldSeedNamespaces     = "spec.operatorGroup.target.namespaces"
+	fieldSeedSelector       = "spec.operatorGroup.target.selector"
+)
+
+func (n *normalizer) operatorGroup(og *v1beta1.OperatorGroup, subscriptionNamespace string) *OperatorGroup {
+	if og == nil {
+		return nil
+	}
+	out := &OperatorGroup{Name: og.Name, Namespace: og.Namespace, ServiceAccountName: og.ServiceAccountName}
+	if og.Name == "" {
+		n.fail("is required when spec.operatorGroup is set", "spec.operatorGroup.name")
+	} else if problems := validation.IsDNS1123Subdomain(og.Name); len(problems) > 0 {
+		n.fail(fmt.Sprintf("invalid value %q: %s", og.Name, strings.Join(problems, "; ")), "spec.operatorGroup.name")
+	}
+	if out.Namespace == "" {
+		out.Namespace = subscriptionNamespace
+	} else if subscriptionNamespace != "" && out.Namespace != subscriptionNamespace {
+		n.fail(fmt.Sprintf("%q must be the subscription's namespace %q", og.Namespace, subscriptionNamespace), "spec.operatorGroup.namespace")
+	}
+
+	var seedNamespaces []string
+	var seedSelector *metav1.LabelSelector
+	if og.Target != nil {
+		seedNamespaces, seedSelector = og.Target.Namespaces, og.Target.Selector
+	}
+	seedSet := n.namespaceSet(seedNamespaces, fieldSeedNamespaces)
+	olmSet := n.namespaceSet(og.TargetNamespaces, fieldOGTargetNamespaces)
+	n.validSelector(seedSelector, fieldSeedSelector)
+	n.validSelector(og.Selector, fieldOGSelector)
+
+	if len(seedSet) > 0 && seedSelector != nil {
+		n.fail("only one of namespaces or selector is allowed", fieldSeedNamespaces, fieldSeedSelector)
+	}
+	if len(olmSet) > 0 && og.Selector != nil {
+		n.fail("only one of targetNamespaces or selector is allowed", fieldOGTargetNamespaces, fieldOGSelector)
+	}
+	if len(seedSet) > 0 && len(olmSet) > 0 && !slices.Equal(seedSet, olmSet) {
+		n.fail(fmt.Sprintf("disagree (%v and %v)", seedSet, olmSet), fieldSeedNamespaces, fieldOGTargetNamespaces)
+	}
+	if seedSelector != nil && og.Selector != nil && !equality.Semantic.DeepEqual(seedSelector, og.Selector) {
+		n.fail("disagree", fieldSeedSelector, fieldOGSelector)
+	}
+
+	out.TargetNamespaces = seedSet
+	if len(olmSet) > 0 {
+		out.TargetNamespaces = olmSet
+	}
+	out.Selector = seedSelector
+	if og.Selector != nil {
+		out.Selector = og.Selector
+	}
+	out.Selector = out.Selector.DeepCopy()
+	return out
+}
+
+// namespaceSet returns names sorted and unique, failing on invalid entries.
+func (n *normalizer) namespaceSet(names []string, field string) []string {
+	var set []string
+	for i, name := range names {
+		if problems := validation.IsDNS1123Label(name); len(problems) > 0 {
+			n.fail(fmt.Sprintf("invalid value %q: %s", name, strings.Join(problems, "; ")), fmt.Sprintf("%s[%d]", field, i))
+			continue
+		}
+		set = append(set, name)
+	}
+	slices.Sort(set)
+	return slices.Compact(set)
+}
+
+func (n *normalizer) validSelector(selector *metav1.LabelSelector, field string) {
+	if selector == nil {
+		return
+	}
+	if _, err := metav1.LabelSelectorAsSelector(selector); err != nil {
+		n.fail(err.Error(), field)
+	}
+}
+
+const (
+	fieldAllowedCSVs = "spec.allowedCSVs"
+	fieldVersions    = "spec.versions"
+)
+
+// allowed merges the seed's allowedCSVs (exact names, "*" = all, must not be
+// empty when given) and OCM's versions (entries split at commas, blanks
+// ignored, nothing left = all).
+func (n *normalizer) allowed(allowedCSVs, versions []string) AllowedCSVs {
+	var fromVersions []string
+	for _, entry := range versions {
+		for part := range strings.SplitSeq(entry, ",") {
+			if part = strings.TrimSpace(part); part != "" {
+				fromVersions = append(fromVersions, part)
+			}
+		}
+	}
+	ocm := canonicalAllowed(fromVersions)
+	if allowedCSVs == nil {
+		return ocm
+	}
+
+	if len(allowedCSVs) == 0 {
+		n.fail(`must have at least one item; use "*" to allow any version`, fieldAllowedCSVs)
+	}
+	var fromSeed []string
+	for i, name := range allowedCSVs {
+		if name = strings.TrimSpace(name); name == "" {
+			n.fail("must not be empty", fmt.Sprintf("%s[%d]", fieldAllowedCSVs, i))
+			continue
+		}
+		fromSeed = append(fromSeed, name)
+	}
+	seed := canonicalAllowed(fromSeed)
+	if len(fromVersions) > 0 && (seed.All != ocm.All || !slices.Equal(seed.Names, ocm.Names)) {
+		n.fail(fmt.Sprintf("disagree (%s and %s)", seed, ocm), fieldAllowedCSVs, fieldVersions)
+	}
+	return seed
+}
+
+func canonicalAllowed(names []string) AllowedCSVs {
+	if len(names) == 0 || slices.Contains(names, AllCSVs) {
+		return AllowedCSVs{All: true}
+	}
+	sorted := slices.Clone(names)
+	slices.Sort(sorted)
+	return AllowedCSVs{Names: slices.Compact(sorted)}
+}
+
+func (a AllowedCSVs) String() string {
+	if a.All {
+		return "all"
+	}
+	return "[" + strings.Join(a.Names, ", ") + "]"
+}
+
+// Defaults are OCM's complianceConfig defaults; upgradesProgressing, which
+// only the seed has, defaults to NonCompliant as OCM's InstallPlansInstalling is.
+var defaultEffects = Effects{
+	CatalogSourceUnhealthy:       EffectCondition,
+	DeploymentsUnavailable:       EffectNonCompliant,
+	UpgradesAvailable:            EffectCondition,
+	UpgradesProgressing:          EffectNonCompliant,
+	DeprecationsPresent:          EffectCondition,
+	MinorChannelUpgradeAvailable: EffectCondition,
+}
+
+func (n *normalizer) effects(seed *v1beta1.StatusConfig, ocm *v1beta1.ComplianceConfig) Effects {
+	if seed == nil {
+		seed = &v1beta1.StatusConfig{}
+	}
+	if ocm == nil {
+		ocm = &v1beta1.ComplianceConfig{}
+	}
+	out := defaultEffects
+	for _, f := range []struct {
+		name   string
+		seed   v1beta1.StatusConfigAction
+		ocm    v1beta1.ComplianceConfigAction
+		effect *Effect
+	}{
+		{"catalogSourceUnhealthy", seed.CatalogSourceUnhealthy, ocm.CatalogSourceUnhealthy, &out.CatalogSourceUnhealthy},
+		{"deploymentsUnavailable", seed.DeploymentsUnavailable, ocm.DeploymentsUnavailable, &out.DeploymentsUnavailable},
+		{"upgradesAvailable", seed.UpgradesAvailable, ocm.UpgradesAvailable, &out.UpgradesAvailable},
+		{"upgradesProgressing", seed.UpgradesProgressing, "", &out.UpgradesProgressing},
+		{"deprecationsPresent", "", ocm.DeprecationsPresent, &out.DeprecationsPresent},
+		{"minorChannelUpgradeAvailable", "", ocm.MinorChannelUpgradeAvailable, &out.MinorChannelUpgradeAvailable},
+	} {
+		seedField, ocmField := "spec.statusConfig."+f.name, "spec.complianceConfig."+f.name
+		fromSeed := n.seedEffect(f.seed, seedField)
+		fromOCM := n.ocmEffect(f.ocm, ocmField)
+		if fromSeed != "" && fromOCM != "" && (fromSeed == EffectNonCompliant) != (fromOCM == EffectNonCompliant) {
+			n.fail(fmt.Sprintf("disagree (%q and %q)", f.seed, f.ocm), seedField, ocmField)
+		}
+		switch {
+		case fromSeed != "":
+			*f.effect = fromSeed
+		case fromOCM != "":
+			*f.effect = fromOCM
+		}
+	}
+	return out
+}
+
+func (n *normalizer) seedEffect(value v1beta1.StatusConfigAction, field string) Effect {
+	if value == "" {
+		return ""
+	}
+	for _, e := range []Effect{EffectMessageOnly, EffectCondition, EffectNonCompliant} {
+		if strings.EqualFold(string(value), string(e)) {
+			return e
+		}
+	}
+	n.fail(fmt.Sprintf("unsupported value %q: must be StatusMessageOnly, Condition or NonCompliant", value), field)
+	return ""
+}
+
+func (n *normalizer) ocmEffect(value v1beta1.ComplianceConfigAction, field string) Effect {
+	switch {
+	case value == "":
+		return ""
+	case strings.EqualFold(string(value), string(v1beta1.ComplianceCompliant)):
+		return EffectCondition
+	case strings.EqualFold(string(value), string(v1beta1.ComplianceNonCompliant)):
+		return EffectNonCompliant
+	}
+	n.fail(fmt.Sprintf("unsupported value %q: must be Compliant or NonCompliant", value), field)
+	return ""
+}
+
+func (n *normalizer) removal(rb v1beta1.RemovalBehavior) Removal {
+	keepOrDelete := []v1beta1.RemovalAction{v1beta1.RemovalKeep, v1beta1.RemovalDelete}
+	withUnused := []v1beta1.RemovalAction{v1beta1.RemovalKeep, v1beta1.RemovalDelete, v1beta1.RemovalDeleteIfUnused}
+	return Removal{
+		OperatorGroups:            n.removalAction(rb.OperatorGroups, "operatorGroups", v1beta1.RemovalDeleteIfUnused, withUnused),
+		Subscriptions:             n.removalAction(rb.Subscriptions, "subscriptions", v1beta1.RemovalDelete, keepOrDelete),
+		ClusterServiceVersions:    n.removalAction(rb.ClusterServiceVersions, "clusterServiceVersions", v1beta1.RemovalDelete, keepOrDelete),
+		InstallPlans:              n.removalAction(rb.InstallPlans, "installPlans", v1beta1.RemovalKeep, keepOrDelete),
+		CustomResourceDefinitions: n.removalAction(rb.CustomResourceDefinitions, "customResourceDefinitions", v1beta1.RemovalKeep, keepOrDelete),
+		APIServiceDefinitions:     n.removalAction(rb.APIServiceDefinitions, "apiServiceDefinitions", v1beta1.RemovalKeep, keepOrDelete),
+	}
+}
+
+func (n *normalizer) removalAction(value v1beta1.RemovalAction, name string, def v1beta1.RemovalAction, allowed []v1beta1.RemovalAction) v1beta1.RemovalAction {
+	if value == "" {
+		return def
+	}
+	for _, a := range allowed {
+		if strings.EqualFold(string(value), string(a)) {
+			return a
+		}
+	}
+	names := make([]string, len(allowed))
+	for i, a := range allowed {
+		names[i] = string(a)
+	}
+	n.fail(fmt.Sprintf("unsupported value %q: must be one of %s", value, strings.Join(names, ", ")), "spec.removalBehavior."+name)
+	return def
+}
+
+func objectRef(namespace, name string) string {
+	if namespace == "" {
+		return name
+	}
+	return namespace + "/" + name
+}

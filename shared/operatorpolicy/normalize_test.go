@@ -1,0 +1,319 @@
+package operatorpolicy
+
+import (
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+
+	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1beta1"
+)
+
+func TestNormalizeStories(t *testing.T) {
+	stimziSub := func(ns, startingCSV string) Subscription {
+		return Subscription{Package: strimzi, Namespace: ns, Channel: "stable", Source: catalog, SourceNamespace: catalogNS, StartingCSV: startingCSV}
+	}
+	base := func() Policy {
+		return Policy{Namespace: "local-cluster", Name: "strimzi-policy", Effects: defaultEffects, Removal: Removal{
+			OperatorGroups: v1beta1.RemovalDeleteIfUnused, Subscriptions: v1beta1.RemovalDelete, ClusterServiceVersions: v1beta1.RemovalDelete,
+			InstallPlans: v1beta1.RemovalKeep, CustomResourceDefinitions: v1beta1.RemovalKeep, APIServiceDefinitions: v1beta1.RemovalKeep,
+		}}
+	}
+	story1 := base()
+	story1.Enforce = true
+	story1.Subscription = stimziSub(opsNS, csv350)
+	story1.Allowed = AllowedCSVs{Names: []string{csv350}}
+	story1.Approval = operatorsv1alpha1.ApprovalManual
+
+	story2 := story1
+	story2.Allowed = AllowedCSVs{Names: []string{csv350, csv351}}
+
+	story3 := story1
+	story3.Effects.UpgradesAvailable = EffectNonCompliant
+
+	story4 := base()
+	story4.Subscription = stimziSub(opsNS, "")
+	story4.Allowed = AllowedCSVs{All: true}
+	story4.Approval = operatorsv1alpha1.ApprovalAutomatic
+	story4.Effects.CatalogSourceUnhealthy = EffectNonCompliant
+
+	story5 := base()
+	story5.Enforce = true
+	story5.Subscription = stimziSub(appNS, "")
+	story5.Allowed = AllowedCSVs{All: true}
+	story5.Approval = operatorsv1alpha1.ApprovalAutomatic
+	story5.OperatorGroup = &OperatorGroup{Name: "og-strimzi", Namespace: appNS, TargetNamespaces: []string{appNS}}
+
+	story6 := story5
+	story6.OperatorGroup = nil
+
+	for n, want := range map[int]Policy{1: story1, 2: story2, 3: story3, 4: story4, 5: story5, 6: story6} {
+		got, err := Normalize(story(t, n))
+		if err != nil {
+			t.Fatalf("story %d: %v", n, err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("story %d:\n got %+v\nwant %+v", n, got, want)
+		}
+	}
+}
+
+// TestNormalizeSpellings checks each seed/OCM pair, from story 1 (seed
+// spelling) with the seed's field cleared where OCM's is tested.
+func TestNormalizeSpellings(t *testing.T) {
+	selector := &metav1.LabelSelector{MatchLabels: map[string]string{"env": "prod"}}
+	tests := []struct {
+		name string
+		edit func(*v1beta1.OperatorPolicy)
+		got  func(Policy) any
+		want any
+	}{
+		// allowedCSVs vs versions
+		{"versions split at commas, blanks ignored", func(op *v1beta1.OperatorPolicy) {
+			op.Spec.AllowedCSVs = nil
+			op.Spec.Versions = []string{"b.v1, a.v1", " ", "c.v1,,", "a.v1"}
+		}, allowed, AllowedCSVs{Names: []string{"a.v1", "b.v1", "c.v1"}}},
+		{"versions empty allow all", func(op *v1beta1.OperatorPolicy) { op.Spec.AllowedCSVs = nil }, allowed, AllowedCSVs{All: true}},
+		{"versions only blanks allow all", func(op *v1beta1.OperatorPolicy) {
+			op.Spec.AllowedCSVs, op.Spec.Versions = nil, []string{" , ", ""}
+		}, allowed, AllowedCSVs{All: true}},
+		{"versions star allows all", func(op *v1beta1.OperatorPolicy) {
+			op.Spec.AllowedCSVs, op.Spec.Versions = nil, []string{"a.v1,*"}
+		}, allowed, AllowedCSVs{All: true}},
+		{"allowedCSVs star allows all", func(op *v1beta1.OperatorPolicy) { op.Spec.AllowedCSVs = []string{"*"} }, allowed, AllowedCSVs{All: true}},
+		{"allowedCSVs sorted and unique", func(op *v1beta1.OperatorPolicy) { op.Spec.AllowedCSVs = []string{"b", " a ", "b"} },
+			allowed, AllowedCSVs{Names: []string{"a", "b"}}},
+		{"both spellings agreeing", func(op *v1beta1.OperatorPolicy) {
+			op.Spec.AllowedCSVs, op.Spec.Versions = []string{"b", "a"}, []string{"a,b"}
+		}, allowed, AllowedCSVs{Names: []string{"a", "b"}}},
+
+		// installPlanApproval vs upgradeApproval
+		{"upgradeApproval None is Manual", func(op *v1beta1.OperatorPolicy) {
+			op.Spec.Subscription.InstallPlanApproval, op.Spec.UpgradeApproval = "", "None"
+		}, approval, operatorsv1alpha1.ApprovalManual},
+		{"upgradeApproval Automatic", func(op *v1beta1.OperatorPolicy) {
+			op.Spec.Subscription.InstallPlanApproval, op.Spec.UpgradeApproval = "", "Automatic"
+		}, approval, operatorsv1alpha1.ApprovalAutomatic},
+		{"Manual agrees with None", func(op *v1beta1.OperatorPolicy) { op.Spec.UpgradeApproval = "none" }, approval, operatorsv1alpha1.ApprovalManual},
+		{"installPlanApproval in any case", func(op *v1beta1.OperatorPolicy) { op.Spec.Subscription.InstallPlanApproval = "automatic" },
+			approval, operatorsv1alpha1.ApprovalAutomatic},
+		{"approval defaults to Automatic", func(op *v1beta1.OperatorPolicy) { op.Spec.Subscription.InstallPlanApproval = "" },
+			approval, operatorsv1alpha1.ApprovalAutomatic},
+
+		// statusConfig vs complianceConfig
+		{"complianceConfig Compliant is Condition", func(op *v1beta1.OperatorPolicy) {
+			op.Spec.ComplianceConfig = &v1beta1.ComplianceConfig{DeploymentsUnavailable: "Compliant", CatalogSourceUnhealthy: "NonCompliant",
+				DeprecationsPresent: "NonCompliant", MinorChannelUpgradeAvailable: "noncompliant"}
+		}, effects, Effects{CatalogSourceUnhealthy: EffectNonCompliant, DeploymentsUnavailable: EffectCondition, UpgradesAvailable: EffectCondition,
+			UpgradesProgressing: EffectNonCompliant, DeprecationsPresent: EffectNonCompliant, MinorChannelUpgradeAvailable: EffectNonCompliant}},
+		{"statusConfig values", func(op *v1beta1.OperatorPolicy) {
+			op.Spec.StatusConfig = &v1beta1.StatusConfig{CatalogSourceUnhealthy: "StatusMessageOnly", DeploymentsUnavailable: "Condition",
+				UpgradesAvailable: "NonCompliant", UpgradesProgressing: "condition"}
+		}, effects, Effects{CatalogSourceUnhealthy: EffectMessageOnly, DeploymentsUnavailable: EffectCondition, UpgradesAvailable: EffectNonCompliant,
+			UpgradesProgressing: EffectCondition, DeprecationsPresent: EffectCondition, MinorChannelUpgradeAvailable: EffectCondition}},
+		{"both spellings agreeing keep the seed's value", func(op *v1beta1.OperatorPolicy) {
+			op.Spec.StatusConfig = &v1beta1.StatusConfig{CatalogSourceUnhealthy: "StatusMessageOnly", DeploymentsUnavailable: "NonCompliant"}
+			op.Spec.ComplianceConfig = &v1beta1.ComplianceConfig{CatalogSourceUnhealthy: "Compliant", DeploymentsUnavailable: "NonCompliant"}
+		}, func(p Policy) any {
+			return []Effect{p.Effects.CatalogSourceUnhealthy, p.Effects.DeploymentsUnavailable}
+		},
+			[]Effect{EffectMessageOnly, EffectNonCompliant}},
+		{"OCM defaults", func(op *v1beta1.OperatorPolicy) {}, effects, Effects{
+			CatalogSourceUnhealthy: EffectCondition, DeploymentsUnavailable: EffectNonCompliant, UpgradesAvailable: EffectCondition,
+			UpgradesProgressing: EffectNonCompliant, DeprecationsPresent: EffectCondition, MinorChannelUpgradeAvailable: EffectCondition}},
+
+		// removal on deletion vs mustnothave
+		{"musthave keeps", func(op *v1beta1.OperatorPolicy) { op.Spec.ComplianceType = "MustHave" }, remove, false},
+		{"mustnothave removes", func(op *v1beta1.OperatorPolicy) { op.Spec.ComplianceType = "mustnothave" }, remove, true},
+		{"deletion removes", func(op *v1beta1.OperatorPolicy) { op.DeletionTimestamp = &metav1.Time{Time: t0} }, remove, true},
+
+		// removalBehavior
+		{"removalBehavior in any case, others defaulted", func(op *v1beta1.OperatorPolicy) {
+			op.Spec.RemovalBehavior = v1beta1.RemovalBehavior{OperatorGroups: "keep", CustomResourceDefinitions: "DELETE"}
+		}, func(p Policy) any { return p.Removal }, Removal{
+			OperatorGroups: v1beta1.RemovalKeep, Subscriptions: v1beta1.RemovalDelete, ClusterServiceVersions: v1beta1.RemovalDelete,
+			InstallPlans: v1beta1.RemovalKeep, CustomResourceDefinitions: v1beta1.RemovalDelete, APIServiceDefinitions: v1beta1.RemovalKeep}},
+
+		// remediationAction
+		{"Enforce in any case", func(op *v1beta1.OperatorPolicy) { op.Spec.RemediationAction = "Enforce" }, enforce, true},
+		{"unset remediationAction informs", func(op *v1beta1.OperatorPolicy) { op.Spec.RemediationAction = "" }, enforce, false},
+
+		// operatorGroup target vs targetNamespaces/selector
+		{"target.namespaces", func(op *v1beta1.OperatorPolicy) {
+			op.Spec.OperatorGroup = &v1beta1.OperatorGroup{Name: "og", Target: &v1beta1.OperatorGroupTarget{Namespaces: []string{"b", "a", "b"}}}
+		}, operatorGroup, &OperatorGroup{Name: "og", Namespace: opsNS, TargetNamespaces: []string{"a", "b"}}},
+		{"targetNamespaces", func(op *v1beta1.OperatorPolicy) {
+			op.Spec.OperatorGroup = &v1beta1.OperatorGroup{Name: "og", Namespace: opsNS, TargetNamespaces: []string{"a"}, ServiceAccountName: "sa"}
+		}, operatorGroup, &OperatorGroup{Name: "og", Namespace: opsNS, TargetNamespaces: []string{"a"}, ServiceAccountName: "sa"}},
+		{"both namespace spellings agreeing", func(op *v1beta1.OperatorPolicy) {
+			op.Spec.OperatorGroup = &v1beta1.OperatorGroup{Name: "og", Target: &v1beta1.OperatorGroupTarget{Namespaces: []string{"b", "a"}},
+				TargetNamespaces: []string{"a", "b"}}
+		}, operatorGroup, &OperatorGroup{Name: "og", Namespace: opsNS, TargetNamespaces: []string{"a", "b"}}},
+		{"target.selector", func(op *v1beta1.OperatorPolicy) {
+			op.Spec.OperatorGroup = &v1beta1.OperatorGroup{Name: "og", Target: &v1beta1.OperatorGroupTarget{Selector: selector}}
+		}, operatorGroup, &OperatorGroup{Name: "og", Namespace: opsNS, Selector: selector}},
+		{"selector", func(op *v1beta1.OperatorPolicy) {
+			op.Spec.OperatorGroup = &v1beta1.OperatorGroup{Name: "og", Selector: selector}
+		}, operatorGroup, &OperatorGroup{Name: "og", Namespace: opsNS, Selector: selector}},
+		{"no targets is AllNamespaces", func(op *v1beta1.OperatorPolicy) {
+			op.Spec.OperatorGroup = &v1beta1.OperatorGroup{Name: "og"}
+		}, operatorGroup, &OperatorGroup{Name: "og", Namespace: opsNS}},
+
+		// subscription namespace
+		{"subscription namespace defaults to the policy's", func(op *v1beta1.OperatorPolicy) { op.Spec.Subscription.Namespace = "" },
+			func(p Policy) any { return p.Subscription.Namespace }, "local-cluster"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			op := story(t, 1)
+			tc.edit(op)
+			p, err := Normalize(op)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := tc.got(p); !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("got %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+func allowed(p Policy) any       { return p.Allowed }
+func approval(p Policy) any      { return p.Approval }
+func effects(p Policy) any       { return p.Effects }
+func remove(p Policy) any        { return p.Remove }
+func enforce(p Policy) any       { return p.Enforce }
+func operatorGroup(p Policy) any { return p.OperatorGroup }
+
+func TestNormalizeErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		edit func(*v1beta1.OperatorPolicy)
+		// want lists, per expected FieldError in order, its fields and a piece of
+		// its reason.
+		want [][2]string
+	}{
+		{"subscription name missing", func(op *v1beta1.OperatorPolicy) { op.Spec.Subscription.Name = "" },
+			[][2]string{{"spec.subscription.name", "is required"}}},
+		{"subscription name invalid", func(op *v1beta1.OperatorPolicy) { op.Spec.Subscription.Name = "Strimzi_Operator" },
+			[][2]string{{"spec.subscription.name", `invalid value "Strimzi_Operator"`}}},
+		{"no namespace anywhere", func(op *v1beta1.OperatorPolicy) { op.Namespace, op.Spec.Subscription.Namespace = "", "" },
+			[][2]string{{"spec.subscription.namespace", "the OperatorPolicy has no namespace"}}},
+		{"empty allowedCSVs", func(op *v1beta1.OperatorPolicy) { op.Spec.AllowedCSVs = []string{} },
+			[][2]string{{"spec.allowedCSVs", "must have at least one item"}}},
+		{"blank allowedCSVs entry", func(op *v1beta1.OperatorPolicy) { op.Spec.AllowedCSVs = []string{"a", " "} },
+			[][2]string{{"spec.allowedCSVs[1]", "must not be empty"}}},
+		{"allowedCSVs and versions disagree", func(op *v1beta1.OperatorPolicy) { op.Spec.Versions = []string{csv350 + ",other.v1"} },
+			[][2]string{{"spec.allowedCSVs, spec.versions", "disagree ([" + csv350 + "] and [other.v1, " + csv350 + "])"}}},
+		{"allowedCSVs star and versions disagree", func(op *v1beta1.OperatorPolicy) {
+			op.Spec.AllowedCSVs, op.Spec.Versions = []string{"*"}, []string{csv350}
+		}, [][2]string{{"spec.allowedCSVs, spec.versions", "disagree (all and [" + csv350 + "])"}}},
+		{"approval spellings disagree", func(op *v1beta1.OperatorPolicy) { op.Spec.UpgradeApproval = "Automatic" },
+			[][2]string{{"spec.subscription.installPlanApproval, spec.upgradeApproval", `disagree ("Manual" and "Automatic"`}}},
+		{"unknown installPlanApproval", func(op *v1beta1.OperatorPolicy) { op.Spec.Subscription.InstallPlanApproval = "None" },
+			[][2]string{{"spec.subscription.installPlanApproval", `unsupported value "None"`}}},
+		{"unknown upgradeApproval", func(op *v1beta1.OperatorPolicy) { op.Spec.UpgradeApproval = "Manual" },
+			[][2]string{{"spec.upgradeApproval", `unsupported value "Manual"`}}},
+		{"effect spellings disagree", func(op *v1beta1.OperatorPolicy) {
+			op.Spec.StatusConfig = &v1beta1.StatusConfig{UpgradesAvailable: "Condition"}
+			op.Spec.ComplianceConfig = &v1beta1.ComplianceConfig{UpgradesAvailable: "NonCompliant"}
+		}, [][2]string{{"spec.statusConfig.upgradesAvailable, spec.complianceConfig.upgradesAvailable", `disagree ("Condition" and "NonCompliant")`}}},
+		{"unknown effects", func(op *v1beta1.OperatorPolicy) {
+			op.Spec.StatusConfig = &v1beta1.StatusConfig{UpgradesProgressing: "Compliant"}
+			op.Spec.ComplianceConfig = &v1beta1.ComplianceConfig{DeprecationsPresent: "Condition"}
+		}, [][2]string{
+			{"spec.statusConfig.upgradesProgressing", `unsupported value "Compliant"`},
+			{"spec.complianceConfig.deprecationsPresent", `unsupported value "Condition"`},
+		}},
+		{"unknown removal actions", func(op *v1beta1.OperatorPolicy) {
+			op.Spec.RemovalBehavior = v1beta1.RemovalBehavior{OperatorGroups: "Orphan", Subscriptions: "DeleteIfUnused"}
+		}, [][2]string{
+			{"spec.removalBehavior.operatorGroups", `unsupported value "Orphan": must be one of Keep, Delete, DeleteIfUnused`},
+			{"spec.removalBehavior.subscriptions", `unsupported value "DeleteIfUnused": must be one of Keep, Delete`},
+		}},
+		{"unknown remediationAction", func(op *v1beta1.OperatorPolicy) { op.Spec.RemediationAction = "audit" },
+			[][2]string{{"spec.remediationAction", `unsupported value "audit"`}}},
+		{"mustonlyhave", func(op *v1beta1.OperatorPolicy) { op.Spec.ComplianceType = "mustonlyhave" },
+			[][2]string{{"spec.complianceType", `unsupported value "mustonlyhave"`}}},
+		{"operatorGroup without name, in another namespace", func(op *v1beta1.OperatorPolicy) {
+			op.Spec.OperatorGroup = &v1beta1.OperatorGroup{Namespace: "elsewhere"}
+		}, [][2]string{
+			{"spec.operatorGroup.name", "is required"},
+			{"spec.operatorGroup.namespace", `"elsewhere" must be the subscription's namespace "openshift-operators"`},
+		}},
+		{"operatorGroup namespace spellings disagree", func(op *v1beta1.OperatorPolicy) {
+			op.Spec.OperatorGroup = &v1beta1.OperatorGroup{Name: "og", Target: &v1beta1.OperatorGroupTarget{Namespaces: []string{"a"}},
+				TargetNamespaces: []string{"b"}}
+		}, [][2]string{{"spec.operatorGroup.target.namespaces, spec.operatorGroup.targetNamespaces", "disagree ([a] and [b])"}}},
+		{"operatorGroup selector spellings disagree", func(op *v1beta1.OperatorPolicy) {
+			op.Spec.OperatorGroup = &v1beta1.OperatorGroup{Name: "og",
+				Target:   &v1beta1.OperatorGroupTarget{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"a": "1"}}},
+				Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"a": "2"}}}
+		}, [][2]string{{"spec.operatorGroup.target.selector, spec.operatorGroup.selector", "disagree"}}},
+		{"operatorGroup namespaces and selector", func(op *v1beta1.OperatorPolicy) {
+			op.Spec.OperatorGroup = &v1beta1.OperatorGroup{Name: "og", TargetNamespaces: []string{"a"}, Selector: &metav1.LabelSelector{}}
+		}, [][2]string{{"spec.operatorGroup.targetNamespaces, spec.operatorGroup.selector", "only one of"}}},
+		{"operatorGroup bad entries", func(op *v1beta1.OperatorPolicy) {
+			op.Spec.OperatorGroup = &v1beta1.OperatorGroup{Name: "og", Target: &v1beta1.OperatorGroupTarget{Namespaces: []string{"ok", ""},
+				Selector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "k", Operator: "Near"}}}}}
+		}, [][2]string{
+			{"spec.operatorGroup.target.namespaces[1]", `invalid value ""`},
+			{"spec.operatorGroup.target.selector", `"Near" is not a valid label selector operator`},
+			{"spec.operatorGroup.target.namespaces, spec.operatorGroup.target.selector", "only one of"},
+		}},
+		{"every problem is reported", func(op *v1beta1.OperatorPolicy) {
+			op.Spec.Subscription.Name = ""
+			op.Spec.AllowedCSVs = []string{}
+			op.Spec.UpgradeApproval = "Sometimes"
+			op.Spec.RemovalBehavior.InstallPlans = "Later"
+		}, [][2]string{
+			{"spec.subscription.name", "is required"},
+			{"spec.upgradeApproval", `unsupported value "Sometimes"`},
+			{"spec.allowedCSVs", "must have at least one item"},
+			{"spec.removalBehavior.installPlans", `unsupported value "Later"`},
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			op := story(t, 1)
+			tc.edit(op)
+			p, err := Normalize(op)
+			if err == nil {
+				t.Fatalf("no error; got %+v", p)
+			}
+			if !reflect.DeepEqual(p, Policy{}) {
+				t.Errorf("an invalid policy gave %+v", p)
+			}
+			joined, ok := err.(interface{ Unwrap() []error })
+			if !ok {
+				t.Fatalf("error %v does not join FieldErrors", err)
+			}
+			errs := joined.Unwrap()
+			if len(errs) != len(tc.want) {
+				t.Fatalf("got %d errors, want %d:\n%v", len(errs), len(tc.want), err)
+			}
+			for i, e := range errs {
+				var fe *FieldError
+				if !errors.As(e, &fe) {
+					t.Fatalf("error %d is %T, not *FieldError", i, e)
+				}
+				wantRef := objectRef(op.Namespace, op.Name)
+				if fe.Policy != wantRef || strings.Join(fe.Fields, ", ") != tc.want[i][0] || !strings.Contains(fe.Reason, tc.want[i][1]) {
+					t.Errorf("error %d = %q; want policy %s, fields %s, reason containing %q", i, e, wantRef, tc.want[i][0], tc.want[i][1])
+				}
+				if !strings.HasPrefix(e.Error(), "OperatorPolicy "+wantRef+": "+tc.want[i][0]+": ") {
+					t.Errorf("error %d reads %q; it must name the policy and the fields first", i, e)
+				}
+			}
+		})
+	}
+}
+
+func TestNormalizeNil(t *testing.T) {
+	if _, err := Normalize(nil); err == nil {
+		t.Fatal("a nil OperatorPolicy normalised")
+	}
+}
