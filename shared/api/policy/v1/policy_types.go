@@ -212,6 +212,12 @@ type PolicyStatus struct {
 	RolloutStatus RolloutStatus `json:"rolloutStatus,omitempty"`
 	// +optional
 	Details []*DetailsPerTemplate `json:"details,omitempty"`
+	// ObservedGeneration is, on a replicated policy, the metadata.generation of the
+	// replica that the compliance above was evaluated for (set by the spoke's status
+	// sync). The hub's rollout counts a cluster's compliance only when it is current.
+	//
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 }
 
 // Policy delivers policy templates to the clusters its PlacementBindings select.
