@@ -174,6 +174,16 @@ type CompliancePerClusterStatus struct {
 	//
 	// +optional
 	RolloutStatus RolloutStatus `json:"rolloutStatus,omitempty"`
+	// RolloutLastTransitionTime is when rolloutStatus last changed, or when the
+	// rollout of the current generation reached the cluster: the start of its
+	// progressDeadline and of its soak (minSuccessTime).
+	//
+	// +optional
+	RolloutLastTransitionTime *metav1.Time `json:"rolloutLastTransitionTime,omitempty"`
+	// RolloutGeneration is the root policy generation rolloutStatus belongs to.
+	//
+	// +optional
+	RolloutGeneration int64 `json:"rolloutGeneration,omitempty"`
 }
 
 // ComplianceHistory is one compliance event of a template.
