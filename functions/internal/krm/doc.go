@@ -1,0 +1,37 @@
+// Package krm is the thin adapter kit every KRM function of this repository is
+// built on (validate-dependencies, plan-rollout, expand-operator-policy,
+// check-placement). It speaks the KRM Functions Specification
+// (config.kubernetes.io/v1 ResourceList on stdin and stdout) on top of the kpt
+// function SDK's object model (fn.ResourceList, fn.KubeObject, fn.Result).
+//
+// Contract:
+//
+//   - Function.Run reads one ResourceList, calls Process, and writes the
+//     ResourceList back with its items in the order Process left them. Items
+//     are written from their own YAML nodes: an item Process did not touch comes
+//     out exactly as it came in (comments, field order, quoting), so an input
+//     encoded the way kustomize and kpt encode (two-space indent, compact
+//     sequences, folded scalars on one line) passes through byte for byte.
+//   - The functionConfig is not echoed. Results are written under results, in
+//     the order Process appended them.
+//   - Every error and warning result is also written to stderr, one line each,
+//     prefixed with the function's name, because kustomize shows nothing but
+//     stderr. The exit code is 1 when any result is an error (kustomize and kpt
+//     both pass a function that reports errors but exits 0), 0 otherwise.
+//   - Input that is not a ResourceList yields an error result, an empty item
+//     list and exit code 1; nothing panics on bad input.
+//   - functionConfigs are objects of apiVersion fn.fleetpolicy.io/v1alpha1 with
+//     their fields at the top level, as kpt's own configs (DecodeConfig). The
+//     absence of a config, and kpt's placeholder ConfigMap, mean defaults.
+//   - Process must leave alone the items it does not own. Orchestrators put
+//     their own items in the list (kpt: the Kptfile and function configs;
+//     kustomize: generator configs marked config.kubernetes.io/local-config) and
+//     annotations on every item (internal.config.kubernetes.io/*,
+//     config.kubernetes.io/{path,index}, config.k8s.io/id,
+//     kustomize.config.k8s.io/id): never edit them. Skip local-config items
+//     with the method item.IsLocalConfig(); the SDK's function fn.IsLocalConfig
+//     returns true for every object (v1.1.0).
+//
+// The golden-test helper and the helpers that run a function through the real
+// kustomize and kpt binaries live in the sibling package krmtest.
+package krm

@@ -1,0 +1,142 @@
+// Command validate-dependencies is a KRM function that checks the policy-template
+// dependencies (spec.dependencies and extraDependencies) of the Policies in a
+// package before they reach a hub: cycles, self-dependencies, invalid fields and
+// dependencies on objects the package does not hold. It never changes an item.
+// README.md documents its use; the algorithm is package shared/dependency.
+package main
+
+import (
+	_ "embed"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/kptdev/krm-functions-sdk/go/fn"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/fleetpolicy/fleetpolicy/functions/internal/krm"
+	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
+	policyv1beta1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1beta1"
+	"github.com/fleetpolicy/fleetpolicy/shared/dependency"
+)
+
+//go:embed README.md
+var readme string
+
+// configKind is the kind of this function's functionConfig.
+const configKind = "ValidateDependencies"
+
+var validateDependencies = krm.Function{Name: "validate-dependencies", Help: readme, Process: validate}
+
+func main() { validateDependencies.Main() }
+
+// Config is the functionConfig (apiVersion fn.fleetpolicy.io/v1alpha1, kind
+// ValidateDependencies).
+type Config struct {
+	// External lists the dependency targets that live outside the package, so
+	// that depending on them is not worth a warning.
+	External []External `json:"external,omitempty"`
+}
+
+// External names a dependency target as a dependency would, without apiVersion:
+// a Policy by name (in the depending policy's namespace unless namespace is
+// set) or by its replicated name "<namespace>.<name>".
+type External struct {
+	Kind      string `json:"kind"`
+	Name      string `json:"name"`
+	Namespace string `json:"namespace,omitempty"`
+}
+
+func validate(rl *fn.ResourceList) error {
+	var cfg Config
+	if err := krm.DecodeConfig(rl.FunctionConfig, configKind, &cfg); err != nil {
+		return err
+	}
+	for i, e := range cfg.External {
+		if e.Kind == "" || e.Name == "" {
+			return fmt.Errorf("functionConfig %s %q: external[%d]: kind and name are required",
+				configKind, rl.FunctionConfig.GetName(), i)
+		}
+	}
+
+	var (
+		policies []*policyv1.Policy
+		sets     []*policyv1beta1.PolicySet
+		items    = map[types.NamespacedName]*fn.KubeObject{} // Policy -> its item, for results
+	)
+	for _, item := range rl.Items {
+		if item.IsLocalConfig() {
+			continue
+		}
+		gk := item.GroupKind()
+		switch {
+		case gk.Group == policyv1.GroupVersion.Group && gk.Kind == "Policy":
+			p := &policyv1.Policy{}
+			if err := krm.Decode(item, p); err != nil {
+				rl.Results = append(rl.Results, unreadable(item, err))
+				continue
+			}
+			policies = append(policies, p)
+			key := types.NamespacedName{Namespace: p.Namespace, Name: p.Name}
+			if _, dup := items[key]; !dup {
+				items[key] = item
+			}
+		case gk.Group == policyv1beta1.GroupVersion.Group && gk.Kind == "PolicySet":
+			set := &policyv1beta1.PolicySet{}
+			if err := krm.Decode(item, set); err != nil {
+				rl.Results = append(rl.Results, unreadable(item, err))
+				continue
+			}
+			sets = append(sets, set)
+		}
+	}
+
+	g := dependency.Build(policies, sets)
+	for _, issue := range g.Issues() {
+		rl.Results = append(rl.Results, krm.ObjectResult(items[issue.Policy], fn.Error, issue.Field, issue.Message))
+	}
+	for _, c := range g.Cycles() {
+		declared := c.Declared()
+		rl.Results = append(rl.Results, krm.ObjectResult(items[declared.Policy], fn.Error, declared.Field,
+			"dependency cycle, each waits for the next: "+c.Path()))
+	}
+	for _, e := range g.Unresolved() {
+		if isExternal(e, cfg.External) {
+			continue
+		}
+		waitsFor := e.To.String()
+		if e.Compliance != "" {
+			waitsFor += " to be " + string(e.Compliance)
+		}
+		rl.Results = append(rl.Results, krm.ObjectResult(items[e.Policy], fn.Warning, e.Field, fmt.Sprintf(
+			"waits for %s, which is not in the package; if it is managed elsewhere, list it under external in the %s functionConfig",
+			waitsFor, configKind)))
+	}
+	if order, ok := g.ApplyOrder(); ok && len(order) > 0 {
+		names := make([]string, len(order))
+		for i, ref := range order {
+			names[i] = ref.String()
+		}
+		rl.Results = append(rl.Results, &fn.Result{Severity: fn.Info,
+			Message: "apply order, each after what it waits for: " + strings.Join(names, ", ")})
+	}
+	return nil
+}
+
+// unreadable reports an item that does not decode as its kind.
+func unreadable(item *fn.KubeObject, err error) *fn.Result {
+	var fieldErr *krm.FieldError
+	if errors.As(err, &fieldErr) {
+		return krm.ObjectResult(item, fn.Error, fieldErr.Field, "cannot be read: "+fieldErr.Message)
+	}
+	return krm.ObjectResult(item, fn.Error, "", "cannot be read: "+err.Error())
+}
+
+func isExternal(e dependency.Edge, external []External) bool {
+	for _, x := range external {
+		if e.To.Names(x.Kind, x.Namespace, x.Name, e.Policy.Namespace) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,127 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/kptdev/krm-functions-sdk/go/fn"
+
+	"github.com/fleetpolicy/fleetpolicy/functions/internal/krmtest"
+)
+
+// defaultConfig is the functionConfig of the cases that have none: kustomize
+// needs an object to carry the function annotation.
+var defaultConfig = []byte("apiVersion: fn.fleetpolicy.io/v1alpha1\nkind: ValidateDependencies\nmetadata:\n  name: validate-dependencies\n")
+
+// errorMessages are the messages of the error results a case expects.
+func errorMessages(t *testing.T, c krmtest.Case) []string {
+	t.Helper()
+	var msgs []string
+	for _, r := range c.ExpectedResults(t) {
+		if r.Severity == fn.Error {
+			msgs = append(msgs, r.Message)
+		}
+	}
+	return msgs
+}
+
+// checkRun fails the test unless the run failed exactly when the case expects
+// error results, with each expected message in what the tool printed.
+func checkRun(t *testing.T, c krmtest.Case, out krmtest.Output) {
+	t.Helper()
+	wantErrors := errorMessages(t, c)
+	if failed := out.Err != nil; failed != (len(wantErrors) > 0) {
+		t.Fatalf("failed = %v (%v), want %v\nstdout:\n%s\nstderr:\n%s", failed, out.Err, len(wantErrors) > 0, out.Stdout, out.Stderr)
+	}
+	for _, msg := range wantErrors {
+		if !strings.Contains(out.Stdout+out.Stderr, msg) {
+			t.Errorf("the message %q is not shown; stdout:\n%s\nstderr:\n%s", msg, out.Stdout, out.Stderr)
+		}
+	}
+}
+
+func TestThroughKustomize(t *testing.T) {
+	kustomize := krmtest.Kustomize(t)
+	bin := krmtest.BuildFunction(t, "validate-dependencies")
+	for _, c := range krmtest.Cases(t, "testdata") {
+		t.Run(c.Name, func(t *testing.T) {
+			config := c.Config
+			if config == nil {
+				config = defaultConfig
+			}
+			out := krmtest.KustomizeBuild(t, kustomize, krmtest.WriteKustomization(t, bin, c.Items, config))
+			checkRun(t, c, out)
+			if out.Err != nil {
+				return
+			}
+			// The function changed nothing: the build equals a build without it.
+			plain := t.TempDir()
+			for name, content := range map[string]string{
+				"kustomization.yaml": "resources:\n- resources.yaml\n",
+				"resources.yaml":     string(c.Items),
+			} {
+				if err := os.WriteFile(filepath.Join(plain, name), []byte(content), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want := krmtest.KustomizeBuild(t, kustomize, plain)
+			if want.Err != nil {
+				t.Fatalf("plain build: %v\n%s", want.Err, want.Stderr)
+			}
+			if out.Stdout != want.Stdout {
+				t.Errorf("the function changed the build:\n--- got\n%s\n--- want\n%s", out.Stdout, want.Stdout)
+			}
+		})
+	}
+}
+
+func TestThroughKptRender(t *testing.T) {
+	kpt := krmtest.Kpt(t)
+	bin := krmtest.BuildFunction(t, "validate-dependencies")
+	for _, stage := range []string{"validators", "mutators"} {
+		for _, c := range krmtest.Cases(t, "testdata") {
+			t.Run(stage+"/"+c.Name, func(t *testing.T) {
+				pkg := krmtest.WriteKptPackage(t, bin, c.Items, c.Config, stage)
+				before := krmtest.ReadDir(t, pkg)
+				checkRun(t, c, krmtest.KptRender(t, kpt, pkg))
+				// Every file is left byte for byte, comments included, and a
+				// second render changes nothing either.
+				if after := krmtest.ReadDir(t, pkg); !reflect.DeepEqual(after, before) {
+					t.Fatalf("render changed the package:\n--- got\n%v\n--- want\n%v", after, before)
+				}
+				checkRun(t, c, krmtest.KptRender(t, kpt, pkg))
+				if again := krmtest.ReadDir(t, pkg); !reflect.DeepEqual(again, before) {
+					t.Errorf("the second render changed the package:\n--- got\n%v\n--- want\n%v", again, before)
+				}
+			})
+		}
+	}
+}
+
+func TestThroughKptEval(t *testing.T) {
+	kpt := krmtest.Kpt(t)
+	bin := krmtest.BuildFunction(t, "validate-dependencies")
+	for _, c := range krmtest.Cases(t, "testdata") {
+		t.Run(c.Name, func(t *testing.T) {
+			pkg := t.TempDir()
+			if err := os.WriteFile(filepath.Join(pkg, "resources.yaml"), c.Items, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			var config string
+			if c.Config != nil {
+				config = filepath.Join(t.TempDir(), "fn-config.yaml")
+				if err := os.WriteFile(config, c.Config, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			before := krmtest.ReadDir(t, pkg)
+			checkRun(t, c, krmtest.KptEval(t, kpt, pkg, bin, config))
+			if after := krmtest.ReadDir(t, pkg); !reflect.DeepEqual(after, before) {
+				t.Errorf("eval changed the package:\n--- got\n%v\n--- want\n%v", after, before)
+			}
+		})
+	}
+}
