@@ -7,6 +7,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
@@ -26,6 +27,9 @@ type ManagerOptions struct {
 	// QPS and Burst are the client-side limits towards the hub API server.
 	QPS   float32
 	Burst int
+	// SkipControllerNameValidation lets one process build the hub's manager more
+	// than once (tests that stop and restart the hub).
+	SkipControllerNameValidation bool
 }
 
 // DefaultManagerOptions are the hub binary's defaults.
@@ -54,6 +58,7 @@ func NewManager(ctx context.Context, cfg *rest.Config, o ManagerOptions) (ctrl.M
 		LeaderElectionNamespace: o.LeaderElectionNamespace,
 		// Managed fields are never read, and replicas are cached as digests:
 		// both keep the cache small (see slimPolicies).
+		Controller: config.Controller{SkipNameValidation: &o.SkipControllerNameValidation},
 		Cache: cache.Options{
 			DefaultTransform: cache.TransformStripManagedFields(),
 			ByObject:         map[client.Object]cache.ByObject{&policyv1.Policy{}: {Transform: slimPolicies}},

@@ -5,15 +5,22 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
+	clusterv1alpha1 "open-cluster-management.io/api/cluster/v1alpha1"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -25,14 +32,17 @@ import (
 	"github.com/fleetpolicy/fleetpolicy/shared/binding"
 	"github.com/fleetpolicy/fleetpolicy/shared/dependency"
 	"github.com/fleetpolicy/fleetpolicy/shared/replication"
+	"github.com/fleetpolicy/fleetpolicy/shared/rollout"
 )
 
 // Event reasons on root policies.
 const (
-	reasonBindingInvalid     = "BindingInvalid"
-	reasonPropagationFailed  = "PropagationFailed"
-	reasonClusterNamespace   = "ClusterNamespaceMissing"
-	reasonReplicasPropagated = "Propagated"
+	reasonBindingInvalid    = "BindingInvalid"
+	reasonPropagationFailed = "PropagationFailed"
+	reasonClusterNamespace  = "ClusterNamespaceMissing"
+	reasonRolloutInvalid    = "RolloutInvalid"
+	reasonRolloutWave       = "RolloutWave"
+	reasonRolloutNote       = "RolloutNote"
 )
 
 // Propagator reconciles root policies: their replicas and their status.
@@ -45,6 +55,8 @@ type Propagator struct {
 	Recorder events.EventRecorder
 	// Writers bounds the replica writes in flight for one root policy.
 	Writers int
+	// Clock is the time of rollout steps.
+	Clock clock.PassiveClock
 }
 
 // replicaWrite is one write a reconcile decided on.
@@ -56,6 +68,7 @@ type replicaWrite struct {
 // Reconcile brings one root policy's replicas and status in line with its bindings.
 func (p *Propagator) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	start := time.Now()
+	now := p.Clock.Now()
 	logger := log.FromContext(ctx)
 
 	root := &policyv1.Policy{}
@@ -78,6 +91,7 @@ func (p *Propagator) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 
 	var resolution *binding.Resolution
+	var step rollout.StepResult
 	var sets []policyv1beta1.PolicySet
 	if root != nil {
 		var bindings []policyv1.PlacementBinding
@@ -85,7 +99,7 @@ func (p *Propagator) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if err != nil {
 			return ctrl.Result{}, err
 		}
-		decisions, err := p.decisions(ctx, root.Namespace, bindings)
+		decisions, groups, err := p.decisions(ctx, root.Namespace, bindings)
 		if err != nil {
 			return ctrl.Result{}, err
 		}
@@ -97,9 +111,15 @@ func (p *Propagator) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			reconcileTotal.WithLabelValues("invalid").Inc()
 			return ctrl.Result{}, nil
 		}
+		step, err = p.step(root, resolution, groups, existing, now)
+		if err != nil {
+			p.Recorder.Eventf(root, nil, corev1.EventTypeWarning, reasonRolloutInvalid, "Rollout", "%v", err)
+			reconcileTotal.WithLabelValues("invalid").Inc()
+			return ctrl.Result{}, nil
+		}
 	}
 
-	writes := p.plan(root, resolution, sets, existing)
+	writes := p.plan(root, step.Clusters, sets, existing)
 	writeErr := p.write(ctx, root, writes)
 	if root == nil {
 		replicasPerPolicy.DeleteLabelValues(req.Namespace, req.Name)
@@ -111,15 +131,28 @@ func (p *Propagator) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		propagationSeconds.Observe(time.Since(start).Seconds())
 		logger.V(1).Info("propagated", "writes", len(writes), "clusters", len(resolution.Clusters))
 	}
+	if writeErr == nil {
+		p.reportWave(root, step, now)
+	}
 
-	statusErr := p.updateRootStatus(ctx, root, resolution, existing)
+	statusChanged, statusErr := p.updateRootStatus(ctx, root, resolution, step, existing)
 	err = errors.Join(writeErr, statusErr)
 	reconcileTotal.WithLabelValues(outcome(err)).Inc()
 	if err != nil && apierrors.IsConflict(statusErr) && writeErr == nil {
 		// The root changed since the cache saw it; its update event is queued.
 		return ctrl.Result{Requeue: true}, nil
 	}
-	return ctrl.Result{}, err
+	var result ctrl.Result
+	switch {
+	case statusChanged:
+		// The step recorded new progress. The next step must see it even when no
+		// replica changes (a cluster reached again after a restart whose replica
+		// already carries, and has reported on, what this step wrote).
+		result.Requeue = true
+	case step.RequeueAfter != nil:
+		result.RequeueAfter = max(*step.RequeueAfter, 100*time.Millisecond)
+	}
+	return result, err
 }
 
 func outcome(err error) string {
@@ -175,11 +208,13 @@ func (p *Propagator) bindingInputs(ctx context.Context, root *policyv1.Policy) (
 	return sets.Items, bindings, nil
 }
 
-// decisions reads the clusters selected by each placement the bindings reference:
-// a Placement's PlacementDecisions, a PlacementRule's status.decisions. A missing
-// placement selects nothing.
-func (p *Propagator) decisions(ctx context.Context, namespace string, bindings []policyv1.PlacementBinding) (binding.Decisions, error) {
+// decisions reads the clusters selected by each placement the bindings reference
+// (a Placement's PlacementDecisions, a PlacementRule's status.decisions; a
+// missing placement selects nothing) and their decision groups for the rollout (a
+// PlacementRule's decisions are one group of index 0).
+func (p *Propagator) decisions(ctx context.Context, namespace string, bindings []policyv1.PlacementBinding) (binding.Decisions, []rollout.DecisionGroup, error) {
 	out := binding.Decisions{}
+	var groups []rollout.DecisionGroup
 	for _, pb := range bindings {
 		ref := binding.PlacementRef{Kind: pb.PlacementRef.Kind, Name: pb.PlacementRef.Name}
 		if _, done := out[ref]; done {
@@ -191,35 +226,127 @@ func (p *Propagator) decisions(ctx context.Context, namespace string, bindings [
 			list := &clusterv1beta1.PlacementDecisionList{}
 			if err := p.Client.List(ctx, list, client.InNamespace(namespace),
 				client.MatchingFields{indexDecisionPlacement: namespace + "/" + ref.Name}); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			for _, d := range list.Items {
+				group := rollout.DecisionGroup{
+					Placement: ref.Name,
+					GroupName: d.Labels[clusterv1beta1.DecisionGroupNameLabel],
+				}
+				if index, err := strconv.ParseInt(d.Labels[clusterv1beta1.DecisionGroupIndexLabel], 10, 32); err == nil {
+					group.GroupIndex = int32(index)
+				}
 				for _, cd := range d.Status.Decisions {
 					clusters = append(clusters, cd.ClusterName)
+					group.Clusters = append(group.Clusters, cd.ClusterName)
 				}
+				groups = append(groups, group)
 			}
 		case binding.KindPlacementRule:
 			rule := &appsv1.PlacementRule{}
 			err := p.Client.Get(ctx, types.NamespacedName{Namespace: namespace, Name: ref.Name}, rule)
 			if err != nil && !apierrors.IsNotFound(err) {
-				return nil, err
+				return nil, nil, err
 			}
 			for _, d := range rule.Status.Decisions {
 				clusters = append(clusters, d.ClusterName)
 			}
+			groups = append(groups, rollout.DecisionGroup{Placement: ref.Name, Clusters: clusters})
 		}
 		out[ref] = clusters
 	}
-	return out, nil
+	return out, groups, nil
 }
 
-// plan compares the desired replicas with the cached ones and returns the writes.
-func (p *Propagator) plan(root *policyv1.Policy, res *binding.Resolution, sets []policyv1beta1.PolicySet, existing map[string]*policyv1.Policy) []replicaWrite {
+// step runs one rollout step for the bound clusters. The fleet is the decision
+// groups narrowed to the bound clusters (restricted bindings add none); each
+// cluster's progress is read back from the root's status, and its compliance
+// from its replica, current only when the replica carries what the previous step
+// wrote and the spoke evaluated that generation.
+func (p *Propagator) step(root *policyv1.Policy, res *binding.Resolution, groups []rollout.DecisionGroup, existing map[string]*policyv1.Policy, now time.Time) (rollout.StepResult, error) {
+	bound := make(map[string]bool, len(res.Clusters))
+	for _, c := range res.Clusters {
+		bound[c.Name] = true
+	}
+	fleet := make([]rollout.DecisionGroup, 0, len(groups))
+	for _, g := range groups {
+		narrowed := g
+		narrowed.Clusters = nil
+		for _, c := range g.Clusters {
+			if bound[c] {
+				narrowed.Clusters = append(narrowed.Clusters, c)
+			}
+		}
+		fleet = append(fleet, narrowed)
+	}
+	prior := make(map[string]*policyv1.CompliancePerClusterStatus, len(root.Status.Status))
+	for _, e := range root.Status.Status {
+		if e != nil {
+			prior[e.ClusterName] = e
+		}
+	}
+	states := make([]rollout.ClusterState, 0, len(res.Clusters))
+	for _, c := range res.Clusters {
+		state := rollout.ClusterState{Name: c.Name, RemediationAction: c.RemediationAction}
+		if e := prior[c.Name]; e != nil {
+			state.Progress = rollout.Progress{Status: e.RolloutStatus, Generation: e.RolloutGeneration}
+			if e.RolloutLastTransitionTime != nil {
+				state.Progress.LastTransitionTime = e.RolloutLastTransitionTime.Time
+			}
+		}
+		if replica := existing[c.Name]; replica != nil {
+			state.Compliance = replica.Status.ComplianceState
+			written := rollout.WrittenAction(root.Spec.RolloutStrategy, root.Spec.RemediationAction, root.Generation, state)
+			state.StatusCurrent = replica.Generation > 0 &&
+				replica.Status.ObservedGeneration == replica.Generation &&
+				strings.EqualFold(string(replica.Spec.RemediationAction), string(written))
+		}
+		states = append(states, state)
+	}
+	return rollout.Step(rollout.StepInput{
+		Strategy:          root.Spec.RolloutStrategy,
+		RemediationAction: root.Spec.RemediationAction,
+		Generation:        root.Generation,
+		Fleet:             fleet,
+		Clusters:          states,
+		Now:               now,
+	})
+}
+
+// reportWave emits an Event when a step reached new clusters of a progressive
+// rollout, and the step's notes with it.
+func (p *Propagator) reportWave(root *policyv1.Policy, step rollout.StepResult, now time.Time) {
+	var reached []string
+	groups := map[string]bool{}
+	for _, d := range step.Clusters {
+		if d.Progress.Status == policyv1.RolloutProgressing && d.Progress.LastTransitionTime.Equal(now) && d.RemediationAction.IsEnforce() {
+			reached = append(reached, d.Name)
+			groups[fmt.Sprintf("%s/%s[%d]", d.Group.Placement, d.Group.GroupName, d.Group.GroupIndex)] = true
+		}
+	}
+	if len(reached) == 0 || !root.Spec.RemediationAction.IsEnforce() || root.Spec.RolloutStrategy.Type == "" ||
+		root.Spec.RolloutStrategy.Type == clusterv1alpha1.All {
+		return
+	}
+	shown := reached
+	if len(shown) > 10 {
+		shown = append(shown[:10:10], fmt.Sprintf("and %d more", len(reached)-10))
+	}
+	p.Recorder.Eventf(root, nil, corev1.EventTypeNormal, reasonRolloutWave, "Rollout",
+		"enforcing on %d cluster(s) of %s: %s", len(reached), strings.Join(slices.Sorted(maps.Keys(groups)), ", "), strings.Join(shown, ", "))
+	for _, note := range step.Notes {
+		p.Recorder.Eventf(root, nil, corev1.EventTypeWarning, reasonRolloutNote, "Rollout", "%s", note)
+	}
+}
+
+// plan compares the desired replicas — one per cluster of the rollout step, with
+// the action it decided — with the cached ones and returns the writes.
+func (p *Propagator) plan(root *policyv1.Policy, decided []rollout.ClusterDecision, sets []policyv1beta1.PolicySet, existing map[string]*policyv1.Policy) []replicaWrite {
 	var writes []replicaWrite
 	bound := map[string]bool{}
-	if root != nil && res != nil {
+	if root != nil {
 		setIndex := dependency.IndexPolicySets(setPointers(sets))
-		for _, c := range res.Clusters {
+		for _, c := range decided {
 			bound[c.Name] = true
 			desired := replication.Build(root, c.Name, c.RemediationAction, setIndex)
 			actual := existing[c.Name]
@@ -324,21 +451,35 @@ func (p *Propagator) writeOne(ctx context.Context, w replicaWrite) error {
 	}
 }
 
-// updateRootStatus writes placement[], status[] and compliant when they changed.
-func (p *Propagator) updateRootStatus(ctx context.Context, root *policyv1.Policy, res *binding.Resolution, existing map[string]*policyv1.Policy) error {
+// updateRootStatus writes placement[], status[] (compliance and rollout progress
+// per cluster), compliant and rolloutStatus when they changed.
+func (p *Propagator) updateRootStatus(ctx context.Context, root *policyv1.Policy, res *binding.Resolution, step rollout.StepResult, existing map[string]*policyv1.Policy) (changed bool, err error) {
 	observed := make(map[string]policyv1.ComplianceState, len(existing))
 	for ns, replica := range existing {
 		observed[ns] = replica.Status.ComplianceState
 	}
 	perCluster, compliant := res.RootStatus(observed)
+	progress := make(map[string]rollout.Progress, len(step.Clusters))
+	for _, d := range step.Clusters {
+		progress[d.Name] = d.Progress
+	}
+	for _, e := range perCluster {
+		if pr, ok := progress[e.ClusterName]; ok {
+			e.RolloutStatus = pr.Status
+			e.RolloutGeneration = pr.Generation
+			t := metav1.NewMicroTime(pr.LastTransitionTime)
+			e.RolloutLastTransitionTime = &t
+		}
+	}
 	status := root.Status.DeepCopy()
 	status.Placement = res.Placements
 	status.Status = perCluster
 	status.ComplianceState = compliant
+	status.RolloutStatus = step.RolloutStatus
 	if equality.Semantic.DeepEqual(*status, root.Status) {
-		return nil
+		return false, nil
 	}
 	updated := root.DeepCopy()
 	updated.Status = *status
-	return p.Client.Status().Update(ctx, updated)
+	return true, p.Client.Status().Update(ctx, updated)
 }

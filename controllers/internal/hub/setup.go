@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/clock"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -33,6 +34,8 @@ type Options struct {
 	// StatusBatchDelay is how long replica status changes are gathered before the
 	// root's status is recomputed.
 	StatusBatchDelay time.Duration
+	// Clock is the time of rollout steps (nil: the real clock).
+	Clock clock.PassiveClock
 }
 
 // DefaultOptions are the defaults of the hub binary's flags.
@@ -56,6 +59,10 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 		Replicas: replicas,
 		Recorder: mgr.GetEventRecorder("fleetpolicy-hub"),
 		Writers:  opts.ReplicaWriters,
+		Clock:    opts.Clock,
+	}
+	if propagator.Clock == nil {
+		propagator.Clock = clock.RealClock{}
 	}
 	maps := &rootMapper{client: c}
 	if err := ctrl.NewControllerManagedBy(mgr).

@@ -176,10 +176,11 @@ type CompliancePerClusterStatus struct {
 	RolloutStatus RolloutStatus `json:"rolloutStatus,omitempty"`
 	// RolloutLastTransitionTime is when rolloutStatus last changed, or when the
 	// rollout of the current generation reached the cluster: the start of its
-	// progressDeadline and of its soak (minSuccessTime).
+	// progressDeadline and of its soak (minSuccessTime). Microseconds are kept, so
+	// that a soak is not cut short by rounding to the second.
 	//
 	// +optional
-	RolloutLastTransitionTime *metav1.Time `json:"rolloutLastTransitionTime,omitempty"`
+	RolloutLastTransitionTime *metav1.MicroTime `json:"rolloutLastTransitionTime,omitempty"`
 	// RolloutGeneration is the root policy generation rolloutStatus belongs to.
 	//
 	// +optional
