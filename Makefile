@@ -46,7 +46,7 @@ TEST_TIMEOUT  ?= 25m
 .PHONY: help
 help: ## List every target with what it does.
 	@awk 'BEGIN {FS = ":.*##"; printf "Usage: make <target>\n"} \
-	  /^[a-zA-Z0-9_.-]+:.*##/ { printf "  \033[36m%-18s\033[0m %s\n", $$1, $$2 } \
+	  /^[a-zA-Z0-9_.-]+:.*##/ { printf "  %-18s %s\n", $$1, $$2 } \
 	  /^##@/ { printf "\n%s\n", substr($$0, 5) }' $(MAKEFILE_LIST)
 
 ##@ Tools
@@ -126,7 +126,10 @@ verify: generate ## Fail when generated code or CRDs are stale, or tool versions
 	@grep -q "go.etcd.io/etcd/server/v3 $(ETCD_VERSION)" hack/tools/etcd/go.mod
 	@grep -q "sigs.k8s.io/kustomize/kustomize/v5 $(KUSTOMIZE_VERSION)" hack/tools/kustomize/go.mod
 	@grep -q "sigs.k8s.io/controller-tools $(CONTROLLER_GEN_VERSION)" hack/tools/controller-gen/go.mod
-	@echo "verify: generated files and tool versions are up to date"
+	@undocumented=$$(awk '/^\.PHONY:/ {for (i = 2; i <= NF; i++) phony[$$i] = 1} \
+	  /^[a-zA-Z0-9_.-]+:/ {name = $$1; sub(/:.*/, "", name); if (phony[name] && $$0 !~ /##/) print name}' Makefile); \
+	  if [ -n "$$undocumented" ]; then echo "targets missing from 'make help' (no ## comment): $$undocumented"; exit 1; fi
+	@echo "verify: generated files, tool versions and 'make help' are up to date"
 
 ##@ Build
 
@@ -145,6 +148,13 @@ test: verify lint tools build ## Everything CI runs: verify, lint, unit, golden 
 .PHONY: test-unit
 test-unit: ## Only the shared/ tests (pure algorithms; no tools needed).
 	go test $(GO_TEST_FLAGS) ./shared/...
+
+##@ Benchmarks
+
+.PHONY: bench
+bench: tools build ## Run the benchmarks; each figure is printed with its floor measured in the same run.
+	go test -run '^$$' -bench . -benchmem ./shared/...
+	go run ./controllers/cmd/fleetpolicy-bench
 
 ##@ Run
 
