@@ -145,6 +145,10 @@ func Resolve(policy *policyv1.Policy, sets []policyv1beta1.PolicySet, bindings [
 		}
 	}
 
+	if allowed, restricted := AllowedClusters(policy.Annotations); restricted {
+		clusters = slices.DeleteFunc(clusters, func(c BoundCluster) bool { return !allowed[c.Name] })
+	}
+
 	rootAction := policy.Spec.RemediationAction
 	for i := range clusters {
 		c := &clusters[i]
