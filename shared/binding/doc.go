@@ -53,13 +53,18 @@
 // This package follows the rule, as OCM does: A, B, E and F are enforced; C and D
 // stay inform.
 //
-// # Incremental updates and root status
+// # Placement restriction
 //
-// ChangedClusters lists the clusters whose (bound, remediationAction) pair differs
-// between two resolutions of the same policy, so that a controller reconciles only
-// those replicas. Resolution.RootStatus builds status.status and status.compliant
-// from the resolution and the compliance observed on the replicas, with the
-// precedence of package compliance.
+// A policy annotated placement.fleetpolicy.io/clusters (ClustersAnnotation, set by
+// the placement policies of package placement) is bound only to the clusters its
+// bindings select that the annotation also lists: the annotation narrows, it never
+// adds a cluster.
+//
+// # Root status
+//
+// Resolution.RootStatus builds status.status and status.compliant from the
+// resolution and the compliance observed on the replicas, with the precedence of
+// package compliance.
 //
 // Resolve runs in time linear in the total number of decisions of the bindings that
 // bind the policy (map look-ups, no pairwise scans), plus sorting the bound
