@@ -53,25 +53,6 @@ func BenchmarkResolve(b *testing.B) {
 	}
 }
 
-func BenchmarkChangedClusters(b *testing.B) {
-	policy, sets, bindings, decisions := benchFleet()
-	before, err := Resolve(policy, sets, bindings, decisions)
-	if err != nil {
-		b.Fatal(err)
-	}
-	decisions[placement("wave-1")] = decisions[placement("fleet")][:1000] // the next wave
-	after, err := Resolve(policy, sets, bindings, decisions)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.ReportAllocs()
-	for b.Loop() {
-		if changed := ChangedClusters(before, after); len(changed) != 500 {
-			b.Fatalf("ChangedClusters() = %d clusters, want 500", len(changed))
-		}
-	}
-}
-
 func BenchmarkRootStatus(b *testing.B) {
 	policy, sets, bindings, decisions := benchFleet()
 	res, err := Resolve(policy, sets, bindings, decisions)
