@@ -5,6 +5,7 @@
 //     (group policy.open-cluster-management.io, wire-compatible with OCM)
 //   - policy/v1beta1: PolicySet, OperatorPolicy (same group)
 //   - apps/v1:        a minimal PlacementRule (apps.open-cluster-management.io)
+//   - fleetpolicy/v1alpha1: RolloutPlan (fleetpolicy.io, fleetpolicy's own kinds)
 //
 // Types that a library already ships (ManagedCluster, Placement, PlacementDecision,
 // RolloutStrategy from open-cluster-management.io/api; OLM kinds from

@@ -101,7 +101,8 @@ func Resolve(policy *policyv1.Policy, sets []policyv1beta1.PolicySet, bindings [
 		return nil, err
 	}
 
-	overridesApply := policy.Spec.RolloutStrategy.Type == "" || policy.Spec.RolloutStrategy.Type == clusterv1alpha1.All
+	rollout := policy.Spec.Rollout()
+	overridesApply := rollout.Type == "" || rollout.Type == clusterv1alpha1.All
 	res := &Resolution{}
 	largest := 0 // the bound clusters are at least the largest non-restricted selection
 	for _, b := range unrestricted {

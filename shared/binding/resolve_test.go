@@ -229,7 +229,7 @@ func TestResolve(t *testing.T) {
 		return pb
 	}
 	withRollout := func(p *policyv1.Policy, rollout clusterv1alpha1.RolloutType) *policyv1.Policy {
-		p.Spec.RolloutStrategy.Type = rollout
+		p.Spec.RolloutStrategy = &clusterv1alpha1.RolloutStrategy{Type: rollout}
 		return p
 	}
 	disabled := func(p *policyv1.Policy) *policyv1.Policy {

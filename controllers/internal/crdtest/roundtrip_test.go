@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/scheme"
@@ -52,11 +53,18 @@ func TestExamplesRoundTrip(t *testing.T) {
 	if len(files) == 0 {
 		t.Fatal("no manifests under examples/")
 	}
+	patches, err := kustomizePatches(files)
+	if err != nil {
+		t.Fatal(err)
+	}
 	s := scheme.New()
 	ctx := context.Background()
 	applied := 0
 	for _, file := range files {
 		rel, _ := filepath.Rel(root, file)
+		if patches[file] {
+			continue // a kustomize patch is a fragment, not an object
+		}
 		t.Run(rel, func(t *testing.T) {
 			f, err := os.Open(file)
 			if err != nil {
@@ -90,6 +98,39 @@ func TestExamplesRoundTrip(t *testing.T) {
 	if applied == 0 {
 		t.Fatal("no API objects applied")
 	}
+}
+
+// kustomizePatches returns the files that a kustomization.yaml among files uses
+// as a patch.
+func kustomizePatches(files []string) (map[string]bool, error) {
+	out := map[string]bool{}
+	for _, f := range files {
+		if filepath.Base(f) != "kustomization.yaml" {
+			continue
+		}
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		var k struct {
+			Patches []struct {
+				Path string `json:"path"`
+			} `json:"patches"`
+			PatchesStrategicMerge []string `json:"patchesStrategicMerge"`
+		}
+		if err := yaml.Unmarshal(raw, &k); err != nil {
+			return nil, fmt.Errorf("%s: %w", f, err)
+		}
+		for _, p := range k.Patches {
+			if p.Path != "" {
+				out[filepath.Join(filepath.Dir(f), p.Path)] = true
+			}
+		}
+		for _, p := range k.PatchesStrategicMerge {
+			out[filepath.Join(filepath.Dir(f), p)] = true
+		}
+	}
+	return out, nil
 }
 
 // typedRoundTrip decodes got into the Go type the scheme has for its kind,

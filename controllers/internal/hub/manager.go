@@ -2,6 +2,7 @@ package hub
 
 import (
 	"context"
+	"time"
 
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -24,6 +25,9 @@ type ManagerOptions struct {
 	LeaderElect bool
 	// LeaderElectionNamespace holds the lease (default: the in-cluster namespace).
 	LeaderElectionNamespace string
+	// LeaseDuration, RenewDeadline and RetryPeriod tune leader election (nil:
+	// controller-runtime's defaults of 15s, 10s and 2s).
+	LeaseDuration, RenewDeadline, RetryPeriod *time.Duration
 	// QPS and Burst are the client-side limits towards the hub API server.
 	QPS   float32
 	Burst int
@@ -56,6 +60,11 @@ func NewManager(ctx context.Context, cfg *rest.Config, o ManagerOptions) (ctrl.M
 		LeaderElection:          o.LeaderElect,
 		LeaderElectionID:        "fleetpolicy-hub.fleetpolicy.io",
 		LeaderElectionNamespace: o.LeaderElectionNamespace,
+		LeaseDuration:           o.LeaseDuration,
+		RenewDeadline:           o.RenewDeadline,
+		RetryPeriod:             o.RetryPeriod,
+		// A hub that loses its lease stops at once, so two never act together.
+		LeaderElectionReleaseOnCancel: true,
 		// Managed fields are never read, and replicas are cached as digests:
 		// both keep the cache small (see slimPolicies).
 		Controller: config.Controller{SkipNameValidation: &o.SkipControllerNameValidation},

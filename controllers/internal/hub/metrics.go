@@ -15,7 +15,7 @@ var (
 	}, []string{"outcome"})
 	replicaWrites = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "fleetpolicy_hub_replica_writes_total",
-		Help: "Replica writes by verb (create, update, delete).",
+		Help: "Replica writes the API server accepted, by verb (create, update, delete).",
 	}, []string{"verb"})
 	propagationSeconds = prometheus.NewHistogram(prometheus.HistogramOpts{
 		Name:    "fleetpolicy_hub_propagation_seconds",

@@ -296,7 +296,7 @@ func (p *Propagator) step(root *policyv1.Policy, res *binding.Resolution, groups
 		}
 		if replica := existing[c.Name]; replica != nil {
 			state.Compliance = replica.Status.ComplianceState
-			written := rollout.WrittenAction(root.Spec.RolloutStrategy, root.Spec.RemediationAction, root.Generation, state)
+			written := rollout.WrittenAction(root.Spec.Rollout(), root.Spec.RemediationAction, root.Generation, state)
 			state.StatusCurrent = replica.Generation > 0 &&
 				replica.Status.ObservedGeneration == replica.Generation &&
 				strings.EqualFold(string(replica.Spec.RemediationAction), string(written))
@@ -304,7 +304,7 @@ func (p *Propagator) step(root *policyv1.Policy, res *binding.Resolution, groups
 		states = append(states, state)
 	}
 	return rollout.Step(rollout.StepInput{
-		Strategy:          root.Spec.RolloutStrategy,
+		Strategy:          root.Spec.Rollout(),
 		RemediationAction: root.Spec.RemediationAction,
 		Generation:        root.Generation,
 		Fleet:             fleet,
@@ -324,8 +324,8 @@ func (p *Propagator) reportWave(root *policyv1.Policy, step rollout.StepResult, 
 			groups[fmt.Sprintf("%s/%s[%d]", d.Group.Placement, d.Group.GroupName, d.Group.GroupIndex)] = true
 		}
 	}
-	if len(reached) == 0 || !root.Spec.RemediationAction.IsEnforce() || root.Spec.RolloutStrategy.Type == "" ||
-		root.Spec.RolloutStrategy.Type == clusterv1alpha1.All {
+	if len(reached) == 0 || !root.Spec.RemediationAction.IsEnforce() || root.Spec.Rollout().Type == "" ||
+		root.Spec.Rollout().Type == clusterv1alpha1.All {
 		return
 	}
 	shown := reached
@@ -424,31 +424,36 @@ func (p *Propagator) write(ctx context.Context, root *policyv1.Policy, writes []
 }
 
 func (p *Propagator) writeOne(ctx context.Context, w replicaWrite) error {
+	var verb string
+	var err error
 	switch {
 	case w.desired == nil:
-		err := p.Client.Delete(ctx, w.actual)
-		replicaWrites.WithLabelValues("delete").Inc()
-		return client.IgnoreNotFound(err)
+		verb = "delete"
+		err = client.IgnoreNotFound(p.Client.Delete(ctx, w.actual))
 	case w.actual == nil:
-		replicaWrites.WithLabelValues("create").Inc()
-		body, err := json.Marshal(w.desired)
-		if err != nil {
-			return err
+		verb = "create"
+		var body []byte
+		if body, err = json.Marshal(w.desired); err == nil {
+			err = p.Replicas.Post().Namespace(w.desired.Namespace).Resource("policies").Body(body).Do(ctx).Error()
 		}
-		err = p.Replicas.Post().Namespace(w.desired.Namespace).Resource("policies").Body(body).Do(ctx).Error()
 		if apierrors.IsAlreadyExists(err) {
 			return nil // the cache was behind; the create event brings the replica back here
 		}
-		return err
 	default:
+		verb = "update"
 		w.desired.ResourceVersion = w.actual.ResourceVersion
-		replicaWrites.WithLabelValues("update").Inc()
-		body, err := json.Marshal(w.desired)
-		if err != nil {
-			return err
+		var body []byte
+		if body, err = json.Marshal(w.desired); err == nil {
+			err = p.Replicas.Put().Namespace(w.desired.Namespace).Resource("policies").Name(w.desired.Name).Body(body).Do(ctx).Error()
 		}
-		return p.Replicas.Put().Namespace(w.desired.Namespace).Resource("policies").Name(w.desired.Name).Body(body).Do(ctx).Error()
+		if apierrors.IsConflict(err) {
+			return nil // the cache was behind; the newer replica's event brings it back here
+		}
 	}
+	if err == nil {
+		replicaWrites.WithLabelValues(verb).Inc()
+	}
+	return err
 }
 
 // updateRootStatus writes placement[], status[] (compliance and rollout progress

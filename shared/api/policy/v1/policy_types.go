@@ -134,10 +134,19 @@ type PolicySpec struct {
 	HubTemplateOptions *HubTemplateOptions `json:"hubTemplateOptions,omitempty"`
 
 	// RolloutStrategy says how enforcement is rolled out over the bound clusters.
-	// Empty means All.
+	// Unset or empty means All. (A pointer, so that an unset strategy stays unset
+	// when the policy is copied: an empty one is defaulted by the API server.)
 	//
 	// +optional
-	RolloutStrategy clusterv1alpha1.RolloutStrategy `json:"rolloutStrategy,omitempty"`
+	RolloutStrategy *clusterv1alpha1.RolloutStrategy `json:"rolloutStrategy,omitempty"`
+}
+
+// Rollout returns the rollout strategy, the zero strategy (All) when unset.
+func (s *PolicySpec) Rollout() clusterv1alpha1.RolloutStrategy {
+	if s.RolloutStrategy == nil {
+		return clusterv1alpha1.RolloutStrategy{}
+	}
+	return *s.RolloutStrategy
 }
 
 // PlacementDecision is one cluster a placement selected (kept for OCM compatibility).
@@ -199,7 +208,11 @@ type ComplianceHistory struct {
 
 // DetailsPerTemplate is one template's compliance on a replicated policy.
 type DetailsPerTemplate struct {
+	// TemplateMeta names the template object (name, namespace, uid, ...). Its
+	// fields are kept as written, as OCM's CRD does.
+	//
 	// +optional
+	// +kubebuilder:pruning:PreserveUnknownFields
 	TemplateMeta metav1.ObjectMeta `json:"templateMeta,omitempty"`
 	// +optional
 	ComplianceState ComplianceState `json:"compliant,omitempty"`

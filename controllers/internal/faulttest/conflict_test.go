@@ -1,0 +1,76 @@
+package faulttest
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
+	"github.com/fleetpolicy/fleetpolicy/shared/replication"
+)
+
+// replicaWrites reads the hub's replica write counter from the metrics registry.
+func replicaWrites(t *testing.T) float64 {
+	t.Helper()
+	families, err := metrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := 0.0
+	for _, f := range families {
+		if f.GetName() == "fleetpolicy_hub_replica_writes_total" {
+			for _, m := range f.GetMetric() {
+				total += m.GetCounter().GetValue()
+			}
+		}
+	}
+	return total
+}
+
+// TestConflictingWriterIsRevertedWithoutHotLoop has another writer keep editing
+// a replica: the hub reverts each edit, its writes stay bounded by the edits, and
+// once the other writer stops the hub settles.
+func TestConflictingWriterIsRevertedWithoutHotLoop(t *testing.T) {
+	startHub(t, false)
+	apply(t, boundTo("conflict", "p", "cluster-1"))
+	name := replication.Name("conflict", "p")
+	waitReplica(t, "cluster-1", name)
+	ctx := context.Background()
+	c := plane.Client
+
+	before := replicaWrites(t)
+	edits := 0
+	for end := time.Now().Add(2 * time.Second); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
+		r := &policyv1.Policy{}
+		if err := c.Get(ctx, client.ObjectKey{Namespace: "cluster-1", Name: name}, r); err != nil {
+			t.Fatal(err)
+		}
+		r.Spec.RemediationAction = "enforce"
+		if err := c.Update(ctx, r); err == nil {
+			edits++
+		}
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		r := waitReplica(t, "cluster-1", name)
+		if r.Spec.RemediationAction.IsInform() {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("edit not reverted: remediationAction %q", r.Spec.RemediationAction)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	reverts := replicaWrites(t) - before
+	if edits == 0 || reverts > float64(edits)+2 {
+		t.Fatalf("%v hub writes for %d conflicting edits", reverts, edits)
+	}
+	settled := replicaWrites(t)
+	time.Sleep(2 * time.Second)
+	if extra := replicaWrites(t) - settled; extra != 0 {
+		t.Fatalf("hot loop: %v hub writes after the other writer stopped", extra)
+	}
+}

@@ -1,0 +1,165 @@
+package faulttest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/hub"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
+	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
+	"github.com/fleetpolicy/fleetpolicy/shared/replication"
+)
+
+var plane *localplane.Plane
+
+func TestMain(m *testing.M) {
+	ctrl.SetLogger(logr.Discard())
+	var err error
+	if plane, err = localplane.Start("hub"); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	for _, ns := range []string{"fleetpolicy-system", "cluster-1", "cluster-2"} {
+		if err := localplane.EnsureNamespace(context.Background(), plane.Client, ns); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+	}
+	code := m.Run()
+	_ = plane.Stop()
+	os.Exit(code)
+}
+
+type runningHub struct {
+	mgr  manager.Manager
+	stop context.CancelFunc
+	done chan struct{}
+}
+
+func startHub(t *testing.T, leaderElect bool) *runningHub {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	o := hub.DefaultManagerOptions()
+	o.MetricsAddr, o.ProbeAddr = "0", "0"
+	o.SkipControllerNameValidation = true
+	if leaderElect {
+		lease, renew, retry := 3*time.Second, 2*time.Second, 250*time.Millisecond
+		o.LeaderElect, o.LeaderElectionNamespace = true, "fleetpolicy-system"
+		o.LeaseDuration, o.RenewDeadline, o.RetryPeriod = &lease, &renew, &retry
+	}
+	mgr, err := hub.NewManager(ctx, plane.Config, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &runningHub{mgr: mgr, stop: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(h.done)
+		_ = mgr.Start(ctx)
+	}()
+	t.Cleanup(func() { cancel(); <-h.done })
+	return h
+}
+
+func elected(h *runningHub) bool {
+	select {
+	case <-h.mgr.Elected():
+		return true
+	default:
+		return false
+	}
+}
+
+func apply(t *testing.T, doc string) {
+	t.Helper()
+	objs, err := localplane.ReadManifests(t.Name(), strings.NewReader(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := localplane.Apply(context.Background(), plane.Client, objs); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func boundTo(ns, name string, clusters ...string) string {
+	decisions := ""
+	for _, c := range clusters {
+		decisions += fmt.Sprintf("\n  - {clusterName: %s, clusterNamespace: %s}", c, c)
+	}
+	return fmt.Sprintf(`
+apiVersion: policy.open-cluster-management.io/v1
+kind: Policy
+metadata: {name: %[2]s, namespace: %[1]s}
+spec:
+  disabled: false
+  remediationAction: inform
+  policy-templates: []
+---
+apiVersion: apps.open-cluster-management.io/v1
+kind: PlacementRule
+metadata: {name: %[2]s, namespace: %[1]s}
+status:
+  decisions:%[3]s
+---
+apiVersion: policy.open-cluster-management.io/v1
+kind: PlacementBinding
+metadata: {name: %[2]s, namespace: %[1]s}
+placementRef: {apiGroup: apps.open-cluster-management.io, kind: PlacementRule, name: %[2]s}
+subjects: [{apiGroup: policy.open-cluster-management.io, kind: Policy, name: %[2]s}]
+`, ns, name, decisions)
+}
+
+func waitReplica(t *testing.T, cluster, root string) *policyv1.Policy {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		p := &policyv1.Policy{}
+		err := plane.Client.Get(context.Background(), client.ObjectKey{Namespace: cluster, Name: root}, p)
+		if err == nil {
+			return p
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("replica %s/%s: %v", cluster, root, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestOnlyTheLeaderActs runs two hubs with leader election: exactly one is
+// elected and propagates; when it stops, the other takes over.
+func TestOnlyTheLeaderActs(t *testing.T) {
+	a, b := startHub(t, true), startHub(t, true)
+	deadline := time.Now().Add(30 * time.Second)
+	for !elected(a) && !elected(b) {
+		if time.Now().After(deadline) {
+			t.Fatal("no hub was elected")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	leader, follower := a, b
+	if elected(b) {
+		leader, follower = b, a
+	}
+	time.Sleep(time.Second)
+	if elected(follower) {
+		t.Fatal("both hubs are leaders")
+	}
+	apply(t, boundTo("leader", "p", "cluster-1"))
+	waitReplica(t, "cluster-1", replication.Name("leader", "p"))
+
+	leader.stop()
+	<-leader.done
+	apply(t, boundTo("leader", "q", "cluster-2"))
+	waitReplica(t, "cluster-2", replication.Name("leader", "q"))
+	if !elected(follower) {
+		t.Fatal("the replica was propagated by a hub that is not the leader")
+	}
+}
