@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"time"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -28,6 +29,14 @@ import (
 // every plane.
 var CRDDirs = []string{"manifests/crds/fleetpolicy", "manifests/crds/ocm", "manifests/crds/olm"}
 
+// Options tune a plane.
+type Options struct {
+	// MutatingWebhooks are installed pointing at a local webhook server: envtest
+	// rewrites each webhook's service to a URL on WebhookHost:WebhookPort (keeping
+	// the service's path) and writes a serving certificate into WebhookCertDir.
+	MutatingWebhooks []admissionregistrationv1.MutatingWebhookConfiguration
+}
+
 // Plane is one running API server with fleetpolicy's CRDs installed.
 type Plane struct {
 	// Name says which role the plane plays ("hub", "spoke").
@@ -38,6 +47,11 @@ type Plane struct {
 	Client client.Client
 	// KubeconfigPath is a kubeconfig file for Config (for kubectl and the binaries).
 	KubeconfigPath string
+	// WebhookHost, WebhookPort and WebhookCertDir are where the API server
+	// expects the webhook server of Options.MutatingWebhooks, and its certificate.
+	WebhookHost    string
+	WebhookPort    int
+	WebhookCertDir string
 
 	env *envtest.Environment
 	dir string
@@ -78,7 +92,10 @@ func AssetsDir(root string) (string, error) {
 }
 
 // Start starts one API server named name and installs every CRD.
-func Start(name string) (*Plane, error) {
+func Start(name string) (*Plane, error) { return StartWith(name, Options{}) }
+
+// StartWith is Start with options.
+func StartWith(name string, opts Options) (*Plane, error) {
 	root, err := RepoRoot()
 	if err != nil {
 		return nil, err
@@ -98,17 +115,30 @@ func Start(name string) (*Plane, error) {
 		Scheme:                   scheme.New(),
 		ControlPlaneStartTimeout: 2 * time.Minute,
 		ControlPlaneStopTimeout:  time.Minute,
+		WebhookInstallOptions:    envtest.WebhookInstallOptions{MutatingWebhooks: mutatingPointers(opts.MutatingWebhooks)},
 	}
 	cfg, err := env.Start()
 	if err != nil {
 		return nil, fmt.Errorf("localplane: starting %s API server: %w", name, err)
 	}
 	p := &Plane{Name: name, Config: cfg, env: env}
+	if len(opts.MutatingWebhooks) > 0 {
+		w := env.WebhookInstallOptions
+		p.WebhookHost, p.WebhookPort, p.WebhookCertDir = w.LocalServingHost, w.LocalServingPort, w.LocalServingCertDir
+	}
 	if err := p.finish(); err != nil {
 		_ = env.Stop()
 		return nil, err
 	}
 	return p, nil
+}
+
+func mutatingPointers(in []admissionregistrationv1.MutatingWebhookConfiguration) []*admissionregistrationv1.MutatingWebhookConfiguration {
+	out := make([]*admissionregistrationv1.MutatingWebhookConfiguration, len(in))
+	for i := range in {
+		out[i] = in[i].DeepCopy()
+	}
+	return out
 }
 
 func (p *Plane) finish() error {
