@@ -10,6 +10,11 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
+// Version is the version of every function of this repository (they are
+// released together); catalog.yaml lists it. Builds may set it with
+// -ldflags "-X github.com/fleetpolicy/fleetpolicy/functions/internal/krm.Version=...".
+var Version = "v0.1.0"
+
 // Function is one KRM function of this repository.
 type Function struct {
 	// Name is the binary's name; it prefixes every line written to stderr.
@@ -24,8 +29,8 @@ type Function struct {
 }
 
 // Main runs the function as the program: it reads stdin, writes stdout and
-// stderr, and exits with Run's exit code. --help prints Help; any other argument
-// is refused with exit code 2.
+// stderr, and exits with Run's exit code. --help prints Help, --version the name
+// and Version; any other argument is refused with exit code 2.
 func (f Function) Main() {
 	os.Exit(f.main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
@@ -36,6 +41,9 @@ func (f Function) main(args []string, stdin io.Reader, stdout, stderr io.Writer)
 		return f.Run(stdin, stdout, stderr)
 	case len(args) == 1 && (args[0] == "--help" || args[0] == "-h"):
 		_, _ = io.WriteString(stdout, f.Help)
+		return 0
+	case len(args) == 1 && args[0] == "--version":
+		_, _ = fmt.Fprintf(stdout, "%s %s\n", f.Name, Version)
 		return 0
 	default:
 		_, _ = fmt.Fprintf(stderr, "%s: unexpected arguments %q: the function reads a ResourceList on stdin (see --help)\n", f.Name, args)

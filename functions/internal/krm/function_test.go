@@ -164,6 +164,7 @@ func TestMainArguments(t *testing.T) {
 	}{
 		{"--help prints the help", []string{"--help"}, 0, "usage: fn < resourcelist.yaml\n", ""},
 		{"-h prints the help", []string{"-h"}, 0, "usage: fn < resourcelist.yaml\n", ""},
+		{"--version prints the name and version", []string{"--version"}, 0, "fn " + Version + "\n", ""},
 		{"other arguments are refused", []string{"config.yaml"}, 2, "",
 			"fn: unexpected arguments [\"config.yaml\"]: the function reads a ResourceList on stdin (see --help)\n"},
 		{"no arguments reads stdin", nil, 0, "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\n", ""},
