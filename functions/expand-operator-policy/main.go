@@ -1,0 +1,243 @@
+// Command expand-operator-policy is a KRM function that expands the
+// OperatorPolicies of a package (seed operator-policy.md) for one of two
+// deployments: in olm mode each is replaced by the OLM objects the spoke
+// operator-policy controller would create for it (for clusters managed by plain
+// GitOps), in policy mode each is wrapped in a root Policy, with a
+// PlacementBinding and Placement when the functionConfig names one (for a hub).
+// README.md documents its use; the OperatorPolicy logic is package
+// shared/operatorpolicy.
+package main
+
+import (
+	_ "embed"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/kptdev/krm-functions-sdk/go/fn"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/fleetpolicy/fleetpolicy/functions/internal/krm"
+	"github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1beta1"
+	"github.com/fleetpolicy/fleetpolicy/shared/operatorpolicy"
+)
+
+//go:embed README.md
+var readme string
+
+// configKind is the kind of this function's functionConfig.
+const configKind = "ExpandOperatorPolicy"
+
+var expandOperatorPolicy = krm.Function{Name: "expand-operator-policy", Help: readme, Process: expand}
+
+func main() { expandOperatorPolicy.Main() }
+
+// The modes of the function.
+const (
+	ModeOLM    = "olm"
+	ModePolicy = "policy"
+)
+
+// Config is the functionConfig (apiVersion fn.fleetpolicy.io/v1alpha1, kind
+// ExpandOperatorPolicy).
+type Config struct {
+	// Mode is olm (the default) or policy.
+	Mode string `json:"mode,omitempty"`
+	// Placement, in policy mode, is a Placement the function creates in each
+	// namespace of the Policies and binds them to.
+	Placement *Placement `json:"placement,omitempty"`
+	// PlacementRef, in policy mode, names a Placement or PlacementRule that
+	// exists elsewhere (in each namespace of the Policies) to bind them to.
+	PlacementRef *PlacementRef `json:"placementRef,omitempty"`
+}
+
+// Placement is the Placement the function creates in policy mode. With
+// neither clusterSets nor labelSelector it selects every cluster of the
+// ManagedClusterSets bound to its namespace.
+type Placement struct {
+	Name string `json:"name"`
+	// ClusterSets are the ManagedClusterSets to select from; none means every
+	// set bound to the namespace.
+	ClusterSets []string `json:"clusterSets,omitempty"`
+	// LabelSelector selects clusters by their labels.
+	LabelSelector *metav1.LabelSelector `json:"labelSelector,omitempty"`
+}
+
+// PlacementRef names the Placement or PlacementRule to bind to in policy mode.
+type PlacementRef struct {
+	Name string `json:"name"`
+	// Kind is Placement (the default) or PlacementRule.
+	Kind string `json:"kind,omitempty"`
+}
+
+// readConfig decodes and checks the functionConfig; errors name the config and
+// the field.
+func readConfig(config *fn.KubeObject) (Config, error) {
+	var cfg Config
+	if err := krm.DecodeConfig(config, configKind, &cfg); err != nil {
+		return cfg, err
+	}
+	var problems []string
+	fail := func(field, format string, args ...any) {
+		problems = append(problems, field+": "+fmt.Sprintf(format, args...))
+	}
+	switch cfg.Mode {
+	case "":
+		cfg.Mode = ModeOLM
+	case ModeOLM, ModePolicy:
+	default:
+		fail("mode", "unsupported value %q: must be %s or %s", cfg.Mode, ModeOLM, ModePolicy)
+	}
+	if cfg.Mode == ModeOLM {
+		if cfg.Placement != nil {
+			fail("placement", "is only used in mode %s", ModePolicy)
+		}
+		if cfg.PlacementRef != nil {
+			fail("placementRef", "is only used in mode %s", ModePolicy)
+		}
+	}
+	if cfg.Placement != nil && cfg.PlacementRef != nil {
+		fail("placement", "cannot be combined with placementRef: give one")
+	}
+	if p := cfg.Placement; p != nil {
+		checkName(p.Name, "placement.name", fail)
+		for i, set := range p.ClusterSets {
+			checkName(set, fmt.Sprintf("placement.clusterSets[%d]", i), fail)
+		}
+		if p.LabelSelector != nil {
+			if _, err := metav1.LabelSelectorAsSelector(p.LabelSelector); err != nil {
+				fail("placement.labelSelector", "%v", err)
+			}
+		}
+	}
+	if r := cfg.PlacementRef; r != nil {
+		checkName(r.Name, "placementRef.name", fail)
+		switch r.Kind {
+		case "":
+			r.Kind = kindPlacement
+		case kindPlacement, kindPlacementRule:
+		default:
+			fail("placementRef.kind", "unsupported value %q: must be %s or %s", r.Kind, kindPlacement, kindPlacementRule)
+		}
+	}
+	if len(problems) > 0 {
+		return cfg, fmt.Errorf("functionConfig %s %q: %s", configKind, config.GetName(), strings.Join(problems, "; "))
+	}
+	return cfg, nil
+}
+
+func checkName(name, field string, fail func(field, format string, args ...any)) {
+	if name == "" {
+		fail(field, "is required")
+	} else if problems := validation.IsDNS1123Subdomain(name); len(problems) > 0 {
+		fail(field, "invalid value %q: %s", name, strings.Join(problems, "; "))
+	}
+}
+
+// source is one OperatorPolicy of the package.
+type source struct {
+	item   *fn.KubeObject
+	op     *v1beta1.OperatorPolicy
+	policy operatorpolicy.Policy
+}
+
+// expand is the function's Process. On any error result it leaves every item
+// as it came; otherwise each OperatorPolicy item is replaced, in place, by what
+// its mode makes of it.
+func expand(rl *fn.ResourceList) error {
+	cfg, err := readConfig(rl.FunctionConfig)
+	if err != nil {
+		return err
+	}
+	pkg := newPackage(rl.Items)
+	var sources []*source
+	unreadable := map[*fn.KubeObject]fn.Results{}
+	for _, item := range pkg.owned {
+		if s, results := read(item, cfg.Mode); len(results) > 0 {
+			unreadable[item] = results
+		} else {
+			sources = append(sources, s)
+		}
+	}
+
+	out := newOutput(pkg, sources)
+	switch cfg.Mode {
+	case ModeOLM:
+		expandOLM(out, sources)
+	case ModePolicy:
+		wrapInPolicies(out, sources, cfg)
+	}
+	maps.Copy(out.results, unreadable)
+	rl.Results = append(rl.Results, out.allResults()...)
+	if rl.Results.ExitCode() != 0 {
+		// Nothing is expanded: leave out the results that say what would have been.
+		rl.Results = slices.DeleteFunc(rl.Results, func(r *fn.Result) bool { return r.Severity == fn.Info })
+		return nil
+	}
+	rl.Items = pkg.replace(out.objects)
+	return nil
+}
+
+// read decodes and normalises one OperatorPolicy item and checks what the mode
+// needs of it; every problem is a result naming the item and the field.
+func read(item *fn.KubeObject, mode string) (*source, fn.Results) {
+	fail := func(field, message string) fn.Results {
+		return fn.Results{krm.ObjectResult(item, fn.Error, field, message)}
+	}
+	if item.GetAPIVersion() != v1beta1.GroupVersion.String() {
+		return nil, fail("apiVersion", fmt.Sprintf("unsupported value %q: OperatorPolicy is served as %s", item.GetAPIVersion(), v1beta1.GroupVersion))
+	}
+	op := &v1beta1.OperatorPolicy{}
+	if err := krm.Decode(item, op); err != nil {
+		var fieldErr *krm.FieldError
+		if errors.As(err, &fieldErr) {
+			return nil, fail(fieldErr.Field, "cannot be read: "+fieldErr.Message)
+		}
+		return nil, fail("", "cannot be read: "+err.Error())
+	}
+	if op.Name == "" {
+		return nil, fail("metadata.name", "is required")
+	}
+	var results fn.Results
+	p, err := operatorpolicy.Normalize(op)
+	for _, e := range joined(err) {
+		var fieldErr *operatorpolicy.FieldError
+		if !errors.As(e, &fieldErr) {
+			results = append(results, krm.ObjectResult(item, fn.Error, "", e.Error()))
+			continue
+		}
+		message := fieldErr.Reason
+		if len(fieldErr.Fields) > 1 {
+			message = "with " + strings.Join(fieldErr.Fields[1:], ", ") + ": " + message
+		}
+		results = append(results, krm.ObjectResult(item, fn.Error, fieldErr.Fields[0], message))
+	}
+	switch mode {
+	case ModeOLM:
+		results = append(results, checkForOLM(item, op)...)
+	case ModePolicy:
+		if op.Spec.Subscription.Namespace == "" {
+			results = append(results, krm.ObjectResult(item, fn.Error, "spec.subscription.namespace",
+				"is required in mode policy: on a managed cluster the OperatorPolicy lives in the cluster's namespace, "+
+					"which would then be where the operator is installed"))
+		}
+	}
+	if len(results) > 0 {
+		return nil, results
+	}
+	return &source{item: item, op: op, policy: p}, nil
+}
+
+// joined returns the errors errors.Join combined into err, or err alone.
+func joined(err error) []error {
+	if err == nil {
+		return nil
+	}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
+}
