@@ -14,6 +14,8 @@ KUBE_VERSION           := v1.35.4
 ETCD_VERSION           := v3.6.6
 KUSTOMIZE_VERSION      := v5.8.1
 CONTROLLER_GEN_VERSION := v0.20.0
+OLM_VERSION            := v0.38.0
+OPM_VERSION            := v1.61.0
 
 BIN            := $(CURDIR)/bin
 ENVTEST_ASSETS := $(BIN)/envtest
@@ -21,6 +23,9 @@ KUBE_APISERVER := $(BIN)/kube-apiserver-$(KUBE_VERSION)
 ETCD           := $(BIN)/etcd-$(ETCD_VERSION)
 KUSTOMIZE      := $(BIN)/kustomize-$(KUSTOMIZE_VERSION)
 CONTROLLER_GEN := $(BIN)/controller-gen-$(CONTROLLER_GEN_VERSION)
+OLM_OPERATOR     := $(BIN)/olm-operator-$(OLM_VERSION)
+CATALOG_OPERATOR := $(BIN)/catalog-operator-$(OLM_VERSION)
+OPM              := $(BIN)/opm-$(OPM_VERSION)
 KPT            ?= $(shell command -v kpt 2>/dev/null)
 
 MODULES := shared functions controllers
@@ -87,6 +92,22 @@ kustomize: $(KUSTOMIZE) ## Build kustomize into bin/kustomize.
 controller-gen: $(CONTROLLER_GEN) ## Build controller-gen into bin/controller-gen.
 	@ln -sf $< $(BIN)/controller-gen
 
+$(OLM_OPERATOR):
+	@echo ">> building olm-operator $(OLM_VERSION)"
+	CGO_ENABLED=0 GOWORK=off go build -C hack/tools/olm -o $@ github.com/operator-framework/operator-lifecycle-manager/cmd/olm
+
+$(CATALOG_OPERATOR):
+	@echo ">> building catalog-operator $(OLM_VERSION)"
+	CGO_ENABLED=0 GOWORK=off go build -C hack/tools/olm -o $@ github.com/operator-framework/operator-lifecycle-manager/cmd/catalog
+
+$(OPM):
+	@echo ">> building opm $(OPM_VERSION)"
+	CGO_ENABLED=0 GOWORK=off go build -C hack/tools/opm -tags containers_image_openpgp -o $@ github.com/operator-framework/operator-registry/cmd/opm
+
+.PHONY: olm-binaries
+olm-binaries: $(OLM_OPERATOR) $(CATALOG_OPERATOR) $(OPM) ## Build olm-operator, catalog-operator and opm into bin/ (real OLM for the OLM end-to-end test).
+	@ln -sf $(OLM_OPERATOR) $(BIN)/olm-operator && ln -sf $(CATALOG_OPERATOR) $(BIN)/catalog-operator && ln -sf $(OPM) $(BIN)/opm
+
 .PHONY: kpt-check
 kpt-check: ## Check that kpt is on PATH (it cannot be built from the Go proxy; see README).
 	@if [ -z "$(KPT)" ]; then echo "kpt not found on PATH: see README 'Prerequisites'"; exit 1; fi
@@ -126,6 +147,8 @@ verify: generate ## Fail when generated code or CRDs are stale, or tool versions
 	@grep -q "go.etcd.io/etcd/server/v3 $(ETCD_VERSION)" hack/tools/etcd/go.mod
 	@grep -q "sigs.k8s.io/kustomize/kustomize/v5 $(KUSTOMIZE_VERSION)" hack/tools/kustomize/go.mod
 	@grep -q "sigs.k8s.io/controller-tools $(CONTROLLER_GEN_VERSION)" hack/tools/controller-gen/go.mod
+	@grep -q "github.com/operator-framework/operator-lifecycle-manager $(OLM_VERSION)" hack/tools/olm/go.mod
+	@grep -q "github.com/operator-framework/operator-registry $(OPM_VERSION)" hack/tools/opm/go.mod
 	@undocumented=$$(awk '/^\.PHONY:/ {for (i = 2; i <= NF; i++) phony[$$i] = 1} \
 	  /^[a-zA-Z0-9_.-]+:/ {name = $$1; sub(/:.*/, "", name); if (phony[name] && $$0 !~ /##/) print name}' Makefile); \
 	  if [ -n "$$undocumented" ]; then echo "targets missing from 'make help' (no ## comment): $$undocumented"; exit 1; fi
