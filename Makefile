@@ -188,3 +188,5 @@ demo: tools build ## Start a local hub and spoke API server, apply examples/, an
 .PHONY: clean
 clean: ## Remove bin/ (built tools and binaries).
 	rm -rf $(BIN)
+
+include mk/images.mk

@@ -1,0 +1,29 @@
+// Package argocdtest tests fleetpolicy's Argo CD config management plugin
+// (examples/argocd) without Argo CD, by doing with it what argocd-cmp-server
+// (Argo CD v3.2) does for a manifest request:
+//
+//   - plugin.yaml is read with the fields Argo CD knows (strictly here, so that
+//     a misspelt key, which Argo CD silently ignores, fails) and validated as
+//     Argo CD validates it;
+//   - the repository reaches the sidecar as a fresh copy in which every file is
+//     0644 and every directory 0755 (unless preserveFileMode);
+//   - discover's find command, then init and generate, run in the
+//     Application's path inside that copy, exec'd directly (no shell of the
+//     emulator's own), with the sidecar's environment followed by what the repo
+//     server sends: the ARGOCD_APP_* build variables, KUBE_VERSION and
+//     KUBE_API_VERSIONS, the Application's plugin env as ARGOCD_ENV_<name>
+//     (with $VAR interpolation from the build variables), and its parameters as
+//     ARGOCD_APP_PARAMETERS JSON and PARAM_* variables;
+//   - generate's stdout must split into Kubernetes objects; a failing command
+//     fails the request and its stderr is what the user sees.
+//
+// The sidecar's PATH holds what build/argocd-cmp.Dockerfile installs: every
+// KRM function of functions/ (built by the test), the repository's
+// bin/kustomize (`make kustomize`), the plugin's init command
+// examples/argocd/fleetpolicy-cmp-init, and only the shell tools the plugin's
+// commands use (sh, env, sed, grep), taken from the machine. Tests that need
+// kustomize fail when it is missing and CI is "true", and are skipped with the
+// reason otherwise.
+//
+// The package holds tests only.
+package argocdtest
