@@ -177,6 +177,7 @@ test-unit: ## Only the shared/ tests (pure algorithms; no tools needed).
 .PHONY: bench
 bench: tools build ## Run the benchmarks; each figure is printed with its floor measured in the same run.
 	go test -run '^$$' -bench . -benchmem ./shared/...
+	go test -run '^$$' -bench BenchmarkPlanRollout -benchtime 3x ./functions/plan-rollout/
 	go run ./controllers/cmd/fleetpolicy-bench
 
 ##@ Run

@@ -1,6 +1,7 @@
 // Package scheme builds the runtime.Scheme every fleetpolicy controller, test and
 // tool uses: Kubernetes' built-in kinds, fleetpolicy's API types (the OCM policy
-// group and the minimal PlacementRule), OCM's cluster kinds and OLM's kinds.
+// group, the minimal PlacementRule, fleetpolicy.io's RolloutPlan), OCM's cluster
+// kinds and OLM's kinds.
 package scheme
 
 import (
@@ -14,6 +15,7 @@ import (
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 
 	appsv1 "github.com/fleetpolicy/fleetpolicy/shared/api/apps/v1"
+	fleetpolicyv1alpha1 "github.com/fleetpolicy/fleetpolicy/shared/api/fleetpolicy/v1alpha1"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 	policyv1beta1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1beta1"
 )
@@ -27,6 +29,7 @@ func New() *runtime.Scheme {
 		policyv1.AddToScheme,
 		policyv1beta1.AddToScheme,
 		appsv1.AddToScheme,
+		fleetpolicyv1alpha1.AddToScheme,
 		clusterv1.Install,
 		clusterv1beta1.Install,
 		operatorsv1.AddToScheme,

@@ -1,0 +1,258 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/kptdev/krm-functions-sdk/go/fn"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
+	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
+
+	"github.com/fleetpolicy/fleetpolicy/functions/internal/krm"
+	appsv1 "github.com/fleetpolicy/fleetpolicy/shared/api/apps/v1"
+	fleetpolicyv1alpha1 "github.com/fleetpolicy/fleetpolicy/shared/api/fleetpolicy/v1alpha1"
+	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
+	policyv1beta1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1beta1"
+	"github.com/fleetpolicy/fleetpolicy/shared/binding"
+	"github.com/fleetpolicy/fleetpolicy/shared/replication"
+)
+
+// objectKey is the namespace and name of an object.
+type objectKey struct{ namespace, name string }
+
+func (k objectKey) String() string { return k.namespace + "/" + k.name }
+
+// object is a decoded item.
+type object[T any] struct {
+	item *fn.KubeObject
+	obj  *T
+}
+
+// inputs are the items of the ResourceList the plans are made from, decoded,
+// and the results found reading them.
+type inputs struct {
+	policies []object[policyv1.Policy]
+	sets     []policyv1beta1.PolicySet
+	bindings []object[policyv1.PlacementBinding]
+	// bindingsOf are the bindings of each namespace.
+	bindingsOf map[string][]policyv1.PlacementBinding
+	placements map[objectKey]object[clusterv1beta1.Placement]
+	// decisionsOf are the PlacementDecisions of each Placement, by the
+	// cluster.open-cluster-management.io/placement label.
+	decisionsOf        map[objectKey][]object[clusterv1beta1.PlacementDecision]
+	placementRules     map[objectKey]object[appsv1.PlacementRule]
+	clusters           []clusterv1.ManagedCluster
+	clusterSets        []clusterv1beta2.ManagedClusterSet
+	clusterSetBindings []clusterv1beta2.ManagedClusterSetBinding
+
+	results fn.Results
+}
+
+// read decodes the items plan-rollout reads. Items marked local-config (kpt and
+// kustomize function configs, plans) are not input; replicated policies are not
+// root policies.
+func read(rl *fn.ResourceList) *inputs {
+	in := &inputs{
+		bindingsOf:     map[string][]policyv1.PlacementBinding{},
+		placements:     map[objectKey]object[clusterv1beta1.Placement]{},
+		decisionsOf:    map[objectKey][]object[clusterv1beta1.PlacementDecision]{},
+		placementRules: map[objectKey]object[appsv1.PlacementRule]{},
+	}
+	seenPolicies := map[objectKey]bool{}
+	for _, item := range rl.Items {
+		if item.IsLocalConfig() {
+			continue
+		}
+		gk := item.GroupKind()
+		switch {
+		case gk.Group == policyv1.GroupVersion.Group && gk.Kind == "Policy":
+			p := decodeInto[policyv1.Policy](in, item)
+			if p == nil || replication.IsReplica(p) {
+				continue
+			}
+			key := objectKey{p.Namespace, p.Name}
+			if seenPolicies[key] {
+				in.results = append(in.results, krm.ObjectResult(item, fn.Error, "metadata.name", "the package holds this Policy twice"))
+				continue
+			}
+			seenPolicies[key] = true
+			in.policies = append(in.policies, object[policyv1.Policy]{item, p})
+		case gk.Group == policyv1beta1.GroupVersion.Group && gk.Kind == "PolicySet":
+			if s := decodeInto[policyv1beta1.PolicySet](in, item); s != nil {
+				in.sets = append(in.sets, *s)
+			}
+		case gk.Group == policyv1.GroupVersion.Group && gk.Kind == "PlacementBinding":
+			if pb := decodeInto[policyv1.PlacementBinding](in, item); pb != nil {
+				in.bindings = append(in.bindings, object[policyv1.PlacementBinding]{item, pb})
+				in.bindingsOf[pb.Namespace] = append(in.bindingsOf[pb.Namespace], *pb)
+			}
+		case gk.Group == clusterv1beta1.GroupName && gk.Kind == "Placement":
+			if pl := decodeInto[clusterv1beta1.Placement](in, item); pl != nil {
+				in.placements[objectKey{pl.Namespace, pl.Name}] = object[clusterv1beta1.Placement]{item, pl}
+			}
+		case gk.Group == clusterv1beta1.GroupName && gk.Kind == "PlacementDecision":
+			if d := decodeInto[clusterv1beta1.PlacementDecision](in, item); d != nil {
+				key := objectKey{d.Namespace, d.Labels[clusterv1beta1.PlacementLabel]}
+				in.decisionsOf[key] = append(in.decisionsOf[key], object[clusterv1beta1.PlacementDecision]{item, d})
+			}
+		case gk.Group == appsv1.GroupVersion.Group && gk.Kind == binding.KindPlacementRule:
+			if pr := decodeInto[appsv1.PlacementRule](in, item); pr != nil {
+				in.placementRules[objectKey{pr.Namespace, pr.Name}] = object[appsv1.PlacementRule]{item, pr}
+			}
+		case gk.Group == clusterv1.GroupName && gk.Kind == "ManagedCluster":
+			if c := in.readCluster(item); c != nil {
+				in.clusters = append(in.clusters, *c)
+			}
+		case gk.Group == clusterv1beta2.GroupName && gk.Kind == "ManagedClusterSet":
+			if s := decodeInto[clusterv1beta2.ManagedClusterSet](in, item); s != nil {
+				in.clusterSets = append(in.clusterSets, *s)
+			}
+		case gk.Group == clusterv1beta2.GroupName && gk.Kind == "ManagedClusterSetBinding":
+			if b := decodeInto[clusterv1beta2.ManagedClusterSetBinding](in, item); b != nil {
+				in.clusterSetBindings = append(in.clusterSetBindings, *b)
+			}
+		}
+	}
+	return in
+}
+
+// decodeInto decodes item as a T, or reports why it cannot and returns nil.
+func decodeInto[T any](in *inputs, item *fn.KubeObject) *T {
+	obj := new(T)
+	if r := decode(item, obj); r != nil {
+		in.results = append(in.results, r)
+		return nil
+	}
+	return obj
+}
+
+// readCluster reads the fields of a ManagedCluster the offline scheduler uses:
+// name, labels, deletionTimestamp, spec.taints and status.clusterClaims. A hub
+// export carries much more (conditions, capacity, versions), and decoding whole
+// objects would dominate the time to plan 10,000 clusters. It reports a field
+// it cannot read and returns nil.
+func (in *inputs) readCluster(item *fn.KubeObject) *clusterv1.ManagedCluster {
+	fail := func(field string, err error) *clusterv1.ManagedCluster {
+		in.results = append(in.results, krm.ObjectResult(item, fn.Error, field, "cannot be read: "+err.Error()))
+		return nil
+	}
+	c := &clusterv1.ManagedCluster{}
+	c.Name = item.GetName()
+	labels, _, err := item.NestedStringMap("metadata", "labels")
+	if err != nil {
+		return fail("metadata.labels", err)
+	}
+	c.Labels = labels
+	if deleted, found, err := item.NestedString("metadata", "deletionTimestamp"); err != nil {
+		return fail("metadata.deletionTimestamp", err)
+	} else if found {
+		c.DeletionTimestamp = &metav1.Time{}
+		if err := c.DeletionTimestamp.UnmarshalQueryParameter(deleted); err != nil {
+			return fail("metadata.deletionTimestamp", err)
+		}
+	}
+	taints, _, err := item.NestedSlice("spec", "taints")
+	if err != nil {
+		return fail("spec.taints", err)
+	}
+	for i, t := range taints {
+		var taint clusterv1.Taint
+		if err := t.As(&taint); err != nil {
+			return fail(fmt.Sprintf("spec.taints[%d]", i), err)
+		}
+		c.Spec.Taints = append(c.Spec.Taints, taint)
+	}
+	claims, _, err := item.NestedSlice("status", "clusterClaims")
+	if err != nil {
+		return fail("status.clusterClaims", err)
+	}
+	for i, cl := range claims {
+		var claim clusterv1.ManagedClusterClaim
+		if err := cl.As(&claim); err != nil {
+			return fail(fmt.Sprintf("status.clusterClaims[%d]", i), err)
+		}
+		c.Status.ClusterClaims = append(c.Status.ClusterClaims, claim)
+	}
+	return c
+}
+
+// isRolloutPlan reports whether item is a RolloutPlan, this function's output.
+func isRolloutPlan(item *fn.KubeObject) bool {
+	gk := item.GroupKind()
+	return gk.Group == fleetpolicyv1alpha1.GroupVersion.Group && gk.Kind == fleetpolicyv1alpha1.RolloutPlanKind
+}
+
+// selectPolicies returns the Policies to plan: every Policy, or those filter
+// names ("name" or "namespace/name"), each of which must name one.
+func (in *inputs) selectPolicies(filter []string) ([]object[policyv1.Policy], error) {
+	if len(filter) == 0 {
+		return in.policies, nil
+	}
+	matched := make([]bool, len(filter))
+	var out []object[policyv1.Policy]
+	for _, p := range in.policies {
+		selected := false
+		for i, f := range filter {
+			if f == p.obj.Name || f == p.obj.Namespace+"/"+p.obj.Name {
+				matched[i], selected = true, true
+			}
+		}
+		if selected {
+			out = append(out, p)
+		}
+	}
+	var errs []error
+	for i, ok := range matched {
+		if !ok {
+			errs = append(errs, fmt.Errorf("policies[%d]: no Policy %q in the input", i, filter[i]))
+		}
+	}
+	return out, errors.Join(errs...)
+}
+
+// checkBindings reports the PlacementBindings an OCM hub would ignore or that
+// cannot be resolved: a placementRef pairing a kind with the wrong API group, a
+// placement that is not in the input, an override that does not normalise.
+func (in *inputs) checkBindings() {
+	for _, b := range in.bindings {
+		pb, ref := b.obj, b.obj.PlacementRef
+		switch {
+		case ref.Kind == binding.KindPlacement && ref.APIGroup == clusterv1beta1.GroupName:
+			if _, found := in.placements[objectKey{pb.Namespace, ref.Name}]; !found {
+				in.results = append(in.results, krm.ObjectResult(b.item, fn.Error, "placementRef.name",
+					fmt.Sprintf("Placement %s/%s is not in the input", pb.Namespace, ref.Name)))
+			}
+		case ref.Kind == binding.KindPlacementRule && ref.APIGroup == appsv1.GroupVersion.Group:
+			if _, found := in.placementRules[objectKey{pb.Namespace, ref.Name}]; !found {
+				in.results = append(in.results, krm.ObjectResult(b.item, fn.Error, "placementRef.name",
+					fmt.Sprintf("PlacementRule %s/%s is not in the input", pb.Namespace, ref.Name)))
+			}
+		default:
+			in.results = append(in.results, krm.ObjectResult(b.item, fn.Warning, "placementRef",
+				fmt.Sprintf("kind %q with apiGroup %q: OCM ignores this binding (Placement goes with %s, PlacementRule with %s)",
+					ref.Kind, ref.APIGroup, clusterv1beta1.GroupName, appsv1.GroupVersion.Group)))
+		}
+		if _, err := binding.Normalize(pb); err != nil {
+			for _, e := range unjoin(err) {
+				var fieldErr *binding.FieldError
+				if errors.As(e, &fieldErr) {
+					in.results = append(in.results, krm.ObjectResult(b.item, fn.Error, fieldErr.Fields[0],
+						strings.Join(fieldErr.Fields, " and ")+": "+fieldErr.Reason))
+					continue
+				}
+				in.results = append(in.results, krm.ObjectResult(b.item, fn.Error, "", e.Error()))
+			}
+		}
+	}
+}
+
+// unjoin returns the errors errors.Join joined into err, or err alone.
+func unjoin(err error) []error {
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		return joined.Unwrap()
+	}
+	return []error{err}
+}

@@ -1,0 +1,86 @@
+// Command plan-rollout is a KRM function that precomputes, for every Policy of a
+// package, the waves in which its enforcement will be rolled out over its
+// clusters (seeds policy-rollout-strategy.md and
+// selective-policy-enforcement.md), and writes them as one RolloutPlan per
+// Policy beside the input, which it leaves unchanged. The clusters come from
+// PlacementDecisions or PlacementRules exported from a hub, or are scheduled
+// offline from ManagedClusters. README.md documents its use; the algorithms are
+// packages shared/binding, shared/scheduling and shared/rollout.
+package main
+
+import (
+	_ "embed"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/kptdev/krm-functions-sdk/go/fn"
+
+	"github.com/fleetpolicy/fleetpolicy/functions/internal/krm"
+)
+
+//go:embed README.md
+var readme string
+
+// configKind is the kind of this function's functionConfig.
+const configKind = "PlanRollout"
+
+var planRollout = krm.Function{Name: "plan-rollout", Help: readme, Process: func(rl *fn.ResourceList) error {
+	return process(rl, time.Now())
+}}
+
+func main() { planRollout.Main() }
+
+// Config is the functionConfig (apiVersion fn.fleetpolicy.io/v1alpha1, kind
+// PlanRollout).
+type Config struct {
+	// Policies limits the plans written to these Policies, each "name" (in any
+	// namespace) or "namespace/name". Empty: every Policy.
+	Policies []string `json:"policies,omitempty"`
+}
+
+// process plans the rollout of every selected Policy of rl; now is the time
+// tolerationSeconds are measured against when placements are scheduled offline.
+func process(rl *fn.ResourceList, now time.Time) error {
+	var cfg Config
+	if err := krm.DecodeConfig(rl.FunctionConfig, configKind, &cfg); err != nil {
+		return err
+	}
+	for i, p := range cfg.Policies {
+		if !isPolicyName(p) {
+			return fmt.Errorf("functionConfig %s %q: policies[%d]: %q is neither a name nor namespace/name",
+				configKind, rl.FunctionConfig.GetName(), i, p)
+		}
+	}
+
+	in := read(rl)
+	selected, err := in.selectPolicies(cfg.Policies)
+	if err != nil {
+		return fmt.Errorf("functionConfig %s %q: %w", configKind, rl.FunctionConfig.GetName(), err)
+	}
+	in.checkBindings()
+	p := planner{in: in, now: now, decisions: map[placementKey]*placementClusters{}}
+	plans := map[objectKey]*fn.KubeObject{}
+	var order []objectKey
+	for _, policy := range selected {
+		obj, ok := p.plan(policy)
+		if !ok {
+			continue
+		}
+		key := objectKey{policy.obj.Namespace, policy.obj.Name}
+		plans[key] = obj
+		order = append(order, key)
+	}
+	rl.Items = in.writePlans(rl.Items, plans, order)
+	rl.Results = append(rl.Results, in.results...)
+	return nil
+}
+
+// isPolicyName reports whether s is "name" or "namespace/name".
+func isPolicyName(s string) bool {
+	namespace, name, qualified := strings.Cut(s, "/")
+	if !qualified {
+		return s != ""
+	}
+	return namespace != "" && name != "" && !strings.Contains(name, "/")
+}

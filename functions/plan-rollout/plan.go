@@ -1,0 +1,331 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/kptdev/krm-functions-sdk/go/fn"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
+
+	"github.com/fleetpolicy/fleetpolicy/functions/internal/krm"
+	fleetpolicyv1alpha1 "github.com/fleetpolicy/fleetpolicy/shared/api/fleetpolicy/v1alpha1"
+	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
+	policyv1beta1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1beta1"
+	"github.com/fleetpolicy/fleetpolicy/shared/binding"
+	"github.com/fleetpolicy/fleetpolicy/shared/rollout"
+	"github.com/fleetpolicy/fleetpolicy/shared/scheduling"
+)
+
+// placementKey names a Placement or PlacementRule.
+type placementKey struct {
+	namespace string
+	ref       binding.PlacementRef
+}
+
+// placementClusters are the decision groups of one placement.
+type placementClusters struct {
+	groups []rollout.DecisionGroup
+	// clusters are the clusters of every group.
+	clusters []string
+	// failed says that the decisions could not be read or computed (the reason
+	// is a result): the policies bound through it get no plan.
+	failed bool
+}
+
+// planner makes the plans of one ResourceList.
+type planner struct {
+	in  *inputs
+	now time.Time
+	// decisions memoises each placement's decision groups; nil when the
+	// placement is not in the input.
+	decisions map[placementKey]*placementClusters
+}
+
+// plan returns the RolloutPlan of a Policy, or false when its bindings,
+// placements or strategy are in error (the results say why).
+func (p *planner) plan(policy object[policyv1.Policy]) (*fn.KubeObject, bool) {
+	root := policy.obj
+	bindings := p.in.bindingsOf[root.Namespace]
+	decisions := binding.Decisions{}
+	for i := range bindings {
+		if !mayBind(&bindings[i], root, p.in.sets) {
+			continue
+		}
+		ref := refOf(&bindings[i])
+		if pc := p.clustersOf(root.Namespace, ref); pc != nil {
+			decisions[ref] = pc.clusters
+		}
+	}
+	res, err := binding.Resolve(root, p.in.sets, bindings, decisions)
+	if err != nil {
+		return nil, false // checkBindings reported the bindings at fault
+	}
+
+	// The fleet is the decision groups of the non-restricted bindings'
+	// placements, narrowed to the bound clusters.
+	var fleet []rollout.DecisionGroup
+	seen := map[binding.PlacementRef]bool{}
+	for _, entry := range res.Placements {
+		pb := bindingNamed(bindings, entry.PlacementBinding)
+		ref := refOf(pb)
+		pc := p.clustersOf(root.Namespace, ref)
+		if pc == nil || pc.failed {
+			return nil, false // reported on the binding, placement or decision
+		}
+		if override, _ := binding.Normalize(pb); override.Restricted || seen[ref] {
+			continue
+		}
+		seen[ref] = true
+		fleet = append(fleet, pc.groups...)
+	}
+	bound := sets.New[string]()
+	for _, c := range res.Clusters {
+		bound.Insert(c.Name)
+	}
+	plan, ok := p.planWaves(policy, narrow(fleet, bound))
+	if !ok {
+		return nil, false
+	}
+	if !plan.Progressive {
+		// One wave, of the clusters that enforce; the others stay inform.
+		enforcing := sets.New[string]()
+		for _, c := range res.Clusters {
+			if c.RemediationAction.IsEnforce() {
+				enforcing.Insert(c.Name)
+			}
+		}
+		if enforcing.Len() < bound.Len() {
+			if plan, ok = p.planWaves(policy, narrow(fleet, enforcing)); !ok {
+				return nil, false
+			}
+		}
+	}
+
+	for _, note := range plan.Notes {
+		path, message := splitNote(note)
+		p.in.results = append(p.in.results, krm.ObjectResult(policy.item, fn.Warning, path, message))
+	}
+	out := rolloutPlan(root, res, plan)
+	p.in.results = append(p.in.results, krm.ObjectResult(policy.item, fn.Info, "", waveTable(out)))
+	obj, err := toKubeObject(out)
+	if err != nil {
+		p.in.results = append(p.in.results, krm.ObjectResult(policy.item, fn.Error, "", "writing its RolloutPlan: "+err.Error()))
+		return nil, false
+	}
+	return obj, true
+}
+
+// planWaves plans the waves over fleet, reporting errors on the Policy.
+func (p *planner) planWaves(policy object[policyv1.Policy], fleet []rollout.DecisionGroup) (rollout.Plan, bool) {
+	plan, err := rollout.PlanWaves(rollout.PlanInput{
+		Strategy:          policy.obj.Spec.Rollout(),
+		RemediationAction: policy.obj.Spec.RemediationAction,
+		Fleet:             fleet,
+	})
+	if err != nil {
+		p.in.reportErrors(policy.item, err)
+		return rollout.Plan{}, false
+	}
+	return plan, true
+}
+
+// reportErrors adds an error result on item per error in err, naming the field
+// of each field error.
+func (in *inputs) reportErrors(item *fn.KubeObject, err error) {
+	var agg utilerrors.Aggregate
+	errs := unjoin(err)
+	if errors.As(err, &agg) {
+		errs = agg.Errors()
+	}
+	for _, e := range errs {
+		var fieldErr *field.Error
+		if errors.As(e, &fieldErr) {
+			in.results = append(in.results, krm.ObjectResult(item, fn.Error, fieldErr.Field, fieldErr.ErrorBody()))
+			continue
+		}
+		in.results = append(in.results, krm.ObjectResult(item, fn.Error, "", e.Error()))
+	}
+}
+
+// clustersOf returns the decision groups of a placement of namespace, reading
+// them once: a Placement's PlacementDecisions, or its offline schedule over the
+// ManagedClusters when the input has none; a PlacementRule's status.decisions,
+// as one group of index 0. Nil means the placement is not in the input.
+func (p *planner) clustersOf(namespace string, ref binding.PlacementRef) *placementClusters {
+	key := placementKey{namespace, ref}
+	if pc, done := p.decisions[key]; done {
+		return pc
+	}
+	var pc *placementClusters
+	name := objectKey{namespace, ref.Name}
+	switch ref.Kind {
+	case binding.KindPlacement:
+		if pl, found := p.in.placements[name]; found {
+			pc = p.placementGroups(pl)
+		}
+	case binding.KindPlacementRule:
+		if pr, found := p.in.placementRules[name]; found {
+			g := rollout.DecisionGroup{Placement: ref.Name}
+			for _, d := range pr.obj.Status.Decisions {
+				if d.ClusterName != "" {
+					g.Clusters = append(g.Clusters, d.ClusterName)
+				}
+			}
+			pc = &placementClusters{groups: []rollout.DecisionGroup{g}, clusters: g.Clusters}
+		}
+	}
+	p.decisions[key] = pc
+	return pc
+}
+
+// placementGroups reads or computes a Placement's decision groups.
+func (p *planner) placementGroups(pl object[clusterv1beta1.Placement]) *placementClusters {
+	pc := &placementClusters{}
+	decisions := p.in.decisionsOf[objectKey{pl.obj.Namespace, pl.obj.Name}]
+	if len(decisions) == 0 {
+		if len(p.in.clusters) == 0 {
+			p.in.results = append(p.in.results, krm.ObjectResult(pl.item, fn.Warning, "",
+				"selects no cluster: the input holds neither its PlacementDecisions nor ManagedClusters to schedule it on"))
+			return pc
+		}
+		res, err := scheduling.Schedule(scheduling.Input{
+			Placement:               pl.obj,
+			Clusters:                p.in.clusters,
+			ClusterSetBindingsKnown: len(p.in.clusterSetBindings) > 0,
+			ClusterSets:             p.in.clusterSets,
+			ClusterSetBindings:      p.in.clusterSetBindings,
+			Now:                     p.now,
+		})
+		if err != nil {
+			p.in.reportErrors(pl.item, err)
+			pc.failed = true
+			return pc
+		}
+		for _, note := range res.Notes {
+			path, message := splitNote(note)
+			p.in.results = append(p.in.results, krm.ObjectResult(pl.item, fn.Info, path, message))
+		}
+		p.in.results = append(p.in.results, krm.ObjectResult(pl.item, fn.Info, "", fmt.Sprintf(
+			"scheduled offline over %d ManagedClusters: %d clusters selected, in %d decision groups",
+			len(p.in.clusters), res.NumberOfSelectedClusters, len(res.Groups))))
+		for i := range res.Decisions {
+			decisions = append(decisions, object[clusterv1beta1.PlacementDecision]{pl.item, &res.Decisions[i]})
+		}
+	}
+	for _, d := range decisions {
+		g, err := scheduling.GroupOf(d.obj)
+		if err != nil {
+			p.in.reportErrors(d.item, err)
+			pc.failed = true
+			continue
+		}
+		pc.groups = append(pc.groups, g)
+		pc.clusters = append(pc.clusters, g.Clusters...)
+	}
+	return pc
+}
+
+// mayBind reports whether pb may bind the policy root: it names the policy, or a
+// PolicySet of its namespace that lists it. package binding applies the exact
+// rules; this only spares computing the placements of unrelated bindings.
+func mayBind(pb *policyv1.PlacementBinding, root *policyv1.Policy, policySets []policyv1beta1.PolicySet) bool {
+	for _, s := range pb.Subjects {
+		switch s.Kind {
+		case "Policy":
+			if s.Name == root.Name {
+				return true
+			}
+		case "PolicySet":
+			for _, set := range policySets {
+				if set.Name == s.Name && set.Namespace == root.Namespace && slices.Contains(set.Spec.Policies, policyv1.NonEmptyString(root.Name)) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+func refOf(pb *policyv1.PlacementBinding) binding.PlacementRef {
+	return binding.PlacementRef{Kind: pb.PlacementRef.Kind, Name: pb.PlacementRef.Name}
+}
+
+func bindingNamed(bindings []policyv1.PlacementBinding, name string) *policyv1.PlacementBinding {
+	for i := range bindings {
+		if bindings[i].Name == name {
+			return &bindings[i]
+		}
+	}
+	return nil
+}
+
+// narrow returns the groups with only the clusters in keep; every group stays,
+// so that the indices stay contiguous.
+func narrow(groups []rollout.DecisionGroup, keep sets.Set[string]) []rollout.DecisionGroup {
+	out := make([]rollout.DecisionGroup, len(groups))
+	for i, g := range groups {
+		out[i] = g
+		out[i].Clusters = make([]string, 0, len(g.Clusters))
+		for _, c := range g.Clusters {
+			if keep.Has(c) {
+				out[i].Clusters = append(out[i].Clusters, c)
+			}
+		}
+	}
+	return out
+}
+
+// splitNote splits a note of package rollout or scheduling into the field it
+// starts with (when it names one under spec) and the rest.
+func splitNote(note string) (path, message string) {
+	if before, after, found := strings.Cut(note, ": "); found && strings.HasPrefix(before, "spec.") && !strings.Contains(before, " ") {
+		return before, after
+	}
+	return "", note
+}
+
+// rolloutPlan is the RolloutPlan of root.
+func rolloutPlan(root *policyv1.Policy, res *binding.Resolution, plan rollout.Plan) *fleetpolicyv1alpha1.RolloutPlan {
+	out := &fleetpolicyv1alpha1.RolloutPlan{
+		TypeMeta: metav1.TypeMeta{APIVersion: fleetpolicyv1alpha1.GroupVersion.String(), Kind: fleetpolicyv1alpha1.RolloutPlanKind},
+		ObjectMeta: metav1.ObjectMeta{Name: root.Name, Namespace: root.Namespace,
+			Annotations: map[string]string{fn.KptLocalConfig: "true"}},
+		Spec: fleetpolicyv1alpha1.RolloutPlanSpec{
+			PolicyRef: fleetpolicyv1alpha1.PolicyRef{Name: root.Name, Namespace: root.Namespace},
+			Strategy:  plan.Strategy,
+			Clusters:  make([]fleetpolicyv1alpha1.PlannedCluster, 0, len(res.Clusters)),
+			Waves:     make([]fleetpolicyv1alpha1.Wave, 0, len(plan.Waves)),
+		},
+	}
+	waveOf := make(map[string]int32, len(plan.Clusters))
+	for _, w := range plan.Waves {
+		for _, c := range w.Clusters {
+			waveOf[c] = int32(w.Index)
+		}
+		groups := make([]fleetpolicyv1alpha1.DecisionGroupRef, 0, len(w.DecisionGroups))
+		for _, g := range w.DecisionGroups {
+			groups = append(groups, fleetpolicyv1alpha1.DecisionGroupRef{Placement: g.Placement, GroupName: g.GroupName, GroupIndex: g.GroupIndex})
+		}
+		out.Spec.Waves = append(out.Spec.Waves, fleetpolicyv1alpha1.Wave{
+			Index: int32(w.Index), Clusters: w.Clusters, DecisionGroups: groups, Mandatory: w.Mandatory, NotBefore: w.NotBefore,
+		})
+	}
+	for _, c := range res.Clusters {
+		planned := fleetpolicyv1alpha1.PlannedCluster{Name: c.Name, RemediationAction: c.RemediationAction}
+		if !root.Spec.RemediationAction.IsEnforce() {
+			planned.EnforcedBy = c.EnforcedBy
+		}
+		if wave, enforced := waveOf[c.Name]; enforced {
+			planned.Wave = &wave
+		}
+		out.Spec.Clusters = append(out.Spec.Clusters, planned)
+	}
+	return out
+}
