@@ -1,0 +1,52 @@
+package main
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/kptdev/krm-functions-sdk/go/fn"
+
+	"github.com/fleetpolicy/fleetpolicy/functions/internal/krmtest"
+)
+
+// FuzzCheckPlacement feeds arbitrary input to the function: it must never
+// panic, must always answer with a ResourceList and exit code 0 or 1, and must
+// give back every item of a readable input in order, changed only if it is a
+// governed resource.
+func FuzzCheckPlacement(f *testing.F) {
+	for _, c := range krmtest.Cases(f, "testdata") {
+		if c.Config == nil { // files named in a config are not fuzzed
+			f.Add(c.ResourceList(f))
+		}
+	}
+	f.Add([]byte("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- 1\n- [a]\n"))
+	f.Add([]byte("kind: ResourceList\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: p, namespace: fleetpolicy-placement, labels: {fleetpolicy.io/placement-policy: cel}}\n  data: [1]\n"))
+	f.Add([]byte("kind: ResourceList\nitems:\n- apiVersion: cluster.open-cluster-management.io/v1\n  kind: ManagedCluster\n  metadata: {name: a}\n  status: {clusterClaims: x}\n"))
+	f.Add([]byte("kind: ResourceList\nfunctionConfig: {apiVersion: fn.fleetpolicy.io/v1alpha1, kind: CheckPlacement, timeout: -1s}\n"))
+	f.Fuzz(func(t *testing.T, input []byte) {
+		var out bytes.Buffer
+		code := checkPlacement.Run(bytes.NewReader(input), &out, &bytes.Buffer{})
+		if code != 0 && code != 1 {
+			t.Fatalf("exit code %d", code)
+		}
+		got, err := fn.ParseResourceList(out.Bytes())
+		if err != nil {
+			t.Fatalf("output is not a ResourceList: %v\n%s", err, out.String())
+		}
+		in, err := fn.ParseResourceList(input)
+		if err != nil {
+			if code != 1 {
+				t.Fatalf("unreadable input passed: %v", err)
+			}
+			return
+		}
+		if len(got.Items) != len(in.Items) {
+			t.Fatalf("%d items in, %d out", len(in.Items), len(got.Items))
+		}
+		for i := range in.Items {
+			if !isGoverned(in.Items[i]) && got.Items[i].String() != in.Items[i].String() {
+				t.Fatalf("item %d changed:\n--- got\n%s\n--- want\n%s", i, got.Items[i].String(), in.Items[i].String())
+			}
+		}
+	})
+}

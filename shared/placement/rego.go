@@ -1,0 +1,291 @@
+package placement
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/open-policy-agent/opa/v1/ast"
+	"github.com/open-policy-agent/opa/v1/rego"
+	"github.com/open-policy-agent/opa/v1/storage"
+	"github.com/open-policy-agent/opa/v1/storage/inmem"
+)
+
+// regoPackage is the package every Rego placement policy declares.
+var regoPackage = ast.MustParseRef("data.fleetpolicy.placement")
+
+// The queries of a Rego policy: its documents, each as a list that is empty
+// when the policy does not define the document.
+const (
+	regoQuery = `a := [x | x := data.fleetpolicy.placement.annotations]; ` +
+		`e := [x | x := data.fleetpolicy.placement.errors]`
+	regoExplainQuery = regoQuery + `; r := [x | x := data.fleetpolicy.placement.excluded]`
+)
+
+// regoDeniedBuiltins are the built-ins a placement policy cannot call: they
+// reach the network, the clock, randomness or the OPA runtime, and placement
+// must be decided from the resource and the inventory alone.
+var regoDeniedBuiltins = map[string]bool{
+	"http.send": true, "net.lookup_ip_addr": true, "opa.runtime": true,
+	"time.now_ns": true, "rand.intn": true, "uuid.rfc4122": true,
+	"io.jwt.decode_verify": true, "providers.aws.sign_req": true,
+}
+
+// regoEngine runs Rego v1 policies with the inventory in an in-memory store
+// (data.clusters) that every prepared query reads, so that inventory changes
+// need no new preparation.
+type regoEngine struct {
+	store        storage.Store
+	capabilities *ast.Capabilities
+}
+
+// NewRegoEngine returns the engine of Rego placement policies.
+func NewRegoEngine() Engine {
+	caps := ast.CapabilitiesForThisVersion()
+	allowed := caps.Builtins[:0]
+	for _, b := range caps.Builtins {
+		if !regoDeniedBuiltins[b.Name] {
+			allowed = append(allowed, b)
+		}
+	}
+	caps.Builtins = allowed
+	caps.AllowNet = []string{}
+	return &regoEngine{
+		store:        inmem.NewFromObjectWithOpts(map[string]any{"clusters": map[string]any{}}, inmem.OptReturnASTValuesOnRead(true)),
+		capabilities: caps,
+	}
+}
+
+func (e *regoEngine) Compile(ctx context.Context, id PolicyID, text string) (Program, error) {
+	module, err := ast.ParseModuleWithOpts(id.Key, text, ast.ParserOptions{RegoVersion: ast.RegoV1, Capabilities: e.capabilities})
+	if err != nil {
+		return nil, regoErrors(err)
+	}
+	if !module.Package.Path.Equal(regoPackage) {
+		return nil, fmt.Errorf("%s: the policy is package %v, want package fleetpolicy.placement",
+			module.Package.Location, module.Package.Path)
+	}
+	compiler := ast.NewCompiler().WithCapabilities(e.capabilities)
+	if compiler.Compile(map[string]*ast.Module{id.Key: module}); compiler.Failed() {
+		return nil, regoErrors(compiler.Errors)
+	}
+	prepare := func(query string) (rego.PreparedEvalQuery, error) {
+		return rego.New(rego.Query(query), rego.Compiler(compiler), rego.Store(e.store),
+			rego.Capabilities(e.capabilities)).PrepareForEval(ctx)
+	}
+	p := &regoProgram{id: id}
+	if p.query, err = prepare(regoQuery); err != nil {
+		return nil, regoErrors(err)
+	}
+	if p.explainQuery, err = prepare(regoExplainQuery); err != nil {
+		return nil, regoErrors(err)
+	}
+	return p, nil
+}
+
+// regoErrors renders OPA's errors one per line, each with its location,
+// without OPA's "n errors occurred" heading.
+func regoErrors(err error) error {
+	var list ast.Errors
+	if !errors.As(err, &list) || len(list) == 0 {
+		return err
+	}
+	lines := make([]string, len(list))
+	for i, e := range list {
+		lines[i] = e.Error()
+	}
+	return errors.New(strings.Join(lines, "\n"))
+}
+
+func (e *regoEngine) SetInventory(ctx context.Context, inv *Inventory, changed []string) error {
+	return storage.Txn(ctx, e.store, storage.WriteParams, func(txn storage.Transaction) error {
+		if changed == nil {
+			all := make(map[string]any, len(inv.Clusters()))
+			for _, c := range inv.Clusters() {
+				all[c.Name] = regoCluster(c)
+			}
+			return e.store.Write(ctx, txn, storage.ReplaceOp, storage.Path{"clusters"}, all)
+		}
+		for _, name := range changed {
+			path := storage.Path{"clusters", name}
+			c, ok := inv.Cluster(name)
+			if ok {
+				if err := e.store.Write(ctx, txn, storage.AddOp, path, regoCluster(c)); err != nil {
+					return err
+				}
+				continue
+			}
+			err := e.store.Write(ctx, txn, storage.RemoveOp, path, nil)
+			if err != nil && !storage.IsNotFound(err) {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// regoCluster is a cluster as data.clusters[<name>] holds it.
+func regoCluster(c Cluster) map[string]any {
+	labels := make(map[string]any, len(c.Labels))
+	for k, v := range c.Labels {
+		labels[k] = v
+	}
+	claims := make(map[string]any, len(c.Claims))
+	for k, v := range c.Claims {
+		claims[k] = v
+	}
+	return map[string]any{"labels": labels, "claims": claims}
+}
+
+type regoProgram struct {
+	id                  PolicyID
+	query, explainQuery rego.PreparedEvalQuery
+}
+
+func (p *regoProgram) Evaluate(ctx context.Context, r *Resource, explain bool) (Verdict, error) {
+	input, err := r.regoInput()
+	if err != nil {
+		return Verdict{}, err
+	}
+	query := p.query
+	if explain {
+		query = p.explainQuery
+	}
+	rs, err := query.Eval(ctx, rego.EvalParsedInput(input))
+	if err != nil {
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return Verdict{}, ctxErr
+		}
+		return Verdict{}, err
+	}
+	if len(rs) != 1 {
+		return Verdict{}, fmt.Errorf("the policy gave %d results, want 1", len(rs))
+	}
+	bindings := rs[0].Bindings
+	var v Verdict
+	if v.Annotations, err = regoAnnotations(only(bindings["a"])); err != nil {
+		return Verdict{}, &PolicyError{Policy: p.id, Field: "annotations", Err: err}
+	}
+	if v.Errors, err = regoMessages(only(bindings["e"])); err != nil {
+		return Verdict{}, &PolicyError{Policy: p.id, Field: "errors", Err: err}
+	}
+	if explain {
+		if v.Excluded, err = regoExcluded(only(bindings["r"])); err != nil {
+			return Verdict{}, &PolicyError{Policy: p.id, Field: "excluded", Err: err}
+		}
+	}
+	return v, nil
+}
+
+// only returns the document of a query binding [x | x := doc]: nil when the
+// policy does not define it.
+func only(binding any) any {
+	list, _ := binding.([]any)
+	if len(list) == 0 {
+		return nil
+	}
+	return list[0]
+}
+
+// regoAnnotations reads the annotations document: an object of annotation to
+// value, where a value that is not a string is written as JSON.
+func regoAnnotations(doc any) (map[string]string, error) {
+	if doc == nil {
+		return nil, nil
+	}
+	obj, ok := doc.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("is %s, want an object of annotation to value", jsonKind(doc))
+	}
+	out := make(map[string]string, len(obj))
+	for k, v := range obj {
+		s, err := stringOrJSON(v)
+		if err != nil {
+			return nil, fmt.Errorf("[%q]: %w", k, err)
+		}
+		out[k] = s
+	}
+	return out, nil
+}
+
+// regoMessages reads the errors document: a set (or array) of messages, where
+// a message that is not a string is written as JSON.
+func regoMessages(doc any) ([]string, error) {
+	if doc == nil {
+		return nil, nil
+	}
+	list, ok := doc.([]any)
+	if !ok {
+		return nil, fmt.Errorf("is %s, want a set of messages", jsonKind(doc))
+	}
+	out := make([]string, 0, len(list))
+	for _, m := range list {
+		s, err := stringOrJSON(m)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// regoExcluded reads the optional excluded document: an object of cluster
+// name to a reason or a set of reasons.
+func regoExcluded(doc any) (map[string][]string, error) {
+	if doc == nil {
+		return nil, nil
+	}
+	obj, ok := doc.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("is %s, want an object of cluster name to reasons", jsonKind(doc))
+	}
+	out := make(map[string][]string, len(obj))
+	for name, reasons := range obj {
+		if list, ok := reasons.([]any); ok {
+			msgs, err := regoMessages(list)
+			if err != nil {
+				return nil, fmt.Errorf("[%q]: %w", name, err)
+			}
+			out[name] = msgs
+			continue
+		}
+		s, err := stringOrJSON(reasons)
+		if err != nil {
+			return nil, fmt.Errorf("[%q]: %w", name, err)
+		}
+		out[name] = []string{s}
+	}
+	return out, nil
+}
+
+func stringOrJSON(v any) (string, error) {
+	if s, ok := v.(string); ok {
+		return s, nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return "", errors.New("cannot be written as JSON: " + err.Error())
+	}
+	return string(b), nil
+}
+
+// jsonKind names the JSON kind of a value as Rego results hold it.
+func jsonKind(v any) string {
+	switch v.(type) {
+	case string:
+		return "a string"
+	case bool:
+		return "a boolean"
+	case json.Number:
+		return "a number"
+	case []any:
+		return "a set or array"
+	case map[string]any:
+		return "an object"
+	}
+	return fmt.Sprintf("%T", v)
+}
