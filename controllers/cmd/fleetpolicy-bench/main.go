@@ -348,7 +348,7 @@ func (b *bench) runOnce(ctx context.Context, n, perDecision int, name string) (s
 		return smp, err
 	}
 	cmd := exec.Command(b.hubBin, append([]string{"--kubeconfig", b.plane.KubeconfigPath,
-		"--metrics-bind-address", "0", "--health-probe-bind-address", "0", "--zap-log-level", "error"}, b.hubArgs...)...)
+		"--metrics-bind-address", "0", "--health-probe-bind-address", "0", "--placement=false", "--zap-log-level", "error"}, b.hubArgs...)...)
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Start(); err != nil {
 		return smp, err

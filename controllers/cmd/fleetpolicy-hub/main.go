@@ -33,6 +33,10 @@ func main() {
 	flag.DurationVar(&o.StatusBatchDelay, "status-batch-delay", o.StatusBatchDelay, "how long replica status changes are gathered before a root status update")
 	flag.Float64Var(&qps, "kube-api-qps", float64(o.QPS), "client-side sustained requests per second to the hub API server")
 	flag.IntVar(&o.Burst, "kube-api-burst", o.Burst, "client-side request burst to the hub API server")
+	flag.BoolVar(&o.Placement, "placement", o.Placement, "serve policy-based placement: the admission webhook, /explain and the remediator")
+	flag.IntVar(&o.WebhookPort, "webhook-port", o.WebhookPort, "port of the placement webhook and /explain (TLS)")
+	flag.StringVar(&o.WebhookCertDir, "webhook-cert-dir", "", "folder with tls.crt and tls.key for the webhook server (default: controller-runtime's)")
+	flag.DurationVar(&o.PlacementTimeout, "placement-timeout", o.PlacementTimeout, "time bound of one placement evaluation")
 	cpuProfile := flag.String("cpu-profile", "", "write a CPU profile of the whole run to this file (for benchmarks)")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)

@@ -50,6 +50,7 @@ func startHub(t *testing.T, leaderElect bool) *runningHub {
 	ctx, cancel := context.WithCancel(context.Background())
 	o := hub.DefaultManagerOptions()
 	o.MetricsAddr, o.ProbeAddr = "0", "0"
+	o.Placement = false // no webhook certificates here; placement has its own tests
 	o.SkipControllerNameValidation = true
 	if leaderElect {
 		lease, renew, retry := 3*time.Second, 2*time.Second, 250*time.Millisecond

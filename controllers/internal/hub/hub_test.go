@@ -50,6 +50,7 @@ func runMain(m *testing.M) int {
 	}
 	o := hub.DefaultManagerOptions()
 	o.MetricsAddr, o.ProbeAddr = "0", "0"
+	o.Placement = false // no webhook certificates here; placement has its own tests
 	o.StatusBatchDelay = 100 * time.Millisecond
 	mgr, err := hub.NewManager(ctx, plane.Config, o)
 	if err != nil {

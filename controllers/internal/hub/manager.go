@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -11,9 +12,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/scheme"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
+	"github.com/fleetpolicy/fleetpolicy/shared/placement"
 )
 
 // ManagerOptions configure the hub's controller manager.
@@ -34,6 +37,11 @@ type ManagerOptions struct {
 	// SkipControllerNameValidation lets one process build the hub's manager more
 	// than once (tests that stop and restart the hub).
 	SkipControllerNameValidation bool
+	// Webhook serves the placement admission webhook and explain endpoint (TLS
+	// only): the address and the folder holding tls.crt and tls.key.
+	WebhookHost    string
+	WebhookPort    int
+	WebhookCertDir string
 }
 
 // DefaultManagerOptions are the hub binary's defaults.
@@ -42,6 +50,7 @@ func DefaultManagerOptions() ManagerOptions {
 		Options:     DefaultOptions(),
 		MetricsAddr: ":8080",
 		ProbeAddr:   ":8081",
+		WebhookPort: 9443,
 		QPS:         1000,
 		Burst:       3000,
 	}
@@ -53,6 +62,10 @@ func NewManager(ctx context.Context, cfg *rest.Config, o ManagerOptions) (ctrl.M
 	cfg = rest.CopyConfig(cfg)
 	cfg.QPS, cfg.Burst = o.QPS, o.Burst
 	cfg.UserAgent = "fleetpolicy-hub"
+	var webhookServer webhook.Server
+	if o.Placement {
+		webhookServer = webhook.NewServer(webhook.Options{Host: o.WebhookHost, Port: o.WebhookPort, CertDir: o.WebhookCertDir})
+	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  scheme.New(),
 		Metrics:                 metricsserver.Options{BindAddress: o.MetricsAddr},
@@ -67,10 +80,15 @@ func NewManager(ctx context.Context, cfg *rest.Config, o ManagerOptions) (ctrl.M
 		LeaderElectionReleaseOnCancel: true,
 		// Managed fields are never read, and replicas are cached as digests:
 		// both keep the cache small (see slimPolicies).
-		Controller: config.Controller{SkipNameValidation: &o.SkipControllerNameValidation},
+		Controller:    config.Controller{SkipNameValidation: &o.SkipControllerNameValidation},
+		WebhookServer: webhookServer,
 		Cache: cache.Options{
 			DefaultTransform: cache.TransformStripManagedFields(),
-			ByObject:         map[client.Object]cache.ByObject{&policyv1.Policy{}: {Transform: slimPolicies}},
+			ByObject: map[client.Object]cache.ByObject{
+				&policyv1.Policy{}: {Transform: slimPolicies},
+				// Only placement policies are read: do not cache the hub's ConfigMaps.
+				&corev1.ConfigMap{}: {Namespaces: map[string]cache.Config{placement.Namespace: {}}},
+			},
 		},
 	})
 	if err != nil {

@@ -17,6 +17,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	appsv1 "github.com/fleetpolicy/fleetpolicy/shared/api/apps/v1"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
@@ -36,11 +38,20 @@ type Options struct {
 	StatusBatchDelay time.Duration
 	// Clock is the time of rollout steps (nil: the real clock).
 	Clock clock.PassiveClock
+	// Placement enables policy-based placement: the admission webhook, the
+	// explain endpoint and the remediator (the manager needs a webhook server).
+	Placement bool
+	// PlacementTimeout bounds one evaluation of the placement policies.
+	PlacementTimeout time.Duration
+	// PlacementRetries is how often a transient evaluation error is retried
+	// within PlacementTimeout.
+	PlacementRetries int
 }
 
 // DefaultOptions are the defaults of the hub binary's flags.
 func DefaultOptions() Options {
-	return Options{RootConcurrency: 4, ReplicaWriters: 16, StatusBatchDelay: time.Second}
+	return Options{RootConcurrency: 4, ReplicaWriters: 16, StatusBatchDelay: time.Second,
+		Placement: true, PlacementTimeout: 3 * time.Second, PlacementRetries: 3}
 }
 
 // Setup registers the indexes and the hub controllers with the manager.
@@ -76,12 +87,41 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 		Complete(propagator); err != nil {
 		return err
 	}
-	return ctrl.NewControllerManagedBy(mgr).
+	if err := ctrl.NewControllerManagedBy(mgr).
 		Named("policyset-status").
 		For(&policyv1beta1.PolicySet{}).
 		Watches(&policyv1.Policy{}, handler.EnqueueRequestsFromMapFunc(maps.setsOfRoot)).
 		Watches(&policyv1.PlacementBinding{}, handler.EnqueueRequestsFromMapFunc(maps.setsOfBinding)).
-		Complete(&PolicySetStatus{Client: c})
+		Complete(&PolicySetStatus{Client: c}); err != nil {
+		return err
+	}
+	if opts.Placement {
+		return setupPlacement(mgr, opts)
+	}
+	return nil
+}
+
+// setupPlacement registers policy-based placement: the engine (every process),
+// the admission webhook and explain endpoint (every process) and the leader's
+// placement controller.
+func setupPlacement(mgr ctrl.Manager, opts Options) error {
+	engine := newPlacementEngine()
+	if err := mgr.Add(engineRunnable{engine: engine, cache: mgr.GetCache()}); err != nil {
+		return err
+	}
+	recorder := mgr.GetEventRecorder("fleetpolicy-hub-placement")
+	server := mgr.GetWebhookServer()
+	server.Register(MutatePlacementPath, &webhook.Admission{Handler: &placementAdmission{
+		engine: engine, recorder: recorder, timeout: opts.PlacementTimeout, retries: opts.PlacementRetries,
+	}})
+	server.Register(ExplainPath, &explainHandler{engine: engine, timeout: opts.PlacementTimeout})
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("placement").
+		WatchesRawSource(source.Channel(engine.changed, &handler.EnqueueRequestForObject{})).
+		Complete(&PlacementController{
+			Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: recorder,
+			Timeout: opts.PlacementTimeout, engine: engine,
+		})
 }
 
 type queue = workqueue.TypedRateLimitingInterface[reconcile.Request]

@@ -53,6 +53,7 @@ func startHub(t *testing.T) (stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	o := hub.DefaultManagerOptions()
 	o.MetricsAddr, o.ProbeAddr = "0", "0"
+	o.Placement = false // no webhook certificates here; placement has its own tests
 	o.StatusBatchDelay = 50 * time.Millisecond
 	o.SkipControllerNameValidation = true
 	mgr, err := hub.NewManager(ctx, plane.Config, o)
