@@ -59,8 +59,10 @@ func (a *placementAdmission) Handle(ctx context.Context, req admission.Request) 
 	if replication.IsReplica(obj) {
 		return admission.Allowed("replicated policies are placed by their root")
 	}
-	if !a.engine.Ready() {
-		// The failurePolicy decides: Fail while placement policies exist.
+	if !a.engine.WaitReady(ctx) {
+		// Whether placement policies exist is not known yet: deny rather than
+		// let through what a policy might forbid. (Readiness keeps traffic away
+		// from a process that is still loading.)
 		return admission.Errored(http.StatusServiceUnavailable, errors.New("the placement engine is loading"))
 	}
 	if !a.engine.evaluator.HasPolicies() {

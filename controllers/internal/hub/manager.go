@@ -94,7 +94,8 @@ func NewManager(ctx context.Context, cfg *rest.Config, o ManagerOptions) (ctrl.M
 	if err != nil {
 		return nil, err
 	}
-	if err := Setup(ctx, mgr, o.Options); err != nil {
+	engine, err := setup(ctx, mgr, o.Options)
+	if err != nil {
 		return nil, err
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
@@ -102,6 +103,11 @@ func NewManager(ctx context.Context, cfg *rest.Config, o ManagerOptions) (ctrl.M
 	}
 	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
 		return nil, err
+	}
+	if engine != nil {
+		if err := mgr.AddReadyzCheck("placement-engine", engine.Checker); err != nil {
+			return nil, err
+		}
 	}
 	return mgr, nil
 }

@@ -2,8 +2,10 @@ package hub
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
+	"net/http"
 	"sync"
 	"sync/atomic"
 
@@ -28,6 +30,7 @@ import (
 type placementEngine struct {
 	evaluator *placement.Evaluator
 	ready     atomic.Bool
+	loaded    chan struct{} // closed once ready
 
 	mu       sync.Mutex
 	statuses []placement.Status // of the last Load
@@ -37,7 +40,7 @@ type placementEngine struct {
 }
 
 func newPlacementEngine() *placementEngine {
-	return &placementEngine{evaluator: placement.New(), changed: make(chan event.GenericEvent, 1)}
+	return &placementEngine{evaluator: placement.New(), loaded: make(chan struct{}), changed: make(chan event.GenericEvent, 1)}
 }
 
 // placementKey is the one request of the leader's placement controller.
@@ -45,6 +48,25 @@ var placementKey = &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: pl
 
 // Ready reports whether policies and inventory have been loaded once.
 func (e *placementEngine) Ready() bool { return e.ready.Load() }
+
+// WaitReady waits until the engine is ready or ctx ends, and reports readiness.
+func (e *placementEngine) WaitReady(ctx context.Context) bool {
+	select {
+	case <-e.loaded:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// Checker is a readiness check: a hub process is not ready to answer admission
+// requests before its engine has loaded policies and inventory.
+func (e *placementEngine) Checker(_ *http.Request) error {
+	if !e.Ready() {
+		return errors.New("the placement engine is loading")
+	}
+	return nil
+}
 
 // signal tells the leader's controllers that policies or the inventory changed.
 func (e *placementEngine) signal() {
@@ -121,6 +143,7 @@ func (e *placementEngine) run(ctx context.Context, c cache.Cache) error {
 		return fmt.Errorf("loading placement policies: %w", err)
 	}
 	e.ready.Store(true)
+	close(e.loaded)
 
 	onConfigMap := func(obj any) {
 		if cm, ok := obj.(*corev1.ConfigMap); ok && cm.Namespace != placement.Namespace {

@@ -54,16 +54,17 @@ func DefaultOptions() Options {
 		Placement: true, PlacementTimeout: 3 * time.Second, PlacementRetries: 3}
 }
 
-// Setup registers the indexes and the hub controllers with the manager.
-func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
+// setup registers the indexes and the hub controllers with the manager, and
+// returns the placement engine when placement is enabled.
+func setup(ctx context.Context, mgr ctrl.Manager, opts Options) (*placementEngine, error) {
 	if err := setupIndexes(ctx, mgr); err != nil {
-		return err
+		return nil, err
 	}
 	c := mgr.GetClient()
 	replicas, err := apiutil.RESTClientForGVK(policyv1.GroupVersion.WithKind("Policy"), false, false, mgr.GetConfig(),
 		serializer.NewCodecFactory(mgr.GetScheme()), mgr.GetHTTPClient())
 	if err != nil {
-		return err
+		return nil, err
 	}
 	propagator := &Propagator{
 		Client:   c,
@@ -85,7 +86,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 		Watches(&clusterv1beta1.PlacementDecision{}, handler.EnqueueRequestsFromMapFunc(maps.forPlacementDecision)).
 		Watches(&appsv1.PlacementRule{}, handler.EnqueueRequestsFromMapFunc(maps.forPlacementRule)).
 		Complete(propagator); err != nil {
-		return err
+		return nil, err
 	}
 	if err := ctrl.NewControllerManagedBy(mgr).
 		Named("policyset-status").
@@ -93,21 +94,21 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 		Watches(&policyv1.Policy{}, handler.EnqueueRequestsFromMapFunc(maps.setsOfRoot)).
 		Watches(&policyv1.PlacementBinding{}, handler.EnqueueRequestsFromMapFunc(maps.setsOfBinding)).
 		Complete(&PolicySetStatus{Client: c}); err != nil {
-		return err
+		return nil, err
 	}
-	if opts.Placement {
-		return setupPlacement(mgr, opts)
+	if !opts.Placement {
+		return nil, nil
 	}
-	return nil
+	return setupPlacement(mgr, opts)
 }
 
 // setupPlacement registers policy-based placement: the engine (every process),
 // the admission webhook and explain endpoint (every process) and the leader's
 // placement controller.
-func setupPlacement(mgr ctrl.Manager, opts Options) error {
+func setupPlacement(mgr ctrl.Manager, opts Options) (*placementEngine, error) {
 	engine := newPlacementEngine()
 	if err := mgr.Add(engineRunnable{engine: engine, cache: mgr.GetCache()}); err != nil {
-		return err
+		return nil, err
 	}
 	recorder := mgr.GetEventRecorder("fleetpolicy-hub-placement")
 	server := mgr.GetWebhookServer()
@@ -115,7 +116,7 @@ func setupPlacement(mgr ctrl.Manager, opts Options) error {
 		engine: engine, recorder: recorder, timeout: opts.PlacementTimeout, retries: opts.PlacementRetries,
 	}})
 	server.Register(ExplainPath, &explainHandler{engine: engine, timeout: opts.PlacementTimeout})
-	return ctrl.NewControllerManagedBy(mgr).
+	return engine, ctrl.NewControllerManagedBy(mgr).
 		Named("placement").
 		WatchesRawSource(source.Channel(engine.changed, &handler.EnqueueRequestForObject{})).
 		Complete(&PlacementController{

@@ -1,0 +1,475 @@
+package placementtest
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/hub"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
+	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
+	"github.com/fleetpolicy/fleetpolicy/shared/placement"
+	"github.com/fleetpolicy/fleetpolicy/shared/replication"
+)
+
+var (
+	plane *localplane.Plane
+	c     client.Client
+	root  string
+)
+
+var clusters = []string{"eu-dublin", "eu-frankfurt", "eu-paris", "us-virginia"}
+
+func TestMain(m *testing.M) {
+	ctrl.SetLogger(logr.Discard())
+	code, err := run(m)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		code = 1
+	}
+	os.Exit(code)
+}
+
+func run(m *testing.M) (int, error) {
+	var err error
+	if root, err = localplane.RepoRoot(); err != nil {
+		return 0, err
+	}
+	raw, err := os.ReadFile(filepath.Join(root, "manifests", "hub", "webhook.yaml"))
+	if err != nil {
+		return 0, err
+	}
+	webhookCfg := admissionregistrationv1.MutatingWebhookConfiguration{}
+	if err := yaml.UnmarshalStrict(raw, &webhookCfg); err != nil {
+		return 0, err
+	}
+	if plane, err = localplane.StartWith("hub", localplane.Options{
+		MutatingWebhooks: []admissionregistrationv1.MutatingWebhookConfiguration{webhookCfg},
+	}); err != nil {
+		return 0, err
+	}
+	defer plane.Stop()
+	c = plane.Client
+	for _, ns := range append([]string{placement.Namespace}, clusters...) {
+		if err := localplane.EnsureNamespace(context.Background(), c, ns); err != nil {
+			return 0, err
+		}
+	}
+	return m.Run(), nil
+}
+
+// startHub runs the hub with its placement webhook until the test ends or stop
+// is called.
+func startHub(t *testing.T) (stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	o := hub.DefaultManagerOptions()
+	o.MetricsAddr, o.ProbeAddr = "0", "0"
+	o.SkipControllerNameValidation = true
+	o.StatusBatchDelay = 50 * time.Millisecond
+	o.WebhookHost, o.WebhookPort, o.WebhookCertDir = plane.WebhookHost, plane.WebhookPort, plane.WebhookCertDir
+	mgr, err := hub.NewManager(ctx, plane.Config, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := mgr.Start(ctx); err != nil {
+			t.Errorf("hub: %v", err)
+		}
+	}()
+	stopped := false
+	stop = func() {
+		if !stopped {
+			stopped = true
+			cancel()
+			<-done
+		}
+	}
+	t.Cleanup(stop)
+	waitFor(t, "the webhook server to answer", func() string {
+		conn, err := tls.Dial("tcp", fmt.Sprintf("%s:%d", plane.WebhookHost, plane.WebhookPort), &tls.Config{InsecureSkipVerify: true})
+		if err != nil {
+			return err.Error()
+		}
+		conn.Close()
+		return ""
+	})
+	return stop
+}
+
+func waitFor(t *testing.T, what string, check func() string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	last := ""
+	for time.Now().Before(deadline) {
+		if last = check(); last == "" {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("%s: %s", what, last)
+}
+
+func applyFile(t *testing.T, rel string) {
+	t.Helper()
+	f, err := os.Open(filepath.Join(root, rel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	objs, err := localplane.ReadManifests(rel, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := localplane.Apply(context.Background(), c, objs); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func apply(t *testing.T, doc string) error {
+	t.Helper()
+	objs, err := localplane.ReadManifests(t.Name(), strings.NewReader(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = localplane.Apply(context.Background(), c, objs)
+	return err
+}
+
+func mustApply(t *testing.T, doc string) {
+	t.Helper()
+	if err := apply(t, doc); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func failurePolicy(t *testing.T) admissionregistrationv1.FailurePolicyType {
+	t.Helper()
+	cfg := &admissionregistrationv1.MutatingWebhookConfiguration{}
+	if err := c.Get(context.Background(), client.ObjectKey{Name: hub.PlacementWebhookConfiguration}, cfg); err != nil {
+		t.Fatal(err)
+	}
+	return *cfg.Webhooks[0].FailurePolicy
+}
+
+func waitFailurePolicy(t *testing.T, want admissionregistrationv1.FailurePolicyType) {
+	t.Helper()
+	waitFor(t, "failurePolicy "+string(want), func() string {
+		if got := failurePolicy(t); got != want {
+			return "failurePolicy is " + string(got)
+		}
+		return ""
+	})
+}
+
+func deletePolicies(t *testing.T) {
+	t.Helper()
+	if err := c.DeleteAllOf(context.Background(), &corev1.ConfigMap{}, client.InNamespace(placement.Namespace),
+		client.HasLabels{placement.LanguageLabel}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func policyDoc(ns, name string, annotations map[string]string) string {
+	a := ""
+	for k, v := range annotations {
+		a += fmt.Sprintf("\n    %s: %q", k, v)
+	}
+	if a == "" {
+		a = " {}"
+	}
+	return fmt.Sprintf(`
+apiVersion: policy.open-cluster-management.io/v1
+kind: Policy
+metadata:
+  name: %s
+  namespace: %s
+  annotations:%s
+spec:
+  disabled: false
+  remediationAction: inform
+  policy-templates: []
+`, name, ns, a)
+}
+
+func getPolicy(t *testing.T, ns, name string) *policyv1.Policy {
+	t.Helper()
+	p := &policyv1.Policy{}
+	if err := c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, p); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func replicaClusters(t *testing.T, ns, name string) []string {
+	t.Helper()
+	list := &policyv1.PolicyList{}
+	if err := c.List(context.Background(), list, client.MatchingLabels{replication.LabelRootPolicy: replication.Name(ns, name)}); err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, p := range list.Items {
+		out = append(out, p.Namespace)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestFailOpenWithoutPolicies: with no placement policy the webhook allows
+// everything and changes nothing, and its failurePolicy is Ignore, so even a
+// hub that is down blocks nothing.
+func TestFailOpenWithoutPolicies(t *testing.T) {
+	stop := startHub(t)
+	deletePolicies(t)
+	waitFailurePolicy(t, admissionregistrationv1.Ignore)
+	mustApply(t, policyDoc("open", "p", map[string]string{"fleetpolicy.io/eu-jurisdiction-required": "true"}))
+	if a := getPolicy(t, "open", "p").Annotations; a[placement.ClustersAnnotation] != "" {
+		t.Fatalf("annotated without placement policies: %v", a)
+	}
+	stop()
+	mustApply(t, policyDoc("open", "q", nil)) // the webhook is down: allowed (Ignore)
+}
+
+// TestSeedExampleLive runs the seed's example (apps that require EU jurisdiction
+// go only to EU clusters with sufficient PCI compliance) live, in Rego and in
+// CEL: admission annotates, the hub propagates only there, and a cluster
+// relabelled out of the EU loses its replica.
+func TestSeedExampleLive(t *testing.T) {
+	for _, lang := range []string{"rego", "cel"} {
+		t.Run(lang, func(t *testing.T) {
+			startHub(t)
+			deletePolicies(t)
+			applyFile(t, "examples/placement/clusters.yaml")
+			applyFile(t, "examples/placement/policy-"+lang+".yaml")
+			waitFailurePolicy(t, admissionregistrationv1.Fail)
+			name := "eu-pci-" + lang
+			waitFor(t, "status annotation ok", func() string {
+				cm := &corev1.ConfigMap{}
+				if err := c.Get(context.Background(), client.ObjectKey{Namespace: placement.Namespace, Name: name}, cm); err != nil {
+					return err.Error()
+				}
+				if got := cm.Annotations[placement.StatusAnnotation]; got != `{"status":"ok"}` {
+					return "status " + got
+				}
+				return ""
+			})
+
+			ns := "seed-" + lang
+			mustApply(t, policyDoc(ns, "payments", map[string]string{
+				"fleetpolicy.io/eu-jurisdiction-required": "true", "fleetpolicy.io/pci-compliance-level": "2",
+			}))
+			if got := getPolicy(t, ns, "payments").Annotations[placement.ClustersAnnotation]; got != "eu-dublin,eu-frankfurt" {
+				t.Fatalf("admission placed payments on %q, want eu-dublin,eu-frankfurt", got)
+			}
+			decisions := ""
+			for _, cl := range clusters {
+				decisions += fmt.Sprintf("\n  - {clusterName: %s, clusterNamespace: %s}", cl, cl)
+			}
+			mustApply(t, fmt.Sprintf(`
+apiVersion: apps.open-cluster-management.io/v1
+kind: PlacementRule
+metadata: {name: everywhere, namespace: %[1]s}
+status:
+  decisions:%[2]s
+---
+apiVersion: policy.open-cluster-management.io/v1
+kind: PlacementBinding
+metadata: {name: payments, namespace: %[1]s}
+placementRef: {apiGroup: apps.open-cluster-management.io, kind: PlacementRule, name: everywhere}
+subjects: [{apiGroup: policy.open-cluster-management.io, kind: Policy, name: payments}]
+`, ns, decisions))
+			waitFor(t, "replicas only on qualifying EU clusters", func() string {
+				if got := replicaClusters(t, ns, "payments"); !slices.Equal(got, []string{"eu-dublin", "eu-frankfurt"}) {
+					return fmt.Sprintf("replicas on %v", got)
+				}
+				return ""
+			})
+
+			// eu-dublin leaves the EU: remediation narrows the placement and the
+			// replica goes.
+			setJurisdiction(t, "eu-dublin", "us")
+			defer setJurisdiction(t, "eu-dublin", "eu")
+			waitFor(t, "eu-dublin loses the replica", func() string {
+				if got := replicaClusters(t, ns, "payments"); !slices.Equal(got, []string{"eu-frankfurt"}) {
+					return fmt.Sprintf("replicas on %v, annotation %q", got, getPolicy(t, ns, "payments").Annotations[placement.ClustersAnnotation])
+				}
+				return ""
+			})
+
+			// Denied by the policy's own error.
+			err := apply(t, policyDoc(ns, "bad-level", map[string]string{
+				"fleetpolicy.io/eu-jurisdiction-required": "true", "fleetpolicy.io/pci-compliance-level": "high",
+			}))
+			if err == nil || !strings.Contains(err.Error(), "want a whole number") {
+				t.Fatalf("want a denial carrying the policy's message, got %v", err)
+			}
+		})
+	}
+}
+
+func setJurisdiction(t *testing.T, cluster, value string) {
+	t.Helper()
+	mc := &clusterv1.ManagedCluster{}
+	if err := c.Get(context.Background(), client.ObjectKey{Name: cluster}, mc); err != nil {
+		t.Fatal(err)
+	}
+	mc.Labels["jurisdiction"] = value
+	if err := c.Update(context.Background(), mc); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func regoPolicy(name, body string) string {
+	return fmt.Sprintf(`
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: %s
+  namespace: fleetpolicy-placement
+  labels: {fleetpolicy.io/placement-policy: rego}
+data:
+  policy.rego: |
+    package fleetpolicy.placement
+    %s
+`, name, body)
+}
+
+// TestHotReloadAndBrokenPolicy changes a policy and expects placed resources to
+// follow; then a policy that does not compile is reported in its status
+// annotation and, policies existing, admission fails closed.
+func TestHotReloadAndBrokenPolicy(t *testing.T) {
+	startHub(t)
+	deletePolicies(t)
+	applyFile(t, "examples/placement/clusters.yaml")
+	mustApply(t, regoPolicy("pin", `annotations["placement.fleetpolicy.io/clusters"] := "eu-paris"`))
+	waitFailurePolicy(t, admissionregistrationv1.Fail)
+	mustApply(t, policyDoc("reload", "p", nil))
+	if got := getPolicy(t, "reload", "p").Annotations[placement.ClustersAnnotation]; got != "eu-paris" {
+		t.Fatalf("placed on %q, want eu-paris", got)
+	}
+	mustApply(t, regoPolicy("pin", `annotations["placement.fleetpolicy.io/clusters"] := "us-virginia"`))
+	waitFor(t, "remediation after the policy changed", func() string {
+		if got := getPolicy(t, "reload", "p").Annotations[placement.ClustersAnnotation]; got != "us-virginia" {
+			return "placed on " + got
+		}
+		return ""
+	})
+
+	mustApply(t, regoPolicy("broken", `annotations[ := "x"`))
+	waitFor(t, "the broken policy's status", func() string {
+		cm := &corev1.ConfigMap{}
+		if err := c.Get(context.Background(), client.ObjectKey{Namespace: placement.Namespace, Name: "broken"}, cm); err != nil {
+			return err.Error()
+		}
+		if s := cm.Annotations[placement.StatusAnnotation]; !strings.Contains(s, `"status":"error"`) || !strings.Contains(s, "policy.rego") {
+			return "status " + s
+		}
+		return ""
+	})
+	err := apply(t, policyDoc("reload", "q", nil))
+	if err == nil || !strings.Contains(err.Error(), "fail closed") {
+		t.Fatalf("want a fail-closed denial while a policy is broken, got %v", err)
+	}
+	deletePolicies(t)
+	waitFailurePolicy(t, admissionregistrationv1.Ignore)
+}
+
+// TestWebhookDownFailsClosedWhilePoliciesExist stops the hub while policies
+// exist: the API server refuses governed resources (failurePolicy Fail).
+func TestWebhookDownFailsClosedWhilePoliciesExist(t *testing.T) {
+	stop := startHub(t)
+	deletePolicies(t)
+	mustApply(t, regoPolicy("any", `annotations["fleetpolicy.io/checked"] := "true"`))
+	waitFailurePolicy(t, admissionregistrationv1.Fail)
+	stop()
+	err := apply(t, policyDoc("down", "p", nil))
+	if err == nil || !strings.Contains(err.Error(), "failed calling webhook") {
+		t.Fatalf("want the API server to refuse while the webhook is down, got %v", err)
+	}
+	// Replicas are not governed: the hub's own writes never depend on the webhook.
+	if err := c.Create(context.Background(), &policyv1.Policy{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "us-virginia", Name: "down.r", Labels: map[string]string{replication.LabelRootPolicy: "down.r"}},
+		Spec:       policyv1.PolicySpec{PolicyTemplates: []*policyv1.PolicyTemplate{}},
+	}); err != nil {
+		t.Fatalf("a replica was refused while the webhook is down: %v", err)
+	}
+	startHub(t)
+	deletePolicies(t)
+	waitFailurePolicy(t, admissionregistrationv1.Ignore)
+}
+
+// TestExplainEndpoint asks the hub, over TLS, where a resource would go and why.
+func TestExplainEndpoint(t *testing.T) {
+	startHub(t)
+	deletePolicies(t)
+	applyFile(t, "examples/placement/clusters.yaml")
+	applyFile(t, "examples/placement/policy-rego.yaml")
+	waitFailurePolicy(t, admissionregistrationv1.Fail)
+	ca, err := os.ReadFile(filepath.Join(plane.WebhookCertDir, "tls.crt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(ca)
+	httpClient := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	body := policyDoc("explain", "payments", map[string]string{
+		"fleetpolicy.io/eu-jurisdiction-required": "true", "fleetpolicy.io/pci-compliance-level": "2",
+	})
+	var resp *http.Response
+	waitFor(t, "explain answers", func() string {
+		resp, err = httpClient.Post(fmt.Sprintf("https://%s:%d%s", plane.WebhookHost, plane.WebhookPort, hub.ExplainPath),
+			"application/yaml", bytes.NewBufferString(body))
+		if err != nil {
+			return err.Error()
+		}
+		if resp.StatusCode != http.StatusOK {
+			msg, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			return fmt.Sprintf("%d %s", resp.StatusCode, msg)
+		}
+		return ""
+	})
+	defer resp.Body.Close()
+	var got hub.ExplainResponse
+	if err := json.NewDecoder(resp.Body).Decode(&got); err != nil {
+		t.Fatal(err)
+	}
+	allowed := map[string]bool{}
+	reasons := map[string]string{}
+	for _, cl := range got.Clusters {
+		allowed[cl.Name] = cl.Allowed
+		reasons[cl.Name] = strings.Join(cl.Reasons, "; ")
+	}
+	if got.Denied || !allowed["eu-dublin"] || !allowed["eu-frankfurt"] || allowed["eu-paris"] || allowed["us-virginia"] {
+		t.Fatalf("explain: %+v", got)
+	}
+	if !strings.Contains(reasons["us-virginia"], "not in the EU") || !strings.Contains(reasons["eu-paris"], "below 2") {
+		t.Fatalf("explain reasons: %v", reasons)
+	}
+	if list := (&policyv1.PolicyList{}); c.List(context.Background(), list, client.InNamespace("explain")) == nil && len(list.Items) != 0 {
+		t.Fatal("explain created the resource")
+	}
+	deletePolicies(t)
+}
