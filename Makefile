@@ -165,8 +165,21 @@ build: ## Build the controllers and every KRM function into bin/.
 ##@ Test
 
 .PHONY: test
-test: verify lint tools build ## Everything CI runs: verify, lint, unit, golden and integration tests.
+test: verify lint tools build ## Everything CI runs: verify, lint, unit, golden and integration tests, then each fuzz target briefly.
 	go test $(GO_TEST_FLAGS) -timeout $(TEST_TIMEOUT) $(addsuffix /...,$(addprefix ./,$(MODULES)))
+	$(MAKE) --no-print-directory fuzz FUZZTIME=2s
+
+FUZZTIME ?= 3s
+
+.PHONY: fuzz
+fuzz: ## Run every fuzz target for FUZZTIME each (default 3s); their committed seed corpora also run as unit tests.
+	@grep -rl --include='*_test.go' '^func Fuzz' shared functions controllers | xargs -n1 dirname | sort -u | \
+	  while read -r dir; do \
+	    for target in $$(grep -h '^func Fuzz' $$dir/*_test.go | sed 's/^func \(Fuzz[A-Za-z0-9_]*\).*/\1/'); do \
+	      echo ">> fuzz $$dir $$target ($(FUZZTIME))"; \
+	      go test -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 3s ./$$dir || exit 1; \
+	    done; \
+	  done
 
 .PHONY: test-unit
 test-unit: ## Only the shared/ tests (pure algorithms; no tools needed).
