@@ -23,11 +23,11 @@ type catalog struct {
 }
 
 type function struct {
-	Name           string   `json:"name"`
-	Description    string   `json:"description"`
-	Version        string   `json:"version"`
-	Image          string   `json:"image"`
-	Exec           string   `json:"exec"`
+	Name           string `json:"name"`
+	Description    string `json:"description"`
+	Version        string `json:"version"`
+	Image          string `json:"image"`
+	Exec           string `json:"exec"`
 	FunctionConfig struct {
 		APIVersion string `json:"apiVersion"`
 		Kind       string `json:"kind"`
