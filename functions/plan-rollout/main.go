@@ -71,7 +71,11 @@ func process(rl *fn.ResourceList, now time.Time) error {
 		plans[key] = obj
 		order = append(order, key)
 	}
-	rl.Items = in.writePlans(rl.Items, plans, order)
+	// A failed run changes nothing: no half-written set of plans, and kpt shows
+	// the errors instead of refusing plans it cannot place.
+	if in.results.ExitCode() == 0 {
+		rl.Items = in.writePlans(rl.Items, plans, order)
+	}
 	rl.Results = append(rl.Results, in.results...)
 	return nil
 }
