@@ -15,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
@@ -27,6 +28,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	appsv1 "github.com/fleetpolicy/fleetpolicy/shared/api/apps/v1"
+	fleetv1alpha1 "github.com/fleetpolicy/fleetpolicy/shared/api/fleetpolicy/v1alpha1"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 	policyv1beta1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1beta1"
 	"github.com/fleetpolicy/fleetpolicy/shared/binding"
@@ -92,6 +94,7 @@ func (p *Propagator) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 
 	var resolution *binding.Resolution
 	var step rollout.StepResult
+	var planCondition *metav1.Condition
 	var sets []policyv1beta1.PolicySet
 	if root != nil {
 		var bindings []policyv1.PlacementBinding
@@ -111,7 +114,11 @@ func (p *Propagator) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			reconcileTotal.WithLabelValues("invalid").Inc()
 			return ctrl.Result{}, nil
 		}
-		step, err = p.step(root, resolution, groups, existing, now)
+		var fleet []rollout.DecisionGroup
+		step, fleet, err = p.step(root, resolution, groups, existing, now)
+		if err == nil {
+			planCondition, err = p.planCondition(ctx, root, fleet)
+		}
 		if err != nil {
 			p.Recorder.Eventf(root, nil, corev1.EventTypeWarning, reasonRolloutInvalid, "Rollout", "%v", err)
 			reconcileTotal.WithLabelValues("invalid").Inc()
@@ -135,7 +142,7 @@ func (p *Propagator) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		p.reportWave(root, step, now)
 	}
 
-	statusChanged, statusErr := p.updateRootStatus(ctx, root, resolution, step, existing)
+	statusChanged, statusErr := p.updateRootStatus(ctx, root, resolution, step, planCondition, existing)
 	err = errors.Join(writeErr, statusErr)
 	reconcileTotal.WithLabelValues(outcome(err)).Inc()
 	if err != nil && apierrors.IsConflict(statusErr) && writeErr == nil {
@@ -263,7 +270,7 @@ func (p *Propagator) decisions(ctx context.Context, namespace string, bindings [
 // cluster's progress is read back from the root's status, and its compliance
 // from its replica, current only when the replica carries what the previous step
 // wrote and the spoke evaluated that generation.
-func (p *Propagator) step(root *policyv1.Policy, res *binding.Resolution, groups []rollout.DecisionGroup, existing map[string]*policyv1.Policy, now time.Time) (rollout.StepResult, error) {
+func (p *Propagator) step(root *policyv1.Policy, res *binding.Resolution, groups []rollout.DecisionGroup, existing map[string]*policyv1.Policy, now time.Time) (rollout.StepResult, []rollout.DecisionGroup, error) {
 	bound := make(map[string]bool, len(res.Clusters))
 	for _, c := range res.Clusters {
 		bound[c.Name] = true
@@ -303,7 +310,7 @@ func (p *Propagator) step(root *policyv1.Policy, res *binding.Resolution, groups
 		}
 		states = append(states, state)
 	}
-	return rollout.Step(rollout.StepInput{
+	result, err := rollout.Step(rollout.StepInput{
 		Strategy:          root.Spec.Rollout(),
 		RemediationAction: root.Spec.RemediationAction,
 		Generation:        root.Generation,
@@ -311,6 +318,42 @@ func (p *Propagator) step(root *policyv1.Policy, res *binding.Resolution, groups
 		Clusters:          states,
 		Now:               now,
 	})
+	return result, fleet, err
+}
+
+// ConditionRolloutPlanMatches is the root condition that says whether the live
+// rollout follows the RolloutPlan of the same name applied to the hub.
+const ConditionRolloutPlanMatches = "RolloutPlanMatches"
+
+// planCondition compares the live waves with a RolloutPlan of the root's name
+// applied to the hub (one plan-rollout wrote without local-config). No such plan
+// gives no condition.
+func (p *Propagator) planCondition(ctx context.Context, root *policyv1.Policy, fleet []rollout.DecisionGroup) (*metav1.Condition, error) {
+	plan := &fleetv1alpha1.RolloutPlan{}
+	if err := p.Client.Get(ctx, client.ObjectKeyFromObject(root), plan); err != nil {
+		return nil, client.IgnoreNotFound(err)
+	}
+	if plan.Annotations["config.kubernetes.io/local-config"] == "true" {
+		return nil, nil
+	}
+	live, err := rollout.PlanWaves(rollout.PlanInput{
+		Strategy: root.Spec.Rollout(), RemediationAction: root.Spec.RemediationAction, Fleet: fleet,
+	})
+	if err != nil {
+		return nil, err
+	}
+	planned := make([][]string, len(plan.Spec.Waves))
+	for i, w := range plan.Spec.Waves {
+		planned[i] = w.Clusters
+	}
+	cond := &metav1.Condition{Type: ConditionRolloutPlanMatches, ObservedGeneration: root.Generation,
+		Status: metav1.ConditionTrue, Reason: "Matches",
+		Message: fmt.Sprintf("the live waves follow RolloutPlan %s", plan.Name)}
+	if diff := rollout.Divergence(planned, live); diff != "" {
+		cond.Status, cond.Reason = metav1.ConditionFalse, "Diverged"
+		cond.Message = fmt.Sprintf("the live waves no longer follow RolloutPlan %s: %s", plan.Name, diff)
+	}
+	return cond, nil
 }
 
 // reportWave emits an Event when a step reached new clusters of a progressive
@@ -458,7 +501,7 @@ func (p *Propagator) writeOne(ctx context.Context, w replicaWrite) error {
 
 // updateRootStatus writes placement[], status[] (compliance and rollout progress
 // per cluster), compliant and rolloutStatus when they changed.
-func (p *Propagator) updateRootStatus(ctx context.Context, root *policyv1.Policy, res *binding.Resolution, step rollout.StepResult, existing map[string]*policyv1.Policy) (changed bool, err error) {
+func (p *Propagator) updateRootStatus(ctx context.Context, root *policyv1.Policy, res *binding.Resolution, step rollout.StepResult, planCondition *metav1.Condition, existing map[string]*policyv1.Policy) (changed bool, err error) {
 	observed := make(map[string]policyv1.ComplianceState, len(existing))
 	for ns, replica := range existing {
 		observed[ns] = replica.Status.ComplianceState
@@ -481,6 +524,15 @@ func (p *Propagator) updateRootStatus(ctx context.Context, root *policyv1.Policy
 	status.Status = perCluster
 	status.ComplianceState = compliant
 	status.RolloutStatus = step.RolloutStatus
+	if planCondition == nil {
+		meta.RemoveStatusCondition(&status.Conditions, ConditionRolloutPlanMatches)
+	} else {
+		was := meta.FindStatusCondition(root.Status.Conditions, ConditionRolloutPlanMatches)
+		if planCondition.Status == metav1.ConditionFalse && (was == nil || was.Status != metav1.ConditionFalse || was.Message != planCondition.Message) {
+			p.Recorder.Eventf(root, nil, corev1.EventTypeWarning, "RolloutPlanDiverged", "Rollout", "%s", planCondition.Message)
+		}
+		meta.SetStatusCondition(&status.Conditions, *planCondition)
+	}
 	if equality.Semantic.DeepEqual(*status, root.Status) {
 		return false, nil
 	}

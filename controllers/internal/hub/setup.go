@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	appsv1 "github.com/fleetpolicy/fleetpolicy/shared/api/apps/v1"
+	fleetv1alpha1 "github.com/fleetpolicy/fleetpolicy/shared/api/fleetpolicy/v1alpha1"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 	policyv1beta1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1beta1"
 	"github.com/fleetpolicy/fleetpolicy/shared/binding"
@@ -85,6 +86,8 @@ func setup(ctx context.Context, mgr ctrl.Manager, opts Options) (*placementEngin
 		Watches(&policyv1beta1.PolicySet{}, handler.EnqueueRequestsFromMapFunc(maps.forPolicySet)).
 		Watches(&clusterv1beta1.PlacementDecision{}, handler.EnqueueRequestsFromMapFunc(maps.forPlacementDecision)).
 		Watches(&appsv1.PlacementRule{}, handler.EnqueueRequestsFromMapFunc(maps.forPlacementRule)).
+		// A RolloutPlan is compared with the root policy of the same name.
+		Watches(&fleetv1alpha1.RolloutPlan{}, &handler.EnqueueRequestForObject{}).
 		Complete(propagator); err != nil {
 		return nil, err
 	}

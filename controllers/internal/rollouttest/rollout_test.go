@@ -387,3 +387,50 @@ func TestHubRestartedMidRolloutResumes(t *testing.T) {
 	assertWaves(t, f.enforcedOrder(), fleet[0:1], fleet[1:2], fleet[2:3], fleet[3:4], fleet[4:5], fleet[5:6])
 	assertEnforcedOnce(t, f)
 }
+
+// TestRolloutPlanDivergence applies a RolloutPlan to the hub (as plan-rollout
+// writes it, without local-config): the root reports whether the live waves
+// still follow it, with a condition, and an Event when they diverge.
+func TestRolloutPlanDivergence(t *testing.T) {
+	startHub(t)
+	ns := "planned"
+	spoke(t, ns, 100*time.Millisecond)
+	plan := func(waves ...[]string) string {
+		doc := fmt.Sprintf(`
+apiVersion: fleetpolicy.io/v1alpha1
+kind: RolloutPlan
+metadata: {name: p, namespace: %s}
+spec:
+  policyRef: {name: p, namespace: %s}
+  strategy: {type: Progressive}
+  clusters: []
+  waves:`, ns, ns)
+		for i, w := range waves {
+			doc += fmt.Sprintf("\n  - {index: %d, clusters: [%s], decisionGroups: [], mandatory: false, notBefore: 0s}", i, strings.Join(w, ", "))
+		}
+		return doc
+	}
+	apply(t, plan(fleet[0:2], fleet[2:4]))
+	rolloutPolicy(t, ns, "{type: Progressive, progressive: {maxConcurrency: 2}}", fleet[:4])
+	condition := func() (string, string) {
+		for _, c := range rootStatus(t, ns).Conditions {
+			if c.Type == hub.ConditionRolloutPlanMatches {
+				return string(c.Status), c.Message
+			}
+		}
+		return "", ""
+	}
+	eventually(t, 30*time.Second, "the plan matches", func() string {
+		if s, msg := condition(); s != "True" {
+			return s + " " + msg
+		}
+		return ""
+	})
+	apply(t, plan(fleet[0:1], fleet[1:4]))
+	eventually(t, 30*time.Second, "the plan diverges", func() string {
+		if s, msg := condition(); s != "False" || !strings.Contains(msg, "wave 0: planned [c-1], live [c-1 c-2]") {
+			return s + " " + msg
+		}
+		return ""
+	})
+}

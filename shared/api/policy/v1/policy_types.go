@@ -242,6 +242,13 @@ type PolicyStatus struct {
 	//
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// Conditions of a root policy, such as RolloutPlanMatches: whether the live
+	// rollout still follows a RolloutPlan applied to the hub.
+	//
+	// +listType=map
+	// +listMapKey=type
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
 
 // Policy delivers policy templates to the clusters its PlacementBindings select.
