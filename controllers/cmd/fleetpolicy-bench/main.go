@@ -49,6 +49,9 @@ func main() {
 	floorWriters := flag.Int("floor-writers", 10, "concurrent writers of the floor")
 	hubBin := flag.String("hub", "bin/fleetpolicy-hub", "hub controller binary, relative to the repository root")
 	hubArgs := flag.String("hub-args", "", "extra arguments for the hub controller, space-separated (e.g. --cpu-profile=/tmp/hub.pprof)")
+	suites := flag.String("suites", "propagation,admission", "comma-separated suites to run: propagation, admission")
+	admissionClusters := flag.Int("admission-clusters", 1000, "ManagedClusters the placement policies decide over (admission suite)")
+	admissionRequests := flag.Int("admission-requests", 100, "Policy creates measured per webhook (admission suite)")
 	flag.Parse()
 
 	var ns []int
@@ -60,9 +63,24 @@ func main() {
 		}
 		ns = append(ns, n)
 	}
-	if err := run(context.Background(), os.Stdout, ns, *perDecision, *runs, *floorWriters, *hubBin, strings.Fields(*hubArgs)); err != nil {
-		fmt.Fprintln(os.Stderr, "fleetpolicy-bench:", err)
-		os.Exit(1)
+	ctx := context.Background()
+	for _, suite := range strings.Split(*suites, ",") {
+		var err error
+		switch strings.TrimSpace(suite) {
+		case "propagation":
+			err = run(ctx, os.Stdout, ns, *perDecision, *runs, *floorWriters, *hubBin, strings.Fields(*hubArgs))
+		case "admission":
+			var root string
+			if root, err = localplane.RepoRoot(); err == nil {
+				err = benchAdmission(ctx, os.Stdout, root, *admissionClusters, *admissionRequests)
+			}
+		default:
+			err = fmt.Errorf("unknown suite %q", suite)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "fleetpolicy-bench:", err)
+			os.Exit(1)
+		}
 	}
 }
 
