@@ -1,0 +1,70 @@
+// Command fleetpolicy-spoke is the controller of a managed cluster: it mirrors
+// the replicated policies of its cluster namespace on the hub, creates their
+// templates on the managed cluster in dependency order, evaluates and enforces
+// ConfigurationPolicies, and reports compliance to the managed cluster and the
+// hub.
+//
+//	fleetpolicy-spoke --hub-kubeconfig=/var/run/hub/kubeconfig --cluster-name=cluster1
+//
+// --kubeconfig (or $KUBECONFIG, or the in-cluster config) reaches the managed
+// cluster. On the hub the spoke needs only the RBAC of manifests/spoke/hub.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+
+	"k8s.io/client-go/tools/clientcmd"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/spoke"
+)
+
+func main() {
+	o := spoke.DefaultManagerOptions()
+	var qps float64
+	hubKubeconfig := flag.String("hub-kubeconfig", "", "kubeconfig of the hub (required)")
+	flag.StringVar(&o.ClusterName, "cluster-name", "", "the managed cluster's name, which is its namespace on the hub (required)")
+	flag.StringVar(&o.MetricsAddr, "metrics-bind-address", o.MetricsAddr, "address the Prometheus metrics endpoint binds to (0 disables it)")
+	flag.StringVar(&o.ProbeAddr, "health-probe-bind-address", o.ProbeAddr, "address the /healthz and /readyz probes bind to")
+	flag.BoolVar(&o.LeaderElect, "leader-elect", false, "elect a leader on the managed cluster so that only one of several spoke processes acts")
+	flag.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader election lease (default: the in-cluster namespace)")
+	flag.DurationVar(&o.EvaluationInterval, "evaluation-interval", o.EvaluationInterval, "how often a ConfigurationPolicy is evaluated again when its spec.evaluationInterval does not say")
+	flag.IntVar(&o.Concurrency, "concurrency", o.Concurrency, "policies (and ConfigurationPolicies) reconciled at once")
+	flag.DurationVar(&o.HubStatusDelay, "hub-status-delay", o.HubStatusDelay, "how long a policy's status changes are gathered before its hub replica's status is written")
+	flag.Float64Var(&qps, "kube-api-qps", float64(o.QPS), "client-side sustained requests per second to each API server")
+	flag.IntVar(&o.Burst, "kube-api-burst", o.Burst, "client-side request burst to each API server")
+	zapOpts := zap.Options{}
+	zapOpts.BindFlags(flag.CommandLine)
+	flag.Parse()
+	o.QPS = float32(qps)
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
+	logger := ctrl.Log.WithName("fleetpolicy-spoke")
+
+	if *hubKubeconfig == "" || o.ClusterName == "" {
+		fmt.Fprintln(os.Stderr, "fleetpolicy-spoke: --hub-kubeconfig and --cluster-name are required")
+		flag.Usage()
+		os.Exit(2)
+	}
+	hubCfg, err := clientcmd.BuildConfigFromFlags("", *hubKubeconfig)
+	if err != nil {
+		logger.Error(err, "hub kubeconfig", "path", *hubKubeconfig)
+		os.Exit(1)
+	}
+	managedCfg, err := ctrl.GetConfig() // --kubeconfig, $KUBECONFIG or in-cluster
+	if err != nil {
+		logger.Error(err, "no kubeconfig for the managed cluster")
+		os.Exit(1)
+	}
+	ctx := ctrl.SetupSignalHandler()
+	mgr, err := spoke.NewManager(ctx, hubCfg, managedCfg, o)
+	if err == nil {
+		err = mgr.Start(ctx)
+	}
+	if err != nil {
+		logger.Error(err, "spoke controller stopped")
+		os.Exit(1)
+	}
+}

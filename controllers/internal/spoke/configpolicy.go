@@ -1,0 +1,371 @@
+package spoke
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
+	"github.com/fleetpolicy/fleetpolicy/shared/configpolicy"
+)
+
+// ConfigurationPolicyReconciler evaluates ConfigurationPolicies on the managed
+// cluster: each object template is compared with the cluster (inform) or made
+// true (enforce: create, update or delete), the result is written to the
+// ConfigurationPolicy's status, and a compliance event about its parent Policy
+// says it when the result changes. The comparison is shared/configpolicy's.
+type ConfigurationPolicyReconciler struct {
+	Client client.Client // cached: ConfigurationPolicies, Policies, Namespaces; writes
+	Reader client.Reader // uncached: the objects the templates name
+	Mapper meta.RESTMapper
+	// EvaluationInterval applies when spec.evaluationInterval says nothing.
+	EvaluationInterval time.Duration
+
+	events *eventWriter
+}
+
+// templateOutcome is the evaluation of one object template.
+type templateOutcome struct {
+	compliant bool
+	message   string
+	related   []policyv1.RelatedObject
+}
+
+// Reconcile evaluates one ConfigurationPolicy.
+func (r *ConfigurationPolicyReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	cp := &policyv1.ConfigurationPolicy{}
+	if err := r.Client.Get(ctx, req.NamespacedName, cp); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !cp.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, nil
+	}
+	enforce := cp.Spec.RemediationAction.IsEnforce()
+	namespaces := &namespaceLister{client: r.Client}
+
+	status := policyv1.ConfigurationPolicyStatus{LastEvaluatedGeneration: cp.Generation}
+	compliant := true
+	var messages []string
+	for i, ot := range cp.Spec.ObjectTemplates {
+		out := r.evaluate(ctx, cp, i, ot, enforce, namespaces)
+		compliant = compliant && out.compliant
+		messages = append(messages, out.message)
+		status.RelatedObjects = append(status.RelatedObjects, out.related...)
+		state, condition := policyv1.NonCompliant, "violation"
+		if out.compliant {
+			state, condition = policyv1.Compliant, "notification"
+		}
+		status.CompliancyDetails = append(status.CompliancyDetails, policyv1.TemplateStatus{
+			ComplianceState: state,
+			Conditions: []policyv1.Condition{{
+				Type: condition, Status: metav1.ConditionTrue, Reason: string(state), Message: out.message,
+				LastTransitionTime: metav1.Now(),
+			}},
+		})
+	}
+	status.ComplianceState = policyv1.NonCompliant
+	if compliant {
+		status.ComplianceState = policyv1.Compliant
+	}
+	requeue := r.interval(cp, compliant)
+
+	if sameEvaluation(cp.Status, status) {
+		return requeue, nil
+	}
+	// The event first: a failed status write evaluates again and says it
+	// again, while an event lost after the write would never be said.
+	if parent, ok := r.parent(ctx, cp); ok {
+		msg := configpolicy.ComplianceMessage(compliant, messages)
+		if _, _, err := r.events.compliance(ctx, parent, cp.Namespace, cp.Name, msg); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	status.LastEvaluated = time.Now().UTC().Format(time.RFC3339)
+	updated := cp.DeepCopy()
+	updated.Status = status
+	if err := r.Client.Status().Update(ctx, updated); err != nil {
+		if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
+			return ctrl.Result{Requeue: true}, nil
+		}
+		return ctrl.Result{}, err
+	}
+	return requeue, nil
+}
+
+// sameEvaluation reports whether a new evaluation says what the status says
+// already, for the same generation (transition times and lastEvaluated aside).
+func sameEvaluation(old, fresh policyv1.ConfigurationPolicyStatus) bool {
+	if old.LastEvaluatedGeneration != fresh.LastEvaluatedGeneration || old.ComplianceState != fresh.ComplianceState ||
+		len(old.CompliancyDetails) != len(fresh.CompliancyDetails) ||
+		!equality.Semantic.DeepEqual(old.RelatedObjects, fresh.RelatedObjects) {
+		return false
+	}
+	for i := range old.CompliancyDetails {
+		o, f := old.CompliancyDetails[i], fresh.CompliancyDetails[i]
+		if o.ComplianceState != f.ComplianceState || len(o.Conditions) != len(f.Conditions) {
+			return false
+		}
+		for j := range o.Conditions {
+			oc, fc := o.Conditions[j], f.Conditions[j]
+			if oc.Type != fc.Type || oc.Status != fc.Status || oc.Reason != fc.Reason || oc.Message != fc.Message {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// interval is when to evaluate again: spec.evaluationInterval for the
+// compliance found, else the default; "never" or a malformed value means only
+// on a change of the ConfigurationPolicy.
+func (r *ConfigurationPolicyReconciler) interval(cp *policyv1.ConfigurationPolicy, compliant bool) ctrl.Result {
+	value, field := cp.Spec.EvaluationInterval.NonCompliant, "spec.evaluationInterval.noncompliant"
+	if compliant {
+		value, field = cp.Spec.EvaluationInterval.Compliant, "spec.evaluationInterval.compliant"
+	}
+	d, never, ok, err := configpolicy.ParseInterval(value, field)
+	switch {
+	case err != nil || never:
+		return ctrl.Result{}
+	case !ok:
+		d = r.EvaluationInterval
+	}
+	return ctrl.Result{RequeueAfter: d}
+}
+
+// evaluate evaluates object template number i of cp, enforcing it when asked.
+func (r *ConfigurationPolicyReconciler) evaluate(ctx context.Context, cp *policyv1.ConfigurationPolicy, i int, ot *policyv1.ObjectTemplate, enforce bool, namespaces *namespaceLister) templateOutcome {
+	field := fmt.Sprintf("spec.object-templates[%d]", i)
+	violation := func(format string, args ...any) templateOutcome {
+		return templateOutcome{message: fmt.Sprintf(format, args...)}
+	}
+	if ot == nil {
+		return violation("%s is empty", field)
+	}
+	ct, err := configpolicy.ParseComplianceType(ot.ComplianceType, field+".complianceType")
+	if err != nil {
+		return violation("%v", err)
+	}
+	mct, err := configpolicy.MetadataComplianceType(ct, ot.MetadataComplianceType, field+".metadataComplianceType")
+	if err != nil {
+		return violation("%v", err)
+	}
+	desired := &unstructured.Unstructured{}
+	if err := desired.UnmarshalJSON(ot.ObjectDefinition.Raw); err != nil {
+		return violation("%s.objectDefinition cannot be decoded: %v", field, err)
+	}
+	gvk := desired.GroupVersionKind()
+	mapping, err := r.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if err != nil {
+		return violation("%s.objectDefinition: couldn't find the resource of kind %s in %s, check that its CRD is installed: %v",
+			field, gvk.Kind, gvk.GroupVersion(), err)
+	}
+	resource := mapping.Resource.Resource
+
+	targetNamespaces := []string{""}
+	if mapping.Scope.Name() == meta.RESTScopeNameNamespace {
+		if ns := desired.GetNamespace(); ns != "" {
+			targetNamespaces = []string{ns}
+		} else {
+			all, err := namespaces.list(ctx)
+			if err != nil {
+				return violation("%s: namespaces cannot be listed: %v", field, err)
+			}
+			targetNamespaces, err = configpolicy.SelectNamespaces(cp.Spec.NamespaceSelector, all, "spec.namespaceSelector")
+			if err != nil {
+				return violation("%v", err)
+			}
+			if len(targetNamespaces) == 0 {
+				return violation("%s: %s [%s] has no namespace and spec.namespaceSelector selects none", field, resource, desired.GetName())
+			}
+		}
+	}
+
+	var results []configpolicy.Result
+	var related []policyv1.RelatedObject
+	for _, ns := range targetNamespaces {
+		var objResults []configpolicy.Result
+		var objRelated []policyv1.RelatedObject
+		if desired.GetName() != "" {
+			objResults, objRelated = r.evaluateNamed(ctx, desired, ns, resource, ct, mct, enforce)
+		} else {
+			objResults, objRelated = r.evaluateUnnamed(ctx, desired, ns, resource, ct, mct, enforce)
+		}
+		results = append(results, objResults...)
+		related = append(related, objRelated...)
+	}
+	compliant := true
+	for _, res := range results {
+		compliant = compliant && res.Compliant
+	}
+	return templateOutcome{compliant: compliant, message: configpolicy.Describe(results), related: related}
+}
+
+// evaluateNamed evaluates the object the template names in namespace ns.
+func (r *ConfigurationPolicyReconciler) evaluateNamed(ctx context.Context, desired *unstructured.Unstructured, ns, resource string,
+	ct, mct policyv1.ComplianceType, enforce bool) ([]configpolicy.Result, []policyv1.RelatedObject) {
+	name := desired.GetName()
+	existing := &unstructured.Unstructured{}
+	existing.SetGroupVersionKind(desired.GroupVersionKind())
+	err := r.Reader.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, existing)
+	if err != nil && !apierrors.IsNotFound(err) {
+		res := configpolicy.Result{Resource: resource, Namespace: ns, Name: name, Reason: configpolicy.Reason("cannot be read: " + err.Error())}
+		return []configpolicy.Result{res}, []policyv1.RelatedObject{relatedObject(desired, ns, name, res, nil, false)}
+	}
+	exists := err == nil
+	var cmp configpolicy.Comparison
+	if exists {
+		cmp = configpolicy.Compare(desired.Object, existing.Object, ct, mct)
+	}
+	verdict := configpolicy.Decide(ct, exists, cmp, enforce)
+	res := configpolicy.Result{Resource: resource, Namespace: ns, Name: name, Compliant: verdict.Compliant, Reason: verdict.Reason}
+	created := false
+	switch verdict.Action {
+	case configpolicy.ActionCreate:
+		obj := desired.DeepCopy()
+		obj.SetNamespace(ns)
+		if err := r.Client.Create(ctx, obj); err != nil {
+			res.Compliant, res.Reason = false, configpolicy.Reason("cannot be created: "+err.Error())
+		} else {
+			existing, created = obj, true
+		}
+	case configpolicy.ActionUpdate:
+		obj := &unstructured.Unstructured{Object: cmp.Merged}
+		if err := r.Client.Update(ctx, obj); err != nil {
+			res.Compliant, res.Reason = false, configpolicy.Reason("cannot be updated: "+err.Error())
+		} else {
+			existing = obj
+		}
+	case configpolicy.ActionDelete:
+		if err := r.Client.Delete(ctx, existing); client.IgnoreNotFound(err) != nil {
+			res.Compliant, res.Reason = false, configpolicy.Reason("cannot be deleted: "+err.Error())
+		}
+	}
+	var uidOf *unstructured.Unstructured
+	if exists || created {
+		uidOf = existing
+	}
+	return []configpolicy.Result{res}, []policyv1.RelatedObject{relatedObject(desired, ns, name, res, uidOf, created)}
+}
+
+// evaluateUnnamed evaluates a template without a name against every object of
+// its kind in namespace ns: musthave is met when one matches, mustnothave when
+// none does. Enforce cannot create an object without a name; it deletes the
+// matching objects of a mustnothave.
+func (r *ConfigurationPolicyReconciler) evaluateUnnamed(ctx context.Context, desired *unstructured.Unstructured, ns, resource string,
+	ct, mct policyv1.ComplianceType, enforce bool) ([]configpolicy.Result, []policyv1.RelatedObject) {
+	gvk := desired.GroupVersionKind()
+	list := &unstructured.UnstructuredList{}
+	list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+	var opts []client.ListOption
+	if ns != "" {
+		opts = append(opts, client.InNamespace(ns))
+	}
+	if err := r.Reader.List(ctx, list, opts...); err != nil {
+		res := configpolicy.Result{Resource: resource, Namespace: ns, Name: "*", Reason: configpolicy.Reason("cannot be listed: " + err.Error())}
+		return []configpolicy.Result{res}, nil
+	}
+	compareAs := ct
+	if ct == policyv1.MustNotHave {
+		compareAs = policyv1.MustHave
+	}
+	var matching []*unstructured.Unstructured
+	for i := range list.Items {
+		if configpolicy.Compare(desired.Object, list.Items[i].Object, compareAs, mct).Matches {
+			matching = append(matching, &list.Items[i])
+		}
+	}
+	var results []configpolicy.Result
+	var related []policyv1.RelatedObject
+	if len(matching) == 0 {
+		res := configpolicy.Result{Resource: resource, Namespace: ns, Name: "*", Reason: configpolicy.ReasonNotFound}
+		if ct == policyv1.MustNotHave {
+			res.Compliant, res.Reason = true, configpolicy.ReasonMissingAsExpected
+		}
+		return []configpolicy.Result{res}, nil
+	}
+	for _, obj := range matching {
+		verdict := configpolicy.Decide(ct, true, configpolicy.Comparison{Matches: true}, enforce)
+		res := configpolicy.Result{Resource: resource, Namespace: ns, Name: obj.GetName(), Compliant: verdict.Compliant, Reason: verdict.Reason}
+		if verdict.Action == configpolicy.ActionDelete {
+			if err := r.Client.Delete(ctx, obj); client.IgnoreNotFound(err) != nil {
+				res.Compliant, res.Reason = false, configpolicy.Reason("cannot be deleted: "+err.Error())
+			}
+		}
+		results = append(results, res)
+		related = append(related, relatedObject(desired, ns, obj.GetName(), res, obj, false))
+	}
+	return results, related
+}
+
+func relatedObject(desired *unstructured.Unstructured, ns, name string, res configpolicy.Result, obj *unstructured.Unstructured, created bool) policyv1.RelatedObject {
+	ro := policyv1.RelatedObject{
+		Object: policyv1.ObjectResource{
+			Kind: desired.GetKind(), APIVersion: desired.GetAPIVersion(),
+			Metadata: policyv1.ObjectMetadata{Name: name, Namespace: ns},
+		},
+		Compliant: string(policyv1.NonCompliant),
+		Reason:    string(res.Reason),
+	}
+	if res.Compliant {
+		ro.Compliant = string(policyv1.Compliant)
+	}
+	if obj != nil {
+		ro.Properties = &policyv1.ObjectProperties{UID: string(obj.GetUID())}
+		if created {
+			ro.Properties.CreatedByPolicy = ptr.To(true)
+		}
+	}
+	return ro
+}
+
+// parent returns the Policy a ConfigurationPolicy belongs to: its owner, or
+// the Policy its policy label names.
+func (r *ConfigurationPolicyReconciler) parent(ctx context.Context, cp *policyv1.ConfigurationPolicy) (policyRef, bool) {
+	for _, ref := range cp.OwnerReferences {
+		if ref.Kind == "Policy" && ref.APIVersion == policyv1.GroupVersion.String() {
+			return policyRef{Namespace: cp.Namespace, Name: ref.Name, UID: ref.UID}, true
+		}
+	}
+	name := cp.Labels[labelPolicy]
+	if name == "" {
+		return policyRef{}, false
+	}
+	p := &policyv1.Policy{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: cp.Namespace, Name: name}, p); err != nil {
+		return policyRef{}, false
+	}
+	return policyRef{Namespace: p.Namespace, Name: p.Name, UID: p.UID}, true
+}
+
+// namespaceLister lists the cluster's namespaces once per evaluation.
+type namespaceLister struct {
+	client client.Client
+	cached []configpolicy.Namespace
+	done   bool
+}
+
+func (n *namespaceLister) list(ctx context.Context) ([]configpolicy.Namespace, error) {
+	if n.done {
+		return n.cached, nil
+	}
+	list := &corev1.NamespaceList{}
+	if err := n.client.List(ctx, list); err != nil {
+		return nil, err
+	}
+	for _, ns := range list.Items {
+		n.cached = append(n.cached, configpolicy.Namespace{Name: ns.Name, Labels: ns.Labels})
+	}
+	n.done = true
+	return n.cached, nil
+}

@@ -1,0 +1,46 @@
+// Package spoke is the controller that runs on each managed cluster (the
+// spoke): a thin adapter between the hub's cluster namespace, the managed
+// cluster and the pure logic of shared/dependency, shared/configpolicy and
+// shared/compliance.
+//
+// It runs four controllers in one manager on the managed cluster, with the
+// hub as a second cluster whose cache holds only the cluster's namespace:
+//
+//   - Spec sync mirrors the replicated policies of the hub's cluster namespace
+//     into the same namespace of the managed cluster (creating it), and removes
+//     a copy when its replica goes. The copy records the hub replica's
+//     generation in the annotation fleetpolicy.io/hub-generation.
+//   - Template sync creates, updates and deletes each policy's templates
+//     (ConfigurationPolicy, OperatorPolicy, any kind whose CRD is labelled
+//     policy.open-cluster-management.io/policy-type=template) in the cluster
+//     namespace, owned by the policy, with the policy's remediationAction when
+//     it sets one — only while the template's dependencies are met
+//     (dependency.Evaluate). A blocked template is deleted, reports Pending (or
+//     Compliant with ignorePending) with a message naming every unmet
+//     dependency and, when the policy is on a dependency cycle, the whole cycle;
+//     a compliance event says so. Dependencies are watched: a change of a
+//     dependency's compliance reconciles the policies waiting for it. Bad
+//     templates (undecodable, unknown kind, not a template kind, conflicting
+//     dependencies, rejected by the API server) are "template-error" events and
+//     NonCompliant, never a crash.
+//   - Status sync (the same reconcile) writes the policy's status: per template
+//     its templateMeta, compliance (the template's own status.compliant, or
+//     template sync's verdict) and history (the compliance events about the
+//     policy, newest first, at most 10; package history), the policy's
+//     compliance (compliance.Aggregate) and observedGeneration — the policy
+//     generation every template has been synced for and has evaluated.
+//   - Hub status sync copies that status to the hub replica, a burst of changes
+//     at once, with observedGeneration translated to the hub replica's
+//     generation the copy was made from, leaving rolloutStatus (the hub's)
+//     alone; the compliance events the hub has not seen are copied there.
+//   - The ConfigurationPolicy controller evaluates object templates
+//     (musthave, mustonlyhave, mustnothave; namespaced objects in the
+//     namespaces of namespaceSelector), enforces them when asked, writes
+//     compliant, compliancyDetails, relatedObjects and lastEvaluatedGeneration,
+//     and emits "Compliant; ..." / "NonCompliant; ..." compliance events on the
+//     parent Policy when its verdict changes. It evaluates again every
+//     spec.evaluationInterval (default: Options.EvaluationInterval).
+//
+// All state lives in API objects; a restarted spoke reconciles every policy
+// and resumes.
+package spoke

@@ -1,0 +1,117 @@
+package spoke
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/spoke/history"
+	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
+)
+
+// HubStatusSync copies the status of each policy copy on the managed cluster to
+// its replica on the hub: compliance and details as they are, observedGeneration
+// translated to the generation of the hub replica the copy was made from, and
+// the compliance events the hub has not seen copied to the hub. Fields the hub
+// owns (rolloutStatus) are left alone. A burst of changes to one policy is
+// copied once, Options.HubStatusDelay after the first (see enqueueAfter).
+type HubStatusSync struct {
+	Managed client.Client
+	Hub     client.Client
+
+	events *eventWriter
+}
+
+// Reconcile copies one policy's status to the hub.
+func (s *HubStatusSync) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	copied := &policyv1.Policy{}
+	if err := s.Managed.Get(ctx, req.NamespacedName, copied); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	replica := &policyv1.Policy{}
+	if err := s.Hub.Get(ctx, req.NamespacedName, replica); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if err := s.copyEvents(ctx, copied, replica); err != nil {
+		return ctrl.Result{}, err
+	}
+
+	status := replica.Status.DeepCopy()
+	status.ComplianceState = copied.Status.ComplianceState
+	status.Details = make([]*policyv1.DetailsPerTemplate, len(copied.Status.Details))
+	for i, d := range copied.Status.Details {
+		status.Details[i] = d.DeepCopy()
+	}
+	if copied.Status.ObservedGeneration == copied.Generation {
+		if g, err := strconv.ParseInt(copied.Annotations[annotationHubGeneration], 10, 64); err == nil {
+			status.ObservedGeneration = g
+		}
+	}
+	if equality.Semantic.DeepEqual(*status, replica.Status) {
+		return ctrl.Result{}, nil
+	}
+	updated := replica.DeepCopy()
+	updated.Status = *status
+	err := s.Hub.Status().Patch(ctx, updated, client.MergeFrom(replica))
+	if apierrors.IsNotFound(err) {
+		return ctrl.Result{}, nil
+	}
+	return ctrl.Result{}, err
+}
+
+// copyEvents writes on the hub, about the replica, the compliance events of the
+// copy's history that the replica's history does not hold yet.
+func (s *HubStatusSync) copyEvents(ctx context.Context, copied, replica *policyv1.Policy) error {
+	known := map[string]bool{}
+	for _, d := range replica.Status.Details {
+		if d == nil {
+			continue
+		}
+		for _, h := range d.History {
+			known[h.EventName] = true
+		}
+	}
+	ref := policyRef{Namespace: replica.Namespace, Name: replica.Name, UID: replica.UID}
+	var errs []error
+	for _, d := range copied.Status.Details {
+		if d == nil {
+			continue
+		}
+		reason := history.Reason(d.TemplateMeta.Namespace, d.TemplateMeta.Name)
+		for _, h := range d.History {
+			if known[h.EventName] {
+				continue
+			}
+			at, ok := history.TimeOf(h.EventName)
+			if !ok {
+				at = h.LastTimestamp.Time
+			}
+			errs = append(errs, s.events.copyEvent(ctx, ref, h.EventName, reason, h.Message, at))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// enqueueAfter enqueues the policy an event is about after delay, so that a
+// burst of changes is copied once.
+func enqueueAfter(delay time.Duration) handler.EventHandler {
+	add := func(obj client.Object, q queue) {
+		q.AddAfter(reconcile.Request{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: obj.GetName()}}, delay)
+	}
+	return handler.Funcs{
+		CreateFunc:  func(_ context.Context, e event.CreateEvent, q queue) { add(e.Object, q) },
+		UpdateFunc:  func(_ context.Context, e event.UpdateEvent, q queue) { add(e.ObjectNew, q) },
+		DeleteFunc:  func(_ context.Context, e event.DeleteEvent, q queue) { add(e.Object, q) },
+		GenericFunc: func(_ context.Context, e event.GenericEvent, q queue) { add(e.Object, q) },
+	}
+}

@@ -1,0 +1,267 @@
+package spoke_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/hub"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/spoke"
+	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
+)
+
+// cluster is the managed cluster of the tests: its namespace on the hub, and
+// the namespace of the policy copies on the spoke.
+const cluster = "cluster1"
+
+var (
+	hubC, spokeC client.Client
+	// startSpoke starts a spoke controller between the hub and the spoke;
+	// stopSpoke stops the running one.
+	startSpoke func() error
+	stopSpoke  func()
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(runMain(m))
+}
+
+// runMain starts a hub and a spoke API server, the hub controller on the hub
+// and the spoke controller between them, as in a real fleet.
+func runMain(m *testing.M) int {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	fleet, err := localplane.StartFleet(ctx, 1)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer fleet.Stop()
+	hubC, spokeC = fleet.Hub.Client, fleet.Spokes[0].Client
+	if err := localplane.EnsureNamespace(ctx, hubC, cluster); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	ctrl.SetLogger(logr.Discard())
+
+	ho := hub.DefaultManagerOptions()
+	ho.MetricsAddr, ho.ProbeAddr = "0", "0"
+	ho.Placement = false // the placement webhook has its own tests
+	ho.StatusBatchDelay = 100 * time.Millisecond
+	hubMgr, err := hub.NewManager(ctx, fleet.Hub.Config, ho)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	var running sync.WaitGroup
+	running.Go(func() {
+		if err := hubMgr.Start(ctx); err != nil {
+			fmt.Fprintln(os.Stderr, "hub manager:", err)
+		}
+	})
+	startSpoke = func() error {
+		so := spoke.DefaultManagerOptions()
+		so.MetricsAddr, so.ProbeAddr = "0", "0"
+		so.ClusterName = cluster
+		so.EvaluationInterval = 500 * time.Millisecond
+		spokeCtx, cancelSpoke := context.WithCancel(ctx)
+		spokeMgr, err := spoke.NewManager(spokeCtx, fleet.Hub.Config, fleet.Spokes[0].Config, so)
+		if err != nil {
+			cancelSpoke()
+			return err
+		}
+		var spokeRunning sync.WaitGroup
+		spokeRunning.Go(func() {
+			if err := spokeMgr.Start(spokeCtx); err != nil {
+				fmt.Fprintln(os.Stderr, "spoke manager:", err)
+			}
+		})
+		stopSpoke = func() { cancelSpoke(); spokeRunning.Wait() }
+		return nil
+	}
+	if err := startSpoke(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	// Stop the controllers before their API servers.
+	defer running.Wait()
+	defer cancel()
+	defer func() { stopSpoke() }()
+	return m.Run()
+}
+
+// apply applies inline manifests to a cluster.
+func apply(t *testing.T, c client.Client, doc string) {
+	t.Helper()
+	objs, err := localplane.ReadManifests(t.Name(), strings.NewReader(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := localplane.Apply(context.Background(), c, objs); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// bindToCluster binds the named root policies of ns to the test cluster.
+func bindToCluster(t *testing.T, ns string, policies ...string) {
+	t.Helper()
+	subjects := ""
+	for _, p := range policies {
+		subjects += fmt.Sprintf("\n  - {apiGroup: policy.open-cluster-management.io, kind: Policy, name: %s}", p)
+	}
+	apply(t, hubC, fmt.Sprintf(`
+apiVersion: apps.open-cluster-management.io/v1
+kind: PlacementRule
+metadata: {name: to-cluster, namespace: %[1]s}
+status:
+  decisions: [{clusterName: %[2]s, clusterNamespace: %[2]s}]
+---
+apiVersion: policy.open-cluster-management.io/v1
+kind: PlacementBinding
+metadata: {name: to-cluster, namespace: %[1]s}
+placementRef: {apiGroup: apps.open-cluster-management.io, kind: PlacementRule, name: to-cluster}
+subjects:%[3]s
+`, ns, cluster, subjects))
+}
+
+// configPolicy is a ConfigurationPolicy template checking a ConfigMap.
+func configPolicy(name, action, complianceType, cmNamespace, cmName string) string {
+	return fmt.Sprintf(`{apiVersion: policy.open-cluster-management.io/v1, kind: ConfigurationPolicy,
+        metadata: {name: %s},
+        spec: {remediationAction: %s, object-templates: [{complianceType: %s,
+          objectDefinition: {apiVersion: v1, kind: ConfigMap, metadata: {name: %s, namespace: %s}, data: {owner: fleetpolicy}}}]}}`,
+		name, action, complianceType, cmName, cmNamespace)
+}
+
+// policyOf is a root policy with one template and the given spec.dependencies
+// (YAML flow sequence, "" for none).
+func policyOf(ns, name, template, dependencies string) string {
+	deps := ""
+	if dependencies != "" {
+		deps = "\n  dependencies: " + dependencies
+	}
+	return fmt.Sprintf(`
+apiVersion: policy.open-cluster-management.io/v1
+kind: Policy
+metadata: {name: %s, namespace: %s}
+spec:
+  disabled: false%s
+  policy-templates:
+  - objectDefinition: %s
+`, name, ns, deps, template)
+}
+
+// dependsOn is a flow sequence of one dependency on a Policy's compliance.
+func dependsOn(policy string, state policyv1.ComplianceState) string {
+	return fmt.Sprintf("[{apiVersion: policy.open-cluster-management.io/v1, kind: Policy, name: %s, compliance: %s}]", policy, state)
+}
+
+// configMap creates a ConfigMap as the policies of configPolicy want it.
+func configMap(t *testing.T, ns, name string) {
+	t.Helper()
+	if err := localplane.EnsureNamespace(context.Background(), spokeC, ns); err != nil {
+		t.Fatal(err)
+	}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Data: map[string]string{"owner": "fleetpolicy"}}
+	if err := spokeC.Create(context.Background(), cm); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+}
+
+func deleteConfigMap(t *testing.T, ns, name string) {
+	t.Helper()
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+	if err := spokeC.Delete(context.Background(), cm); client.IgnoreNotFound(err) != nil {
+		t.Fatal(err)
+	}
+}
+
+func exists(t *testing.T, c client.Client, obj client.Object) bool {
+	t.Helper()
+	err := c.Get(context.Background(), client.ObjectKeyFromObject(obj), obj)
+	if err != nil && !apierrors.IsNotFound(err) {
+		t.Fatal(err)
+	}
+	return err == nil
+}
+
+// spokePolicy returns the copy of root policy ns/name on the spoke (nil if none).
+func spokePolicy(t *testing.T, ns, name string) *policyv1.Policy {
+	t.Helper()
+	p := &policyv1.Policy{ObjectMeta: metav1.ObjectMeta{Namespace: cluster, Name: ns + "." + name}}
+	if !exists(t, spokeC, p) {
+		return nil
+	}
+	return p
+}
+
+// hubReplica returns the replica of root policy ns/name on the hub (nil if none).
+func hubReplica(t *testing.T, ns, name string) *policyv1.Policy {
+	t.Helper()
+	p := &policyv1.Policy{ObjectMeta: metav1.ObjectMeta{Namespace: cluster, Name: ns + "." + name}}
+	if !exists(t, hubC, p) {
+		return nil
+	}
+	return p
+}
+
+func spokeConfigPolicy(t *testing.T, name string) *policyv1.ConfigurationPolicy {
+	t.Helper()
+	cp := &policyv1.ConfigurationPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: cluster, Name: name}}
+	if !exists(t, spokeC, cp) {
+		return nil
+	}
+	return cp
+}
+
+// newestMessage is the newest history message of template number i.
+func newestMessage(p *policyv1.Policy, i int) string {
+	if p == nil || i >= len(p.Status.Details) || p.Status.Details[i] == nil || len(p.Status.Details[i].History) == 0 {
+		return ""
+	}
+	return p.Status.Details[i].History[0].Message
+}
+
+// expectCompliance waits until the spoke copy of each named root policy of ns
+// has the given compliance.
+func expectCompliance(t *testing.T, ns string, want map[string]policyv1.ComplianceState) {
+	t.Helper()
+	eventually(t, fmt.Sprintf("compliance of %v", want), func() string {
+		for name, state := range want {
+			p := spokePolicy(t, ns, name)
+			if p == nil {
+				return name + " is not on the spoke"
+			}
+			if p.Status.ComplianceState != state {
+				return fmt.Sprintf("%s is %q (%s), want %s", name, p.Status.ComplianceState, newestMessage(p, 0), state)
+			}
+		}
+		return ""
+	})
+}
+
+// eventually polls check until it returns "" or the deadline passes.
+func eventually(t *testing.T, what string, check func() string) {
+	t.Helper()
+	deadline := time.Now().Add(45 * time.Second)
+	last := ""
+	for time.Now().Before(deadline) {
+		if last = check(); last == "" {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("%s: %s", what, last)
+}

@@ -1,0 +1,149 @@
+package spoke
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/operatorpolicy"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/scheme"
+	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
+	policyv1beta1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1beta1"
+)
+
+// Options tune the spoke controllers.
+type Options struct {
+	// ClusterName is the managed cluster's name: its namespace on the hub holds
+	// its replicated policies, and the same namespace on the managed cluster
+	// holds their copies and templates.
+	ClusterName string
+	// EvaluationInterval is how often a ConfigurationPolicy is evaluated again
+	// when its spec.evaluationInterval does not say.
+	EvaluationInterval time.Duration
+	// Concurrency is how many policies (and, separately, ConfigurationPolicies)
+	// are reconciled at once.
+	Concurrency int
+	// HubStatusDelay is how long changes to a policy's status are gathered
+	// before the hub replica's status is written.
+	HubStatusDelay time.Duration
+}
+
+// DefaultOptions are the defaults of the spoke binary's flags (ClusterName has
+// none).
+func DefaultOptions() Options {
+	return Options{EvaluationInterval: 10 * time.Second, Concurrency: 8, HubStatusDelay: 200 * time.Millisecond}
+}
+
+// ManagerOptions configure the spoke's controller manager.
+type ManagerOptions struct {
+	Options
+	// MetricsAddr and ProbeAddr are where metrics and probes bind ("0" disables).
+	MetricsAddr, ProbeAddr string
+	// LeaderElect makes only the elected one of several spoke processes act; the
+	// lease lives on the managed cluster.
+	LeaderElect bool
+	// LeaderElectionNamespace holds the lease (default: the in-cluster namespace).
+	LeaderElectionNamespace string
+	// QPS and Burst are the client-side limits towards each API server.
+	QPS   float32
+	Burst int
+}
+
+// DefaultManagerOptions are the spoke binary's defaults.
+func DefaultManagerOptions() ManagerOptions {
+	return ManagerOptions{
+		Options:     DefaultOptions(),
+		MetricsAddr: ":8080",
+		ProbeAddr:   ":8081",
+		QPS:         200,
+		Burst:       400,
+	}
+}
+
+// NewManager builds the spoke's manager on the managed cluster (managedCfg) with
+// the hub (hubCfg) as a second cluster whose cache holds only the cluster's
+// namespace, and registers every spoke controller. The caller starts it.
+func NewManager(ctx context.Context, hubCfg, managedCfg *rest.Config, o ManagerOptions) (ctrl.Manager, error) {
+	if o.ClusterName == "" {
+		return nil, errors.New("spoke: the cluster name is required")
+	}
+	managedCfg = limited(managedCfg, o)
+	hubCfg = limited(hubCfg, o)
+	s := scheme.New()
+	inClusterNamespace := cache.ByObject{Namespaces: map[string]cache.Config{o.ClusterName: {}}}
+	mgr, err := ctrl.NewManager(managedCfg, ctrl.Options{
+		Scheme:                  s,
+		Metrics:                 metricsserver.Options{BindAddress: o.MetricsAddr},
+		HealthProbeBindAddress:  o.ProbeAddr,
+		LeaderElection:          o.LeaderElect,
+		LeaderElectionID:        "fleetpolicy-spoke.fleetpolicy.io",
+		LeaderElectionNamespace: o.LeaderElectionNamespace,
+		// Several spokes may run in one process (tests, benchmarks).
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+		// Templates and dependencies are read as unstructured objects: from the
+		// informers their watches start, not from the API server. (The
+		// ConfigurationPolicy controller reads the objects it checks with the
+		// API reader.)
+		Client: client.Options{Cache: &client.CacheOptions{Unstructured: true}},
+		Cache: cache.Options{
+			DefaultTransform: cache.TransformStripManagedFields(),
+			// The policy kinds and the compliance events are read in the
+			// cluster's namespace only; other kinds (namespaces, CRDs, custom
+			// template and dependency kinds) cluster-wide.
+			ByObject: map[client.Object]cache.ByObject{
+				&policyv1.Policy{}:              inClusterNamespace,
+				&policyv1.ConfigurationPolicy{}: inClusterNamespace,
+				&policyv1beta1.OperatorPolicy{}: inClusterNamespace,
+				&corev1.Event{}:                 inClusterNamespace,
+			},
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	hub, err := cluster.New(hubCfg, func(co *cluster.Options) {
+		co.Scheme = s
+		co.Cache = cache.Options{
+			DefaultNamespaces: map[string]cache.Config{o.ClusterName: {}},
+			DefaultTransform:  cache.TransformStripManagedFields(),
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := mgr.Add(hub); err != nil {
+		return nil, err
+	}
+	if err := Setup(ctx, mgr, hub, o.Options); err != nil {
+		return nil, err
+	}
+	// OperatorPolicy templates are evaluated on the managed cluster too.
+	if err := operatorpolicy.Setup(mgr, operatorpolicy.Options{Concurrency: o.Concurrency}); err != nil {
+		return nil, err
+	}
+	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		return nil, err
+	}
+	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+		return nil, err
+	}
+	return mgr, nil
+}
+
+func limited(cfg *rest.Config, o ManagerOptions) *rest.Config {
+	cfg = rest.CopyConfig(cfg)
+	cfg.QPS, cfg.Burst = o.QPS, o.Burst
+	cfg.UserAgent = "fleetpolicy-spoke"
+	return cfg
+}

@@ -1,0 +1,97 @@
+package spoke
+
+import (
+	"context"
+
+	corev1 "k8s.io/api/core/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
+)
+
+// indexEventInvolvedUID indexes Events by the UID of the object they are about.
+const indexEventInvolvedUID = "involvedObject.uid"
+
+// Setup registers the spoke controllers with mgr (the managed cluster) and hub
+// (the hub cluster, already added to mgr).
+func Setup(ctx context.Context, mgr ctrl.Manager, hub cluster.Cluster, o Options) error {
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &corev1.Event{}, indexEventInvolvedUID, func(obj client.Object) []string {
+		ev, ok := obj.(*corev1.Event)
+		if !ok || ev.InvolvedObject.UID == "" {
+			return nil
+		}
+		return []string{string(ev.InvolvedObject.UID)}
+	}); err != nil {
+		return err
+	}
+	inNamespace := predicate.NewPredicateFuncs(func(obj client.Object) bool { return obj.GetNamespace() == o.ClusterName })
+	concurrency := controller.Options{MaxConcurrentReconciles: max(1, o.Concurrency)}
+
+	specSync := &SpecSync{Managed: mgr.GetClient(), Hub: hub.GetClient(), Namespace: o.ClusterName}
+	if err := ctrl.NewControllerManagedBy(mgr).
+		Named("spoke-spec-sync").
+		WithOptions(concurrency).
+		WatchesRawSource(source.Kind(hub.GetCache(), client.Object(&policyv1.Policy{}), &handler.EnqueueRequestForObject{}, inNamespace, notStatusOnly)).
+		Watches(&policyv1.Policy{}, &handler.EnqueueRequestForObject{}, builder.WithPredicates(inNamespace, notStatusOnly)).
+		Complete(specSync); err != nil {
+		return err
+	}
+
+	// The hub replica's status follows the copy's; the hub's own changes to it
+	// are copied over again.
+	if err := ctrl.NewControllerManagedBy(mgr).
+		Named("spoke-hub-status-sync").
+		WithOptions(concurrency).
+		Watches(&policyv1.Policy{}, enqueueAfter(o.HubStatusDelay), builder.WithPredicates(inNamespace)).
+		WatchesRawSource(source.Kind(hub.GetCache(), client.Object(&policyv1.Policy{}), enqueueAfter(o.HubStatusDelay), inNamespace)).
+		Complete(&HubStatusSync{Managed: mgr.GetClient(), Hub: hub.GetClient(), events: &eventWriter{client: hub.GetClient()}}); err != nil {
+		return err
+	}
+
+	events := &eventWriter{client: mgr.GetClient()}
+	templateSync := &TemplateSync{
+		Client:    mgr.GetClient(),
+		Mapper:    mgr.GetRESTMapper(),
+		Namespace: o.ClusterName,
+		events:    events,
+		registry:  newRegistry(),
+	}
+	c, err := ctrl.NewControllerManagedBy(mgr).
+		Named("spoke-template-sync").
+		WithOptions(concurrency).
+		Watches(&policyv1.Policy{}, templateSync.policyHandler(), builder.WithPredicates(inNamespace)).
+		Watches(&corev1.Event{}, templateSync.eventHandler(), builder.WithPredicates(inNamespace)).
+		Build(templateSync)
+	if err != nil {
+		return err
+	}
+	templateSync.watches = newWatcher(c, mgr.GetCache(), templateSync.objectHandler())
+	// ConfigurationPolicies are templates whatever the policies hold, so that
+	// one left behind while the spoke was down is still pruned.
+	if err := templateSync.watches.ensure(policyv1.GroupVersion.WithKind("ConfigurationPolicy"), true); err != nil {
+		return err
+	}
+
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("spoke-configurationpolicy").
+		WithOptions(concurrency).
+		For(&policyv1.ConfigurationPolicy{}, builder.WithPredicates(inNamespace, predicate.GenerationChangedPredicate{})).
+		Complete(&ConfigurationPolicyReconciler{
+			Client:             mgr.GetClient(),
+			Reader:             mgr.GetAPIReader(),
+			Mapper:             mgr.GetRESTMapper(),
+			EvaluationInterval: o.EvaluationInterval,
+			events:             events,
+		})
+}
+
+// notStatusOnly passes the changes of an object other than to its status: a
+// new generation, labels, annotations, creation and deletion.
+var notStatusOnly = predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}, predicate.AnnotationChangedPredicate{})

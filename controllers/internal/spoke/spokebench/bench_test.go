@@ -1,0 +1,261 @@
+package spokebench
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/flowcontrol"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/scheme"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/spoke"
+	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
+	"github.com/fleetpolicy/fleetpolicy/shared/replication"
+)
+
+const (
+	cluster     = "bench-cluster"
+	chains      = 100
+	chainLength = 5 // chains * chainLength = 500 policies
+	dataNS      = "bench-data"
+)
+
+// rootPolicy is policy number level of chain c in root namespace ns: one
+// enforced ConfigurationPolicy creating a ConfigMap, waiting for the policy one
+// level up its chain to be Compliant.
+func rootPolicy(ns string, c, level int) *policyv1.Policy {
+	name := fmt.Sprintf("c%03d-l%d", c, level)
+	p := &policyv1.Policy{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: policyv1.PolicySpec{PolicyTemplates: []*policyv1.PolicyTemplate{{ObjectDefinition: runtime.RawExtension{Raw: fmt.Appendf(nil,
+			`{"apiVersion":"policy.open-cluster-management.io/v1","kind":"ConfigurationPolicy","metadata":{"name":"%[1]s-%[2]s"},`+
+				`"spec":{"remediationAction":"enforce","object-templates":[{"complianceType":"musthave","objectDefinition":`+
+				`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"%[1]s-%[2]s","namespace":"%[3]s"},"data":{"level":"%[4]d"}}}]}}`,
+			ns, name, dataNS, level)}}}},
+	}
+	if level > 0 {
+		p.Spec.Dependencies = []policyv1.PolicyDependency{{
+			APIVersion: policyv1.GroupVersion.String(), Kind: "Policy", Name: fmt.Sprintf("c%03d-l%d", c, level-1), Compliance: policyv1.Compliant,
+		}}
+	}
+	return p
+}
+
+// replicas are the hub's replicas of the benchmark's policies in root namespace ns.
+func replicas(ns string) []*policyv1.Policy {
+	out := make([]*policyv1.Policy, 0, chains*chainLength)
+	for level := range chainLength {
+		for c := range chains {
+			out = append(out, replication.Build(rootPolicy(ns, c, level), cluster, policyv1.Enforce, nil))
+		}
+	}
+	return out
+}
+
+// BenchmarkTemplateSync500 measures one spoke syncing 500 policies in 100
+// chains of 5 (each waiting for the one before it to be Compliant): from the
+// creation of the replicas on the hub until all 500 report Compliant on the
+// hub. The floor writes, with as many concurrent writers as the spoke
+// reconciles policies and no client-side rate limit, the same replicas on the
+// hub and what the spoke writes for them — each policy's copy, its
+// ConfigurationPolicy and ConfigMap on the managed cluster, and the statuses of
+// the ConfigurationPolicy, the copy and the replica — in no particular order.
+func BenchmarkTemplateSync500(b *testing.B) {
+	ctrl.SetLogger(logr.Discard())
+	fleet := localplane.StartFleetForTest(b, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	hub, managed := unlimited(b, fleet.Hub), unlimited(b, fleet.Spokes[0])
+	for _, step := range []func() error{
+		func() error { return localplane.EnsureNamespace(ctx, hub, cluster) },
+		func() error { return localplane.EnsureNamespace(ctx, managed, dataNS) },
+		func() error { return localplane.EnsureNamespace(ctx, managed, "floor-data") },
+	} {
+		if err := step(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	o := spoke.DefaultManagerOptions()
+	o.ClusterName = cluster
+	o.MetricsAddr, o.ProbeAddr = "0", "0"
+	mgr, err := spoke.NewManager(ctx, fleet.Hub.Config, fleet.Spokes[0].Config, o)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var running sync.WaitGroup
+	running.Go(func() { _ = mgr.Start(ctx) })
+	b.Cleanup(func() { cancel(); running.Wait() })
+	writers := o.Concurrency
+
+	var spokeTime, floorTime time.Duration
+	b.ResetTimer()
+	for i := range b.N {
+		b.StopTimer()
+		ns := fmt.Sprintf("bench-%d", i)
+		want := replicas(ns)
+		floor, err := writeFloor(ctx, hub, managed, fmt.Sprintf("floor-%d", i), want, writers)
+		if err != nil {
+			b.Fatal(err)
+		}
+		floorTime += floor
+		b.StartTimer()
+
+		start := time.Now()
+		if err := parallel(len(want), writers, func(j int) error { return hub.Create(ctx, want[j].DeepCopy()) }); err != nil {
+			b.Fatal(err)
+		}
+		if err := waitCompliant(ctx, hub, want, 10*time.Minute); err != nil {
+			b.Fatal(err)
+		}
+		spokeTime += time.Since(start)
+
+		b.StopTimer()
+		if err := cleanUp(ctx, hub, managed, want); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+	}
+	b.ReportMetric(spokeTime.Seconds()/float64(b.N), "s/sync")
+	b.ReportMetric(floorTime.Seconds()/float64(b.N), "s/floor")
+	b.ReportMetric(float64(spokeTime)/float64(floorTime), "x-floor")
+}
+
+// unlimited is an admin client of the plane without a client-side rate limit.
+func unlimited(b *testing.B, p *localplane.Plane) client.Client {
+	cfg := rest.CopyConfig(p.Config)
+	cfg.RateLimiter = flowcontrol.NewFakeAlwaysRateLimiter()
+	c, err := client.New(cfg, client.Options{Scheme: scheme.New()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return c
+}
+
+// writeFloor writes directly what the spoke writes for the replicas want, into
+// namespace ns of both clusters (which the spoke does not watch), and returns
+// how long it took.
+func writeFloor(ctx context.Context, hub, managed client.Client, ns string, want []*policyv1.Policy, writers int) (time.Duration, error) {
+	for _, c := range []client.Client{hub, managed} {
+		if err := localplane.EnsureNamespace(ctx, c, ns); err != nil {
+			return 0, err
+		}
+	}
+	start := time.Now()
+	err := parallel(len(want), writers, func(j int) error {
+		replica := want[j].DeepCopy()
+		replica.Namespace = ns
+		copied := replica.DeepCopy()
+		if err := hub.Create(ctx, replica); err != nil {
+			return err
+		}
+		if err := managed.Create(ctx, copied); err != nil {
+			return err
+		}
+		cp := &policyv1.ConfigurationPolicy{}
+		if err := json.Unmarshal(want[j].Spec.PolicyTemplates[0].ObjectDefinition.Raw, cp); err != nil {
+			return err
+		}
+		cp.Namespace = ns
+		if err := managed.Create(ctx, cp); err != nil {
+			return err
+		}
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "floor-data", Name: cp.Name}, Data: map[string]string{"level": "0"}}
+		if err := managed.Create(ctx, cm); err != nil {
+			return err
+		}
+		cp.Status = policyv1.ConfigurationPolicyStatus{ComplianceState: policyv1.Compliant, LastEvaluatedGeneration: cp.Generation}
+		if err := managed.Status().Update(ctx, cp); err != nil {
+			return err
+		}
+		status := policyv1.PolicyStatus{ComplianceState: policyv1.Compliant, Details: []*policyv1.DetailsPerTemplate{{
+			TemplateMeta: metav1.ObjectMeta{Name: cp.Name, Namespace: ns}, ComplianceState: policyv1.Compliant,
+		}}}
+		copied.Status, replica.Status = status, status
+		if err := managed.Status().Update(ctx, copied); err != nil {
+			return err
+		}
+		return hub.Status().Update(ctx, replica)
+	})
+	return time.Since(start), err
+}
+
+// waitCompliant polls the hub until every replica of want reports Compliant.
+func waitCompliant(ctx context.Context, hub client.Client, want []*policyv1.Policy, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		list := &policyv1.PolicyList{}
+		if err := hub.List(ctx, list, client.InNamespace(cluster)); err != nil {
+			return err
+		}
+		compliant := map[string]bool{}
+		for _, p := range list.Items {
+			compliant[p.Name] = p.Status.ComplianceState == policyv1.Compliant
+		}
+		done := 0
+		for _, p := range want {
+			if compliant[p.Name] {
+				done++
+			}
+		}
+		if done == len(want) {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%d of %d replicas Compliant after %v", done, len(want), timeout)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// cleanUp deletes the replicas and waits for the spoke to remove their copies.
+func cleanUp(ctx context.Context, hub, managed client.Client, want []*policyv1.Policy) error {
+	if err := parallel(len(want), 16, func(j int) error { return client.IgnoreNotFound(hub.Delete(ctx, want[j].DeepCopy())) }); err != nil {
+		return err
+	}
+	for deadline := time.Now().Add(5 * time.Minute); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		list := &policyv1.PolicyList{}
+		if err := managed.List(ctx, list, client.InNamespace(cluster)); err != nil {
+			return err
+		}
+		if len(list.Items) == 0 {
+			return nil
+		}
+	}
+	return errors.New("the spoke did not remove the policy copies")
+}
+
+// parallel runs f(i) for i in [0,n) on writers goroutines.
+func parallel(n, writers int, f func(i int) error) error {
+	var mu sync.Mutex
+	var errs []error
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range max(1, writers) {
+		wg.Go(func() {
+			for i := range next {
+				if err := f(i); err != nil {
+					mu.Lock()
+					errs = append(errs, err)
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return errors.Join(errs...)
+}

@@ -1,0 +1,185 @@
+package spoke
+
+import (
+	"context"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/spoke/history"
+	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
+	"github.com/fleetpolicy/fleetpolicy/shared/compliance"
+	"github.com/fleetpolicy/fleetpolicy/shared/dependency"
+)
+
+type queue = workqueue.TypedRateLimitingInterface[reconcile.Request]
+
+// emittedKey identifies a template of a policy in TemplateSync.emitted, which
+// holds the history entry of the last compliance event template sync wrote
+// about it.
+type emittedKey struct {
+	policy   types.UID
+	name     string // the policy's
+	template string
+}
+
+// forgetEmitted drops what emitted holds about a policy that is gone.
+func (t *TemplateSync) forgetEmitted(policy string) {
+	t.emitted.Range(func(k, _ any) bool {
+		if k.(emittedKey).name == policy {
+			t.emitted.Delete(k)
+		}
+		return true
+	})
+}
+
+// report writes the compliance events template sync owes (Pending templates,
+// template errors) and the policy's status on the managed cluster (HubStatusSync
+// copies it to the hub).
+func (t *TemplateSync) report(ctx context.Context, p *policyv1.Policy, results []templateResult) error {
+	hist, err := t.history(ctx, p)
+	if err != nil {
+		return err
+	}
+	for _, r := range results {
+		key := emittedKey{policy: p.UID, name: p.Name, template: r.name}
+		if r.event == "" {
+			t.emitted.Delete(key)
+			continue
+		}
+		h := hist[r.name]
+		if len(h) > 0 && h[0].Message == r.event {
+			continue // said already
+		}
+		if v, ok := t.emitted.Load(key); ok && v.(policyv1.ComplianceHistory).Message == r.event {
+			// Written, but not in the cache yet.
+			if e := v.(policyv1.ComplianceHistory); !slices.ContainsFunc(h, func(x policyv1.ComplianceHistory) bool { return x.EventName == e.EventName }) {
+				hist[r.name] = history.Prepend(h, e)
+			}
+			continue
+		}
+		name, at, err := t.events.compliance(ctx, policyRef{Namespace: p.Namespace, Name: p.Name, UID: p.UID}, r.meta.Namespace, r.name, r.event)
+		if err != nil {
+			return err
+		}
+		e := history.Entry(name, r.event, at)
+		t.emitted.Store(key, e)
+		hist[r.name] = history.Prepend(h, e)
+	}
+
+	status := p.Status.DeepCopy()
+	status.Details = make([]*policyv1.DetailsPerTemplate, len(results))
+	states := make([]policyv1.ComplianceState, len(results))
+	settled := true
+	for i, r := range results {
+		status.Details[i] = &policyv1.DetailsPerTemplate{TemplateMeta: r.meta, ComplianceState: r.state, History: hist[r.name]}
+		states[i] = r.state
+		settled = settled && r.settled
+	}
+	status.ComplianceState = compliance.Aggregate(states)
+	if settled {
+		status.ObservedGeneration = p.Generation
+	}
+	if equality.Semantic.DeepEqual(*status, p.Status) {
+		return nil
+	}
+	updated := p.DeepCopy()
+	updated.Status = *status
+	return client.IgnoreNotFound(t.Client.Status().Patch(ctx, updated, client.MergeFrom(p)))
+}
+
+// history reads the compliance events about p from the cache, per template.
+func (t *TemplateSync) history(ctx context.Context, p *policyv1.Policy) (map[string][]policyv1.ComplianceHistory, error) {
+	list := &corev1.EventList{}
+	if err := t.Client.List(ctx, list, client.InNamespace(p.Namespace), client.MatchingFields{indexEventInvolvedUID: string(p.UID)}); err != nil {
+		return nil, err
+	}
+	events := make([]history.Event, 0, len(list.Items))
+	for _, ev := range list.Items {
+		at := ev.LastTimestamp.Time
+		if at.IsZero() {
+			at = ev.EventTime.Time
+		}
+		events = append(events, history.Event{Name: ev.Name, Reason: ev.Reason, Message: ev.Message, Time: at})
+	}
+	return history.PerTemplate(events), nil
+}
+
+// policyRefOf is the dependency target a policy in the cluster namespace is:
+// its name is already the replicated name.
+func policyRefOf(name string) dependency.Ref {
+	return dependency.ObjectRef(policyv1.GroupVersion.String(), "Policy", "", name)
+}
+
+// policyHandler enqueues a policy for changes of its own other than to its
+// status, and the policies waiting for it when its compliance changes.
+func (t *TemplateSync) policyHandler() handler.EventHandler {
+	enqueue := func(q queue, names ...string) {
+		for _, n := range names {
+			q.Add(reconcile.Request{NamespacedName: types.NamespacedName{Namespace: t.Namespace, Name: n}})
+		}
+	}
+	return handler.Funcs{
+		CreateFunc: func(_ context.Context, e event.CreateEvent, q queue) {
+			enqueue(q, e.Object.GetName())
+			enqueue(q, t.registry.dependents(policyRefOf(e.Object.GetName()))...)
+		},
+		DeleteFunc: func(_ context.Context, e event.DeleteEvent, q queue) {
+			enqueue(q, e.Object.GetName())
+			enqueue(q, t.registry.dependents(policyRefOf(e.Object.GetName()))...)
+		},
+		UpdateFunc: func(_ context.Context, e event.UpdateEvent, q queue) {
+			if notStatusOnly.Update(e) {
+				enqueue(q, e.ObjectNew.GetName())
+			}
+			o, ok1 := e.ObjectOld.(*policyv1.Policy)
+			n, ok2 := e.ObjectNew.(*policyv1.Policy)
+			if ok1 && ok2 && o.Status.ComplianceState != n.Status.ComplianceState {
+				enqueue(q, t.registry.dependents(policyRefOf(n.Name))...)
+			}
+		},
+	}
+}
+
+// eventHandler enqueues a policy when a compliance event about it is written.
+func (t *TemplateSync) eventHandler() handler.EventHandler {
+	return handler.Funcs{
+		CreateFunc: func(_ context.Context, e event.CreateEvent, q queue) {
+			ev, ok := e.Object.(*corev1.Event)
+			if !ok || ev.InvolvedObject.Kind != "Policy" {
+				return
+			}
+			if _, ok := history.TemplateOf(ev.Reason); ok {
+				q.Add(reconcile.Request{NamespacedName: types.NamespacedName{Namespace: ev.Namespace, Name: ev.InvolvedObject.Name}})
+			}
+		},
+	}
+}
+
+// objectHandler maps a template or a dependency object to the policy the
+// template belongs to and to the policies waiting for the object.
+func (t *TemplateSync) objectHandler() handler.EventHandler {
+	return handler.EnqueueRequestsFromMapFunc(func(_ context.Context, obj client.Object) []reconcile.Request {
+		var out []reconcile.Request
+		add := func(name string) {
+			out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: t.Namespace, Name: name}})
+		}
+		if ns := obj.GetNamespace(); ns == "" || ns == t.Namespace {
+			if owner := obj.GetLabels()[labelPolicy]; owner != "" {
+				add(owner)
+			}
+		}
+		gvk := obj.GetObjectKind().GroupVersionKind()
+		for _, name := range t.registry.dependents(dependency.ObjectRef(gvk.GroupVersion().String(), gvk.Kind, obj.GetNamespace(), obj.GetName())) {
+			add(name)
+		}
+		return out
+	})
+}

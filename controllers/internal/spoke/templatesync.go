@@ -1,0 +1,582 @@
+package spoke
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"strings"
+	"sync"
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
+	"github.com/fleetpolicy/fleetpolicy/shared/configpolicy"
+	"github.com/fleetpolicy/fleetpolicy/shared/dependency"
+	"github.com/fleetpolicy/fleetpolicy/shared/replication"
+)
+
+// Labels and annotations of templates on the managed cluster.
+const (
+	// labelPolicy names the replicated policy a template belongs to.
+	labelPolicy = "policy.open-cluster-management.io/policy"
+	// labelPolicyType on a CRD marks its kind as a policy template kind.
+	labelPolicyType    = "policy.open-cluster-management.io/policy-type"
+	policyTypeTemplate = "template"
+	// annotationTemplateHash is the digest of the template as template sync
+	// wrote it, so that a change of the policy is told from API defaulting.
+	annotationTemplateHash = "fleetpolicy.io/template-hash"
+)
+
+// retryMissingKind is how long a template whose kind is not installed waits
+// before template sync looks again.
+const retryMissingKind = 15 * time.Second
+
+// TemplateSync reconciles the copies of replicated policies on the managed
+// cluster: it creates, updates or deletes each policy template as its
+// dependencies allow (template sync), and reports the templates' compliance
+// and compliance events in the policy's status (status sync; HubStatusSync
+// copies it to the hub).
+type TemplateSync struct {
+	Client    client.Client // the managed cluster
+	Mapper    meta.RESTMapper
+	Namespace string // the cluster namespace
+
+	events   *eventWriter
+	registry *registry
+	watches  *watcher
+	// emitted holds, per policy UID and template (emittedKey), the last
+	// compliance event template sync wrote, for as long as the template is
+	// blocked: the event may not be in the cache yet.
+	emitted sync.Map
+}
+
+// templateResult is what template sync found for one template.
+type templateResult struct {
+	// name is the template's name, as its compliance events name it.
+	name string
+	meta metav1.ObjectMeta
+	// state is the template's compliance.
+	state policyv1.ComplianceState
+	// event is the compliance event template sync reports itself (a Pending
+	// template or a template error); empty when the template's own controller
+	// reports.
+	event string
+	// settled is true when state describes the policy's current generation.
+	settled bool
+	// retryAfter asks for another look after that long.
+	retryAfter time.Duration
+	// waits are the targets the template waits for.
+	waits []dependency.Ref
+	// key identifies the template object that should exist; nil if none.
+	key *templateKey
+}
+
+// templateKey identifies a template object.
+type templateKey struct {
+	gvk             schema.GroupVersionKind
+	namespace, name string
+}
+
+// Reconcile syncs one policy's templates and reports its status.
+func (t *TemplateSync) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	p := &policyv1.Policy{}
+	if err := t.Client.Get(ctx, req.NamespacedName, p); err != nil {
+		if !apierrors.IsNotFound(err) {
+			return ctrl.Result{}, err
+		}
+		t.registry.forget(req.Name)
+		t.forgetEmitted(req.Name)
+		return ctrl.Result{}, t.prune(ctx, req.Name, nil)
+	}
+	if !p.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, nil
+	}
+
+	results := make([]templateResult, len(p.Spec.PolicyTemplates))
+	keep := map[templateKey]bool{}
+	var targets []dependency.Ref
+	var errs []error
+	var result ctrl.Result
+	for i := range p.Spec.PolicyTemplates {
+		r, err := t.syncTemplate(ctx, p, i)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("policy %s %s: %w", req.NamespacedName, templateField(i), err))
+		}
+		results[i] = r
+		if r.key != nil {
+			keep[*r.key] = true
+		}
+		targets = append(targets, r.waits...)
+		if r.retryAfter > 0 && (result.RequeueAfter == 0 || r.retryAfter < result.RequeueAfter) {
+			result.RequeueAfter = r.retryAfter
+		}
+	}
+	t.registry.record(p.Name, targets)
+	if len(errs) > 0 {
+		// Try again before pruning (a template whose sync failed may still be
+		// wanted) and before reporting (its state is not known).
+		return result, errors.Join(errs...)
+	}
+	if err := t.prune(ctx, p.Name, keep); err != nil {
+		return result, err
+	}
+	return result, t.report(ctx, p, results)
+}
+
+func templateField(i int) string { return fmt.Sprintf("spec.policy-templates[%d]", i) }
+
+// syncTemplate creates, updates or deletes template number i of p. Bad input
+// and API errors that a retry does not cure (invalid, forbidden) give a
+// template error; the error returned is for failures worth a retry.
+func (t *TemplateSync) syncTemplate(ctx context.Context, p *policyv1.Policy, i int) (templateResult, error) {
+	field := templateField(i)
+	tmpl := p.Spec.PolicyTemplates[i]
+	key, def, bad, err := t.resolve(ctx, tmpl, field, i)
+	if bad != nil || err != nil {
+		return *bad, err
+	}
+	fail := func(what string, err error) (templateResult, error) {
+		if apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) || apierrors.IsForbidden(err) {
+			return templateError(key.name, key.namespace, fmt.Sprintf("%s.objectDefinition: %s: %v", field, what, err)), nil
+		}
+		return unknownResult(key.name), err
+	}
+
+	reqs, issues := dependency.Requirements(p, i, nil)
+	if len(issues) > 0 {
+		msgs := make([]string, len(issues))
+		for j, is := range issues {
+			msgs[j] = is.Field + ": " + is.Message
+		}
+		return templateError(key.name, key.namespace, strings.Join(msgs, "; ")), nil
+	}
+	waits := make([]dependency.Ref, len(reqs))
+	for j, req := range reqs {
+		waits[j] = req.Target
+	}
+	observed, err := t.observe(ctx, reqs)
+	if err != nil {
+		return fail("a dependency cannot be read", err)
+	}
+	gate := dependency.Evaluate(reqs, tmpl.IgnorePending, observed)
+
+	existing := &unstructured.Unstructured{}
+	existing.SetGroupVersionKind(key.gvk)
+	err = t.Client.Get(ctx, client.ObjectKey{Namespace: key.namespace, Name: key.name}, existing)
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fail("the template cannot be read", err)
+	}
+	found := err == nil
+	if owner := existing.GetLabels()[labelPolicy]; found && owner != p.Name {
+		if owner == "" {
+			owner = "none"
+		}
+		return templateError(key.name, key.namespace, fmt.Sprintf("%s.objectDefinition: %s %s already exists and belongs to another policy (%s)",
+			field, key.gvk.Kind, key.name, owner)), nil
+	}
+
+	if !gate.Allowed() {
+		if found {
+			if err := t.Client.Delete(ctx, existing); client.IgnoreNotFound(err) != nil {
+				return fail("the template cannot be deleted", err)
+			}
+		}
+		msg := gate.Message()
+		if gate.Compliance() == policyv1.Pending {
+			cycle, err := t.cycleThrough(ctx, p)
+			if err != nil {
+				return unknownResult(key.name), err
+			}
+			if cycle != "" {
+				msg += "; the dependencies form a cycle: " + cycle
+			}
+		}
+		return templateResult{
+			name: key.name, meta: templateMeta(key.namespace, key.name, nil), state: gate.Compliance(),
+			event: string(gate.Compliance()) + "; " + msg, settled: true, waits: waits,
+		}, nil
+	}
+
+	desired := t.desiredTemplate(p, def, key.namespace)
+	r := templateResult{name: key.name, waits: waits, key: &key}
+	switch {
+	case !found:
+		err := t.Client.Create(ctx, desired, client.FieldValidation("Strict"))
+		if err != nil && !apierrors.IsAlreadyExists(err) { // already there: the cache was behind
+			return fail("the template cannot be created", err)
+		}
+		r.meta = templateMeta(key.namespace, key.name, desired)
+	case drifted(desired, existing):
+		updated := existing.DeepCopy()
+		for k, v := range desired.Object {
+			if k != "metadata" && k != "status" {
+				updated.Object[k] = v
+			}
+		}
+		updated.SetLabels(desired.GetLabels())
+		updated.SetAnnotations(desired.GetAnnotations())
+		updated.SetOwnerReferences(desired.GetOwnerReferences())
+		err := t.Client.Update(ctx, updated, client.FieldValidation("Strict"))
+		switch {
+		case apierrors.IsConflict(err):
+			r.retryAfter = time.Second
+		case err != nil:
+			return fail("the template cannot be updated", err)
+		}
+		r.meta = templateMeta(key.namespace, key.name, existing)
+		r.state = dependency.Observe(existing.Object).Compliance
+	default:
+		r.meta = templateMeta(key.namespace, key.name, existing)
+		r.state = dependency.Observe(existing.Object).Compliance
+		r.settled = evaluatedCurrent(existing)
+	}
+	return r, nil
+}
+
+// resolve decodes a policy template and finds its kind on the managed cluster.
+// A template that cannot be synced gives a template error (bad); err is for
+// failures worth a retry.
+func (t *TemplateSync) resolve(ctx context.Context, tmpl *policyv1.PolicyTemplate, field string, i int) (templateKey, *unstructured.Unstructured, *templateResult, error) {
+	bad := func(name, msg string) (templateKey, *unstructured.Unstructured, *templateResult, error) {
+		r := templateError(name, "", msg)
+		return templateKey{}, nil, &r, nil
+	}
+	// A template that cannot be named reports under its position.
+	unnamed := fmt.Sprintf("policy-templates-%d", i)
+	if tmpl == nil {
+		return bad(unnamed, field+" is empty")
+	}
+	def := &unstructured.Unstructured{}
+	if err := def.UnmarshalJSON(tmpl.ObjectDefinition.Raw); err != nil {
+		return bad(unnamed, fmt.Sprintf("%s.objectDefinition cannot be decoded: %v", field, err))
+	}
+	name := def.GetName()
+	if name == "" {
+		return bad(unnamed, field+".objectDefinition.metadata.name is required")
+	}
+	retry := func(err error) (templateKey, *unstructured.Unstructured, *templateResult, error) {
+		r := unknownResult(name)
+		return templateKey{}, nil, &r, err
+	}
+	gvk := def.GroupVersionKind()
+	mapping, err := t.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if meta.IsNoMatchError(err) {
+		r := templateError(name, "", fmt.Sprintf("%s.objectDefinition: the kind %s of %s is not installed on the cluster", field, gvk.Kind, gvk.GroupVersion()))
+		r.retryAfter = retryMissingKind
+		return templateKey{}, nil, &r, nil
+	}
+	if err != nil {
+		return retry(err)
+	}
+	isTemplate, err := t.isTemplateKind(ctx, mapping.Resource.GroupResource())
+	if err != nil {
+		return retry(err)
+	}
+	if !isTemplate {
+		return bad(name, fmt.Sprintf("%s.objectDefinition: %s is not a policy template kind (its CRD lacks the label %s=%s)",
+			field, gvk.Kind, labelPolicyType, policyTypeTemplate))
+	}
+	if err := t.watches.ensure(mapping.GroupVersionKind, true); err != nil {
+		return retry(err)
+	}
+	key := templateKey{gvk: mapping.GroupVersionKind, name: name}
+	if mapping.Scope.Name() == meta.RESTScopeNameNamespace {
+		key.namespace = t.Namespace
+	}
+	return key, def, nil, nil
+}
+
+// templateError is the result of a template that cannot be synced: it is
+// NonCompliant and says why in a "template-error; ..." event, as OCM does.
+func templateError(name, namespace, msg string) templateResult {
+	return templateResult{
+		name: name, meta: templateMeta(namespace, name, nil), state: policyv1.NonCompliant,
+		event: "template-error; " + msg, settled: true,
+	}
+}
+
+// unknownResult is the result of a template whose sync failed for a reason
+// worth a retry: nothing is known of it yet.
+func unknownResult(name string) templateResult {
+	return templateResult{name: name, meta: metav1.ObjectMeta{Name: name}}
+}
+
+// templateMeta is the templateMeta of a template's status details.
+func templateMeta(namespace, name string, obj *unstructured.Unstructured) metav1.ObjectMeta {
+	m := metav1.ObjectMeta{Namespace: namespace, Name: name}
+	if obj != nil {
+		m.UID = obj.GetUID()
+		m.CreationTimestamp = obj.GetCreationTimestamp()
+	}
+	return m
+}
+
+// isTemplateKind reports whether objects of the resource are policy
+// templates: their CRD carries the policy-type=template label.
+func (t *TemplateSync) isTemplateKind(ctx context.Context, gr schema.GroupResource) (bool, error) {
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	err := t.Client.Get(ctx, client.ObjectKey{Name: gr.String()}, crd)
+	if apierrors.IsNotFound(err) {
+		return false, nil // a built-in kind
+	}
+	if err != nil {
+		return false, err
+	}
+	return crd.Labels[labelPolicyType] == policyTypeTemplate, nil
+}
+
+// desiredTemplate is the template object as it should be on the managed
+// cluster: in the cluster namespace (when namespaced) and owned by the policy,
+// labelled with the policy and the cluster, with the policy's remediationAction
+// when it sets one.
+func (t *TemplateSync) desiredTemplate(p *policyv1.Policy, def *unstructured.Unstructured, namespace string) *unstructured.Unstructured {
+	d := def.DeepCopy()
+	d.SetNamespace(namespace)
+	labels := maps.Clone(d.GetLabels())
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels[labelPolicy] = p.Name
+	labels[replication.LabelClusterName] = t.Namespace
+	labels[replication.LabelClusterNamespace] = t.Namespace
+	d.SetLabels(labels)
+	if namespace != "" {
+		d.SetOwnerReferences([]metav1.OwnerReference{{
+			APIVersion: policyv1.GroupVersion.String(), Kind: "Policy", Name: p.Name, UID: p.UID,
+		}})
+	}
+	if p.Spec.RemediationAction != "" {
+		if spec, ok := d.Object["spec"].(map[string]any); ok {
+			if _, has := spec["remediationAction"]; has {
+				spec["remediationAction"] = string(p.Spec.RemediationAction)
+			}
+		}
+	}
+	annotations := maps.Clone(d.GetAnnotations())
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	annotations[annotationTemplateHash] = digest(d.Object)
+	d.SetAnnotations(annotations)
+	return d
+}
+
+// digest fingerprints a template object.
+func digest(obj map[string]any) string {
+	raw, _ := json.Marshal(obj) // an object decoded from JSON always encodes
+	sum := sha256.Sum256(raw)
+	return hex.EncodeToString(sum[:16])
+}
+
+// drifted reports whether the template on the cluster differs from the desired
+// one: the policy changed it (the digest differs), or someone changed a field
+// the template sets, or its owner.
+func drifted(desired, existing *unstructured.Unstructured) bool {
+	if existing.GetAnnotations()[annotationTemplateHash] != desired.GetAnnotations()[annotationTemplateHash] {
+		return true
+	}
+	if len(desired.GetOwnerReferences()) > 0 && !ownedBy(existing, desired.GetOwnerReferences()[0].UID) {
+		return true
+	}
+	return !configpolicy.Compare(desired.Object, existing.Object, policyv1.MustHave, policyv1.MustHave).Matches
+}
+
+func ownedBy(obj *unstructured.Unstructured, uid types.UID) bool {
+	for _, ref := range obj.GetOwnerReferences() {
+		if ref.UID == uid {
+			return true
+		}
+	}
+	return false
+}
+
+// evaluatedCurrent reports whether a template's status describes its current
+// generation: it has a compliance and, when it says which generation it
+// evaluated (lastEvaluatedGeneration or observedGeneration), that is the current one.
+func evaluatedCurrent(u *unstructured.Unstructured) bool {
+	if dependency.Observe(u.Object).Compliance == "" {
+		return false
+	}
+	status, _ := u.Object["status"].(map[string]any)
+	for _, field := range []string{"lastEvaluatedGeneration", "observedGeneration"} {
+		if v, ok := status[field]; ok {
+			n, ok := v.(int64)
+			return ok && n == u.GetGeneration()
+		}
+	}
+	return true
+}
+
+// observe reads each requirement's target on the managed cluster. Kinds of the
+// policy group whose name ends in Policy are looked up in the cluster
+// namespace; a kind that is not installed counts as a missing object.
+func (t *TemplateSync) observe(ctx context.Context, reqs []dependency.Requirement) (map[dependency.Ref]dependency.Observation, error) {
+	out := make(map[dependency.Ref]dependency.Observation, len(reqs))
+	for _, req := range reqs {
+		target := req.Target
+		if _, done := out[target]; done {
+			continue
+		}
+		mapping, err := t.Mapper.RESTMapping(schema.GroupKind{Group: target.Group, Kind: target.Kind})
+		if meta.IsNoMatchError(err) {
+			out[target] = dependency.Observation{}
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		key := client.ObjectKey{Name: target.Name}
+		if mapping.Scope.Name() == meta.RESTScopeNameNamespace {
+			key.Namespace = target.Namespace
+			if key.Namespace == "" {
+				key.Namespace = t.Namespace
+			}
+		}
+		if mapping.GroupVersionKind.GroupKind() == policyv1.GroupVersion.WithKind("Policy").GroupKind() {
+			p := &policyv1.Policy{}
+			switch err := t.Client.Get(ctx, key, p); {
+			case apierrors.IsNotFound(err):
+				out[target] = dependency.Observation{}
+			case err != nil:
+				return nil, err
+			default:
+				out[target] = dependency.Observation{Found: true, Compliance: p.Status.ComplianceState}
+			}
+			continue
+		}
+		if err := t.watches.ensure(mapping.GroupVersionKind, false); err != nil {
+			return nil, err
+		}
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(mapping.GroupVersionKind)
+		switch err := t.Client.Get(ctx, key, u); {
+		case apierrors.IsNotFound(err):
+			out[target] = dependency.Observation{}
+		case err != nil:
+			return nil, err
+		default:
+			out[target] = dependency.Observe(u.Object)
+		}
+	}
+	return out, nil
+}
+
+// prune deletes the templates labelled with policy that keep does not list
+// (all of them when keep is nil), among the template kinds seen so far.
+func (t *TemplateSync) prune(ctx context.Context, policy string, keep map[templateKey]bool) error {
+	var errs []error
+	for _, gvk := range t.watches.templateKinds() {
+		list := &unstructured.UnstructuredList{}
+		list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+		if err := t.Client.List(ctx, list, client.MatchingLabels{labelPolicy: policy}); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		for i := range list.Items {
+			obj := &list.Items[i]
+			if ns := obj.GetNamespace(); ns != "" && ns != t.Namespace {
+				continue
+			}
+			if keep[templateKey{gvk: gvk, namespace: obj.GetNamespace(), name: obj.GetName()}] {
+				continue
+			}
+			if err := t.Client.Delete(ctx, obj); client.IgnoreNotFound(err) != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// cycleThrough returns the path of a dependency cycle through p, or "". It
+// builds the dependency graph of the policies p reaches through its
+// dependencies in the cluster namespace, reading only those policies — unless a
+// dependency names a template, whose policy is found among all of them.
+func (t *TemplateSync) cycleThrough(ctx context.Context, p *policyv1.Policy) (string, error) {
+	var owners map[dependency.Ref]string // template -> policy, built when first needed
+	ownerOf := func(target dependency.Ref) (string, error) {
+		if target.Group == policyv1.GroupVersion.Group && target.Kind == "Policy" {
+			return target.Name, nil
+		}
+		if owners == nil {
+			list := &policyv1.PolicyList{}
+			if err := t.Client.List(ctx, list, client.InNamespace(t.Namespace)); err != nil {
+				return "", err
+			}
+			owners = templateOwners(list.Items)
+		}
+		return owners[target], nil
+	}
+	start := *p // its namespace is cleared below
+	reached := []*policyv1.Policy{&start}
+	seen := map[string]bool{p.Name: true}
+	for next := 0; next < len(reached); next++ {
+		q := reached[next]
+		for i := range q.Spec.PolicyTemplates {
+			reqs, _ := dependency.Requirements(q, i, nil)
+			for _, req := range reqs {
+				name, err := ownerOf(req.Target)
+				if err != nil {
+					return "", err
+				}
+				if name == "" || seen[name] {
+					continue
+				}
+				seen[name] = true
+				d := &policyv1.Policy{}
+				switch err := t.Client.Get(ctx, client.ObjectKey{Namespace: t.Namespace, Name: name}, d); {
+				case apierrors.IsNotFound(err):
+					continue
+				case err != nil:
+					return "", err
+				}
+				reached = append(reached, d)
+			}
+		}
+	}
+	// In the cluster namespace, policies are named by their replicated names:
+	// the graph must not prefix them with the namespace again.
+	for _, q := range reached {
+		q.Namespace = ""
+	}
+	self := dependency.ObjectRef(policyv1.GroupVersion.String(), "Policy", "", p.Name)
+	for _, cycle := range dependency.Build(reached, nil).Cycles() {
+		for _, e := range cycle.Edges {
+			if e.From == self {
+				return cycle.Path(), nil
+			}
+		}
+	}
+	return "", nil
+}
+
+// templateOwners maps the templates of the policies to the policy holding them.
+func templateOwners(policies []policyv1.Policy) map[dependency.Ref]string {
+	owners := map[dependency.Ref]string{}
+	for _, q := range policies {
+		for _, tmpl := range q.Spec.PolicyTemplates {
+			if tmpl == nil {
+				continue
+			}
+			u := &unstructured.Unstructured{}
+			if u.UnmarshalJSON(tmpl.ObjectDefinition.Raw) != nil {
+				continue
+			}
+			owners[dependency.ObjectRef(u.GetAPIVersion(), u.GetKind(), u.GetNamespace(), u.GetName())] = q.Name
+		}
+	}
+	return owners
+}

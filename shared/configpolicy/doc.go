@@ -1,0 +1,41 @@
+// Package configpolicy is the comparison logic of a ConfigurationPolicy: which
+// namespaces an object template applies to, whether an object on the cluster is
+// as a template wants it, what enforcing it would write, and how the results
+// read in the policy's status and compliance events. The spoke's
+// ConfigurationPolicy controller reads the cluster, calls this package and
+// writes what it decides.
+//
+// Contract:
+//
+//   - ParseComplianceType accepts musthave, mustonlyhave and mustnothave in any
+//     capitalisation; the metadataComplianceType applies to labels and
+//     annotations and defaults to the complianceType (musthave for mustnothave).
+//   - SelectNamespaces picks namespaces as OCM does: include and exclude are
+//     glob patterns (path.Match: *, ?, [...]); matchLabels and matchExpressions
+//     filter on the namespace's labels; a selector with neither include nor a
+//     label selector selects nothing. The result is sorted. A malformed pattern
+//     or label selector is a *FieldError naming the field.
+//   - Compare checks an existing object against an object template's
+//     objectDefinition. apiVersion, kind, metadata.name and metadata.namespace
+//     identify the object and are not compared; labels and annotations are
+//     compared with the metadata compliance type; every other top-level field is
+//     compared. musthave: every field the template sets must be present with
+//     that value (maps recursively; each item of a template list must match a
+//     distinct item of the object's list). mustonlyhave: as musthave, and maps
+//     and lists hold nothing more than the template sets. A missing field equals
+//     an empty map, list or string. Numbers compare by value whatever their Go
+//     type. Comparison.Merged is the object enforce writes: the existing object
+//     with the template merged in (mustonlyhave: the template's fields replace
+//     the object's), status kept as it was.
+//   - Decide turns existence, a comparison, the compliance type and the
+//     remediation action into a Verdict: compliant or not, the write to make
+//     (create, update, delete or none) and the reason. Named mustnothave
+//     objects are violations when they exist at all. A mismatch only under
+//     status cannot be enforced and stays a violation.
+//   - Describe and ComplianceMessage render results as OCM's compliance
+//     events read: "configmaps [a, b] found as specified in namespace default",
+//     "Compliant; notification - ..." / "NonCompliant; violation - ...".
+//   - ParseInterval reads an evaluationInterval ("10s", "1m30s", "never").
+//
+// Nothing here performs I/O or reads a clock, and no input makes it panic.
+package configpolicy

@@ -1,0 +1,80 @@
+package configpolicy
+
+import (
+	"fmt"
+	"path"
+	"slices"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
+)
+
+// Namespace is what SelectNamespaces needs to know of a namespace.
+type Namespace struct {
+	Name   string
+	Labels map[string]string
+}
+
+// SelectNamespaces returns the names of the namespaces sel selects, sorted. A
+// namespace is selected when its labels match matchLabels and matchExpressions
+// (when set), its name matches one of the include patterns (when set) and none
+// of the exclude patterns. A selector without include, matchLabels and
+// matchExpressions selects nothing. field is the selector's path for errors
+// (spec.namespaceSelector).
+func SelectNamespaces(sel policyv1.Target, namespaces []Namespace, field string) ([]string, error) {
+	for i, p := range sel.Include {
+		if _, err := path.Match(string(p), ""); err != nil {
+			return nil, &FieldError{Field: fmt.Sprintf("%s.include[%d]", field, i), Message: fmt.Sprintf("malformed pattern %q", p)}
+		}
+	}
+	for i, p := range sel.Exclude {
+		if _, err := path.Match(string(p), ""); err != nil {
+			return nil, &FieldError{Field: fmt.Sprintf("%s.exclude[%d]", field, i), Message: fmt.Sprintf("malformed pattern %q", p)}
+		}
+	}
+	hasLabels := sel.MatchLabels != nil || sel.MatchExpressions != nil
+	if len(sel.Include) == 0 && !hasLabels {
+		return nil, nil
+	}
+	selector := labels.Everything()
+	if hasLabels {
+		ls := &metav1.LabelSelector{}
+		if sel.MatchLabels != nil {
+			ls.MatchLabels = *sel.MatchLabels
+		}
+		if sel.MatchExpressions != nil {
+			ls.MatchExpressions = *sel.MatchExpressions
+		}
+		var err error
+		if selector, err = metav1.LabelSelectorAsSelector(ls); err != nil {
+			return nil, &FieldError{Field: field, Message: fmt.Sprintf("invalid label selector: %v", err)}
+		}
+	}
+	var out []string
+	for _, ns := range namespaces {
+		if !selector.Matches(labels.Set(ns.Labels)) {
+			continue
+		}
+		if len(sel.Include) > 0 && !matchesAny(sel.Include, ns.Name) {
+			continue
+		}
+		if matchesAny(sel.Exclude, ns.Name) {
+			continue
+		}
+		out = append(out, ns.Name)
+	}
+	slices.Sort(out)
+	return slices.Compact(out), nil
+}
+
+// matchesAny reports whether name matches one of the (already validated) patterns.
+func matchesAny(patterns []policyv1.NonEmptyString, name string) bool {
+	for _, p := range patterns {
+		if ok, _ := path.Match(string(p), name); ok {
+			return true
+		}
+	}
+	return false
+}

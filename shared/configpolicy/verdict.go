@@ -1,0 +1,156 @@
+package configpolicy
+
+import (
+	"slices"
+	"strings"
+
+	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
+)
+
+// Action is the write a Verdict asks for.
+type Action string
+
+const (
+	// ActionNone writes nothing.
+	ActionNone Action = ""
+	// ActionCreate creates the template's object.
+	ActionCreate Action = "create"
+	// ActionUpdate writes Comparison.Merged.
+	ActionUpdate Action = "update"
+	// ActionDelete deletes the object.
+	ActionDelete Action = "delete"
+)
+
+// Reason says why an object is compliant or not, as OCM's messages word it.
+type Reason string
+
+const (
+	ReasonFoundAsSpecified    Reason = "found as specified"
+	ReasonNotFound            Reason = "not found"
+	ReasonNotAsSpecified      Reason = "found but not as specified"
+	ReasonMissingAsExpected   Reason = "missing as expected"
+	ReasonFoundButShouldNot   Reason = "found but should not exist"
+	ReasonCreated             Reason = "was created successfully"
+	ReasonUpdated             Reason = "was updated successfully"
+	ReasonDeleted             Reason = "was deleted successfully"
+	ReasonStatusNotAsExpected Reason = "found but its status is not as specified"
+)
+
+// Verdict is the decision on one object.
+type Verdict struct {
+	// Compliant is the object's compliance once Action is done.
+	Compliant bool
+	// Action is the write to make (enforce only).
+	Action Action
+	// Reason is why, worded for after Action succeeded.
+	Reason Reason
+}
+
+// Decide judges one named object: exists says whether it is on the cluster,
+// cmp is Compare's result when it is (ignored otherwise), ct the canonical
+// compliance type and enforce whether the policy enforces.
+func Decide(ct policyv1.ComplianceType, exists bool, cmp Comparison, enforce bool) Verdict {
+	if ct == policyv1.MustNotHave {
+		switch {
+		case !exists:
+			return Verdict{Compliant: true, Reason: ReasonMissingAsExpected}
+		case enforce:
+			return Verdict{Compliant: true, Action: ActionDelete, Reason: ReasonDeleted}
+		default:
+			return Verdict{Reason: ReasonFoundButShouldNot}
+		}
+	}
+	switch {
+	case !exists && enforce:
+		return Verdict{Compliant: true, Action: ActionCreate, Reason: ReasonCreated}
+	case !exists:
+		return Verdict{Reason: ReasonNotFound}
+	case cmp.Matches:
+		return Verdict{Compliant: true, Reason: ReasonFoundAsSpecified}
+	case enforce && cmp.Fixable() && cmp.statusDiffers():
+		// Writing fixes every field but status, whose mismatch remains.
+		return Verdict{Action: ActionUpdate, Reason: ReasonStatusNotAsExpected}
+	case enforce && cmp.Fixable():
+		return Verdict{Compliant: true, Action: ActionUpdate, Reason: ReasonUpdated}
+	case enforce:
+		return Verdict{Reason: ReasonStatusNotAsExpected}
+	default:
+		return Verdict{Reason: ReasonNotAsSpecified}
+	}
+}
+
+// Result is the outcome for one object, as Describe renders it.
+type Result struct {
+	// Resource is the plural resource name, e.g. configmaps.
+	Resource string
+	// Namespace is empty for cluster-scoped objects.
+	Namespace string
+	// Name of the object.
+	Name string
+	// Compliant and Reason are the Verdict's, or the caller's for failures.
+	Compliant bool
+	Reason    Reason
+}
+
+// Describe renders the results of one object template, grouped in the order
+// of first appearance: the names of the objects of one resource with the same
+// reason in one namespace together ("configmaps [a, b] found as specified in
+// namespace default"), and such groups that differ only by namespace merged
+// ("configmaps [a] not found in namespaces: x, y").
+func Describe(results []Result) string {
+	type group struct {
+		resource   string
+		reason     Reason
+		names      []string
+		namespaces []string
+	}
+	var byNamespace []*group
+	for _, r := range results {
+		i := slices.IndexFunc(byNamespace, func(g *group) bool {
+			return g.resource == r.Resource && g.reason == r.Reason && slices.Equal(g.namespaces, []string{r.Namespace})
+		})
+		if i < 0 {
+			byNamespace = append(byNamespace, &group{resource: r.Resource, reason: r.Reason, namespaces: []string{r.Namespace}})
+			i = len(byNamespace) - 1
+		}
+		if g := byNamespace[i]; !slices.Contains(g.names, r.Name) {
+			g.names = append(g.names, r.Name)
+		}
+	}
+	var merged []*group
+	for _, g := range byNamespace {
+		i := slices.IndexFunc(merged, func(m *group) bool {
+			return m.resource == g.resource && m.reason == g.reason && slices.Equal(m.names, g.names)
+		})
+		if i < 0 {
+			merged = append(merged, g)
+			continue
+		}
+		merged[i].namespaces = append(merged[i].namespaces, g.namespaces...)
+	}
+	parts := make([]string, 0, len(merged))
+	for _, g := range merged {
+		s := g.resource + " [" + strings.Join(g.names, ", ") + "] " + string(g.reason)
+		namespaces := slices.DeleteFunc(slices.Clone(g.namespaces), func(ns string) bool { return ns == "" })
+		switch len(namespaces) {
+		case 0:
+		case 1:
+			s += " in namespace " + namespaces[0]
+		default:
+			s += " in namespaces: " + strings.Join(namespaces, ", ")
+		}
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, "; ")
+}
+
+// ComplianceMessage is the message of a compliance event and of the policy's
+// status: "Compliant; notification - <details>" or "NonCompliant; violation -
+// <details>", the details of the templates joined by "; ".
+func ComplianceMessage(compliant bool, details []string) string {
+	prefix := "NonCompliant; violation - "
+	if compliant {
+		prefix = "Compliant; notification - "
+	}
+	return prefix + strings.Join(details, "; ")
+}

@@ -1,0 +1,105 @@
+package configpolicy
+
+import (
+	"testing"
+
+	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
+)
+
+func TestDecide(t *testing.T) {
+	match := Comparison{Matches: true}
+	differ := Comparison{Mismatches: []string{"data.k"}}
+	statusOnly := Comparison{Mismatches: []string{"status.phase"}}
+	both := Comparison{Mismatches: []string{"data.k", "status.phase"}}
+	cases := []struct {
+		name    string
+		ct      policyv1.ComplianceType
+		exists  bool
+		cmp     Comparison
+		enforce bool
+		want    Verdict
+	}{
+		{"musthave, missing, inform", policyv1.MustHave, false, Comparison{}, false, Verdict{Reason: ReasonNotFound}},
+		{"musthave, missing, enforce", policyv1.MustHave, false, Comparison{}, true, Verdict{Compliant: true, Action: ActionCreate, Reason: ReasonCreated}},
+		{"musthave, matches, inform", policyv1.MustHave, true, match, false, Verdict{Compliant: true, Reason: ReasonFoundAsSpecified}},
+		{"musthave, matches, enforce writes nothing", policyv1.MustHave, true, match, true, Verdict{Compliant: true, Reason: ReasonFoundAsSpecified}},
+		{"musthave, differs, inform", policyv1.MustHave, true, differ, false, Verdict{Reason: ReasonNotAsSpecified}},
+		{"mustonlyhave, differs, enforce", policyv1.MustOnlyHave, true, differ, true, Verdict{Compliant: true, Action: ActionUpdate, Reason: ReasonUpdated}},
+		{"status differs, enforce cannot fix", policyv1.MustHave, true, statusOnly, true, Verdict{Reason: ReasonStatusNotAsExpected}},
+		{"status differs, inform", policyv1.MustHave, true, statusOnly, false, Verdict{Reason: ReasonNotAsSpecified}},
+		{"spec and status differ, enforce updates but stays noncompliant", policyv1.MustHave, true, both, true,
+			Verdict{Action: ActionUpdate, Reason: ReasonStatusNotAsExpected}},
+		{"mustnothave, missing", policyv1.MustNotHave, false, Comparison{}, false, Verdict{Compliant: true, Reason: ReasonMissingAsExpected}},
+		{"mustnothave, exists, inform", policyv1.MustNotHave, true, differ, false, Verdict{Reason: ReasonFoundButShouldNot}},
+		{"mustnothave, exists, enforce", policyv1.MustNotHave, true, match, true, Verdict{Compliant: true, Action: ActionDelete, Reason: ReasonDeleted}},
+	}
+	for _, tc := range cases {
+		if got := Decide(tc.ct, tc.exists, tc.cmp, tc.enforce); got != tc.want {
+			t.Errorf("%s: got %+v, want %+v", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestDescribe(t *testing.T) {
+	cases := []struct {
+		name    string
+		results []Result
+		want    string
+	}{
+		{"nothing", nil, ""},
+		{"one namespaced object", []Result{{Resource: "configmaps", Namespace: "default", Name: "a", Reason: ReasonFoundAsSpecified}},
+			"configmaps [a] found as specified in namespace default"},
+		{"one cluster-scoped object", []Result{{Resource: "namespaces", Name: "n", Reason: ReasonNotFound}},
+			"namespaces [n] not found"},
+		{"names of one namespace and reason together", []Result{
+			{Resource: "configmaps", Namespace: "x", Name: "a", Reason: ReasonNotFound},
+			{Resource: "configmaps", Namespace: "x", Name: "b", Reason: ReasonNotFound},
+			{Resource: "configmaps", Namespace: "x", Name: "c", Reason: ReasonFoundAsSpecified, Compliant: true},
+		}, "configmaps [a, b] not found in namespace x; configmaps [c] found as specified in namespace x"},
+		{"the same names in several namespaces", []Result{
+			{Resource: "configmaps", Namespace: "x", Name: "a", Reason: ReasonNotFound},
+			{Resource: "configmaps", Namespace: "y", Name: "a", Reason: ReasonNotFound},
+			{Resource: "configmaps", Namespace: "z", Name: "b", Reason: ReasonNotFound},
+		}, "configmaps [a] not found in namespaces: x, y; configmaps [b] not found in namespace z"},
+		{"a name repeated is listed once", []Result{
+			{Resource: "secrets", Namespace: "x", Name: "a", Reason: ReasonCreated},
+			{Resource: "secrets", Namespace: "x", Name: "a", Reason: ReasonCreated},
+		}, "secrets [a] was created successfully in namespace x"},
+	}
+	for _, tc := range cases {
+		if got := Describe(tc.results); got != tc.want {
+			t.Errorf("%s:\n got %s\nwant %s", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestComplianceMessage(t *testing.T) {
+	if got := ComplianceMessage(true, []string{"configmaps [a] found as specified in namespace x"}); got != "Compliant; notification - configmaps [a] found as specified in namespace x" {
+		t.Error(got)
+	}
+	if got := ComplianceMessage(false, []string{"a", "b"}); got != "NonCompliant; violation - a; b" {
+		t.Error(got)
+	}
+}
+
+func TestParseInterval(t *testing.T) {
+	cases := []struct {
+		in        string
+		want      string
+		never, ok bool
+		wantErr   bool
+	}{
+		{in: "", want: "0s"},
+		{in: "10s", want: "10s", ok: true},
+		{in: "1m30s", want: "1m30s", ok: true},
+		{in: "never", never: true, ok: true, want: "0s"},
+		{in: "soon", wantErr: true, want: "0s"},
+		{in: "-5s", wantErr: true, want: "0s"},
+	}
+	for _, tc := range cases {
+		d, never, ok, err := ParseInterval(tc.in, "spec.evaluationInterval.compliant")
+		if (err != nil) != tc.wantErr || d.String() != tc.want || never != tc.never || ok != tc.ok {
+			t.Errorf("%q: got %v, %v, %v, %v", tc.in, d, never, ok, err)
+		}
+	}
+}
