@@ -165,8 +165,8 @@ build: ## Build the controllers and every KRM function into bin/.
 ##@ Test
 
 .PHONY: test
-test: verify lint tools build ## Everything CI runs: verify, lint, unit, golden and integration tests, then each fuzz target briefly.
-	go test $(GO_TEST_FLAGS) -timeout $(TEST_TIMEOUT) $(addsuffix /...,$(addprefix ./,$(MODULES)))
+test: verify lint tools olm-binaries build ## Everything CI runs: verify, lint, unit, golden, integration and real-OLM tests, then each fuzz target briefly.
+	FLEETPOLICY_E2E_OLM=1 go test $(GO_TEST_FLAGS) -timeout $(TEST_TIMEOUT) $(addsuffix /...,$(addprefix ./,$(MODULES)))
 	$(MAKE) --no-print-directory fuzz FUZZTIME=2s
 
 FUZZTIME ?= 3s
@@ -204,3 +204,4 @@ clean: ## Remove bin/ (built tools and binaries).
 	rm -rf $(BIN)
 
 include mk/images.mk
+include mk/olm.mk

@@ -1,0 +1,338 @@
+//go:build linux
+
+package olme2e
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/operatorpolicy"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/scheme"
+	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
+	"github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1beta1"
+	sharedop "github.com/fleetpolicy/fleetpolicy/shared/operatorpolicy"
+)
+
+// enableEnv turns TestRealOLM on.
+const enableEnv = "FLEETPOLICY_E2E_OLM"
+
+// TestRealOLM installs tiny-operator from the example catalog with the real
+// OLM through the enforcing OperatorPolicy of examples/olm-catalog until it is
+// Compliant (seed story 1), then checks that the upgrade OLM offers waits for
+// allowedCSVs and goes through once allowed (story 2). Without bundle lookups
+// (the bundles are embedded), approval maps the plan's CSVs to packages
+// through the Subscriptions' currentCSV.
+func TestRealOLM(t *testing.T) {
+	if os.Getenv(enableEnv) != "1" {
+		t.Skipf("the real-OLM end-to-end test runs with %s=1: run `make e2e-olm`", enableEnv)
+	}
+	began := time.Now()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	root, err := localplane.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := func(name string) string {
+		path := filepath.Join(root, "bin", name)
+		if _, err := os.Stat(path); err != nil {
+			t.Fatalf("%s: %v (run `make olm-binaries`)", path, err)
+		}
+		return path
+	}
+	olmOperator, catalogOperator, opm := bin("olm-operator"), bin("catalog-operator"), bin("opm")
+
+	plane, err := localplane.Start("olm-e2e")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := plane.Stop(); err != nil {
+			t.Logf("stopping the API server: %v", err)
+		}
+	})
+	c := plane.Client
+	if err := localplane.EnsureNamespace(ctx, c, "olm"); err != nil {
+		t.Fatal(err)
+	}
+	mark := phases(t, began)
+	mark("API server up")
+
+	// The catalog, then OLM. Both OLM binaries bind :8080 for metrics and
+	// health, with no flag to move it: the second one logs the bind error and
+	// carries on, which is all this test needs of them.
+	port := freePort(t)
+	cacheDir := t.TempDir()
+	startProcess(t, "opm", opm, nil, "serve", filepath.Join(exampleDir(t), "catalog"),
+		"--port", strconv.Itoa(port), "--pprof-addr", "",
+		"--cache-dir", cacheDir, "--cache-enforce-integrity=false",
+		"--termination-log", filepath.Join(t.TempDir(), "termination-log"))
+	kubeconfig := "KUBECONFIG=" + plane.KubeconfigPath
+	startProcess(t, "catalog-operator", catalogOperator, []string{kubeconfig}, "--namespace", "olm")
+	startProcess(t, "olm-operator", olmOperator, []string{kubeconfig}, "--namespace", "olm")
+
+	catalogSource := readExample(t, "catalogsource.yaml")
+	if err := unstructured.SetNestedField(catalogSource.Object, fmt.Sprintf("127.0.0.1:%d", port), "spec", "address"); err != nil {
+		t.Fatal(err)
+	}
+	apply(t, c, catalogSource)
+	eventually(t, 2*time.Minute, "the CatalogSource is READY", func() string {
+		cs := &operatorsv1alpha1.CatalogSource{}
+		if err := c.Get(ctx, client.ObjectKeyFromObject(catalogSource), cs); err != nil {
+			return err.Error()
+		}
+		if cs.Status.GRPCConnectionState == nil || cs.Status.GRPCConnectionState.LastObservedState != "READY" {
+			return fmt.Sprintf("connection state %+v", cs.Status.GRPCConnectionState)
+		}
+		return ""
+	})
+	mark("OLM up, catalog READY")
+
+	// The OperatorPolicy controller, and the stand-in for the deployment
+	// controller and kubelet.
+	ctrl.SetLogger(logr.Discard())
+	mgr, err := ctrl.NewManager(plane.Config, ctrl.Options{
+		Scheme:                 scheme.New(),
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := operatorpolicy.Setup(mgr, operatorpolicy.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := ctrl.NewControllerManagedBy(mgr).Named("deployment-status-stand-in").
+		For(&appsv1.Deployment{}).Complete(&deploymentStatusStandIn{client: mgr.GetClient()}); err != nil {
+		t.Fatal(err)
+	}
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		if err := mgr.Start(ctx); err != nil {
+			t.Errorf("manager: %v", err)
+		}
+	}()
+	t.Cleanup(func() { cancel(); <-stopped })
+
+	policy := readExample(t, "operatorpolicy.yaml")
+	apply(t, c, policy)
+	key := client.ObjectKeyFromObject(policy)
+	ns := key.Namespace
+	waitPolicy(t, c, key, "Compliant with tiny-operator.v0.1.0 installed", func(op *v1beta1.OperatorPolicy) string {
+		return firstProblem(op,
+			op.Status.ComplianceState == policyv1.Compliant,
+			hasRelated(op, "ClusterServiceVersion", "tiny-operator.v0.1.0", "Resource found as expected"),
+			hasRelated(op, "Deployment", "tiny-operator-controller", "Deployment Available"),
+			hasRelated(op, "CatalogSource", "fleetpolicy-examples", "Resource found as expected"),
+			hasCondition(op, sharedop.TypeClusterServiceVersionCompliant, metav1.ConditionTrue, "InstallSucceeded"),
+		)
+	})
+	mark("installed, policy Compliant")
+	sub := &operatorsv1alpha1.Subscription{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "tiny-operator"}, sub); err != nil {
+		t.Fatal(err)
+	}
+	if sub.Spec.InstallPlanApproval != operatorsv1alpha1.ApprovalManual {
+		t.Errorf("installPlanApproval %q, want Manual", sub.Spec.InstallPlanApproval)
+	}
+
+	// OLM offers v0.2.0 right away; the policy allows only v0.1.0. Its status
+	// is written after the approval decision of the same reconcile.
+	waitPolicy(t, c, key, "the upgrade to v0.2.0 available, not approved", func(op *v1beta1.OperatorPolicy) string {
+		return firstProblem(op,
+			op.Status.ComplianceState == policyv1.Compliant,
+			hasCondition(op, sharedop.TypeInstallPlanCompliant, metav1.ConditionTrue, "UpgradeAvailable"),
+		)
+	})
+	plans := &operatorsv1alpha1.InstallPlanList{}
+	if err := c.List(ctx, plans, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	for _, plan := range plans.Items {
+		if slices.Contains(plan.Spec.ClusterServiceVersionNames, "tiny-operator.v0.2.0") && plan.Spec.Approved {
+			t.Fatalf("InstallPlan %s for tiny-operator.v0.2.0 was approved although the policy does not allow it", plan.Name)
+		}
+	}
+	mark("upgrade held back")
+
+	op := &v1beta1.OperatorPolicy{}
+	if err := c.Get(ctx, key, op); err != nil {
+		t.Fatal(err)
+	}
+	op.Spec.AllowedCSVs = append(op.Spec.AllowedCSVs, "tiny-operator.v0.2.0")
+	if err := c.Update(ctx, op); err != nil {
+		t.Fatal(err)
+	}
+	waitPolicy(t, c, key, "Compliant with tiny-operator.v0.2.0 installed", func(op *v1beta1.OperatorPolicy) string {
+		return firstProblem(op,
+			op.Status.ComplianceState == policyv1.Compliant,
+			hasRelated(op, "ClusterServiceVersion", "tiny-operator.v0.2.0", "Resource found as expected"),
+			hasRelated(op, "Deployment", "tiny-operator-controller", "Deployment Available"),
+		)
+	})
+	mark("upgraded, policy Compliant")
+}
+
+// phases logs how long each phase of the test took, and the total.
+func phases(t *testing.T, began time.Time) func(string) {
+	last := began
+	return func(what string) {
+		now := time.Now()
+		t.Logf("%-32s %6.1fs (total %6.1fs)", what, now.Sub(last).Seconds(), now.Sub(began).Seconds())
+		last = now
+	}
+}
+
+// deploymentStatusStandIn is a TEST-ONLY stand-in for the deployment
+// controller and the kubelet, which a bare API server lacks: it writes the
+// status of a Deployment whose pods would all be running.
+type deploymentStatusStandIn struct{ client client.Client }
+
+func (d *deploymentStatusStandIn) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	dep := &appsv1.Deployment{}
+	if err := d.client.Get(ctx, req.NamespacedName, dep); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	replicas := ptr.Deref(dep.Spec.Replicas, 1)
+	if dep.Status.ObservedGeneration >= dep.Generation && dep.Status.AvailableReplicas == replicas && dep.Status.UpdatedReplicas == replicas {
+		return ctrl.Result{}, nil
+	}
+	now := metav1.Now()
+	dep.Status = appsv1.DeploymentStatus{
+		ObservedGeneration: dep.Generation,
+		Replicas:           replicas, UpdatedReplicas: replicas, ReadyReplicas: replicas, AvailableReplicas: replicas,
+		Conditions: []appsv1.DeploymentCondition{
+			{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionTrue, Reason: "MinimumReplicasAvailable", LastUpdateTime: now, LastTransitionTime: now},
+			{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionTrue, Reason: "NewReplicaSetAvailable", LastUpdateTime: now, LastTransitionTime: now},
+		},
+	}
+	return ctrl.Result{}, client.IgnoreNotFound(d.client.Status().Update(ctx, dep))
+}
+
+// freePort is a TCP port nothing listens on now.
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// readExample reads the one object of a manifest of examples/olm-catalog.
+func readExample(t *testing.T, name string) *unstructured.Unstructured {
+	t.Helper()
+	path := filepath.Join(exampleDir(t), name)
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	objs, err := localplane.ReadManifests(path, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(objs) != 1 {
+		t.Fatalf("%s: want one object, got %d", path, len(objs))
+	}
+	return objs[0]
+}
+
+func apply(t *testing.T, c client.Client, obj *unstructured.Unstructured) {
+	t.Helper()
+	if _, err := localplane.Apply(context.Background(), c, []*unstructured.Unstructured{obj}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// eventually polls check until it returns "" or timeout passes.
+func eventually(t *testing.T, timeout time.Duration, what string, check func() string) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	last := ""
+	for time.Now().Before(deadline) {
+		if last = check(); last == "" {
+			return
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Fatalf("%s: %s", what, last)
+}
+
+// waitPolicy waits up to 3 minutes for the OperatorPolicy's status of its
+// current generation to pass check.
+func waitPolicy(t *testing.T, c client.Client, key client.ObjectKey, what string, check func(*v1beta1.OperatorPolicy) string) {
+	t.Helper()
+	eventually(t, 3*time.Minute, what, func() string {
+		op := &v1beta1.OperatorPolicy{}
+		if err := c.Get(context.Background(), key, op); err != nil {
+			return err.Error()
+		}
+		if op.Status.ObservedGeneration != op.Generation {
+			return "status not yet of the current generation"
+		}
+		return check(op)
+	})
+}
+
+// firstProblem returns "" when ok holds and every problem is "", else the
+// first problem with the policy's status.
+func firstProblem(op *v1beta1.OperatorPolicy, ok bool, problems ...string) string {
+	if !ok {
+		problems = append([]string{fmt.Sprintf("compliant is %q", op.Status.ComplianceState)}, problems...)
+	}
+	for _, p := range problems {
+		if p == "" {
+			continue
+		}
+		var lines []string
+		for _, cond := range op.Status.Conditions {
+			lines = append(lines, fmt.Sprintf("  %s=%s %s: %s", cond.Type, cond.Status, cond.Reason, cond.Message))
+		}
+		return p + "\nconditions:\n" + strings.Join(lines, "\n")
+	}
+	return ""
+}
+
+func hasCondition(op *v1beta1.OperatorPolicy, typ string, status metav1.ConditionStatus, reason string) string {
+	cond := meta.FindStatusCondition(op.Status.Conditions, typ)
+	if cond == nil || cond.Status != status || cond.Reason != reason {
+		return fmt.Sprintf("condition %s is not %s/%s", typ, status, reason)
+	}
+	return ""
+}
+
+func hasRelated(op *v1beta1.OperatorPolicy, kind, name, reason string) string {
+	for _, ro := range op.Status.RelatedObjects {
+		if ro.Object.Kind == kind && ro.Object.Metadata.Name == name {
+			if ro.Compliant != string(policyv1.Compliant) || ro.Reason != reason {
+				return fmt.Sprintf("related %s %s is %s/%s", kind, name, ro.Compliant, ro.Reason)
+			}
+			return ""
+		}
+	}
+	return fmt.Sprintf("no related %s %s", kind, name)
+}

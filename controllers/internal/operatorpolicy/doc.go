@@ -1,0 +1,56 @@
+// Package operatorpolicy is the spoke's OperatorPolicy controller (seed
+// operator-policy.md): it runs on the managed cluster and makes one
+// OperatorPolicy install and govern one OLM operator. It is a thin adapter:
+// every decision is shared/operatorpolicy's (Normalize, DesiredOperatorGroup,
+// DesiredSubscription, DecideInstallPlanApproval, Evaluate, PlanRemoval); this
+// package reads the cluster, calls them and writes what they decide.
+//
+// Setup registers the controller on a manager of the managed cluster. Per
+// OperatorPolicy, a reconcile:
+//
+//   - Normalises the policy. A policy Normalize rejects gets the condition
+//     ValidPolicySpec=False naming the fields, NonCompliant and a compliance
+//     event; nothing else is done for it and the other policies go on.
+//   - Reads the OperatorGroups, Subscriptions and InstallPlans of the
+//     subscription's namespace, the operator's ClusterServiceVersions (those
+//     labelled operators.coreos.com/<package>.<namespace> and the
+//     Subscription's installed and current ones), the Deployments those CSVs
+//     list, and the Subscription's CatalogSource.
+//   - inform: writes nothing but the policy's status; what is missing or
+//     different is reported as not created, updated or approved.
+//   - enforce: creates the subscription's namespace when missing, creates or
+//     updates the OperatorGroup and then the Subscription (only while the
+//     OperatorGroup is right), and approves every InstallPlan of the namespace
+//     that DecideInstallPlanApproval approves, deciding with ALL the
+//     OperatorPolicies whose subscription is in that namespace. A Subscription
+//     cannot be created without spec.subscription.source and sourceNamespace
+//     (no PackageManifest is read to default them): that is reported as an
+//     invalid spec.
+//   - Removal, per spec.removalBehavior: when the policy is complianceType
+//     mustnothave, or when an enforcing policy is deleted (it carries the
+//     finalizer Finalizer while it enforces), the Delete steps of PlanRemoval
+//     are deleted; the finalizer is released once none is left. An inform
+//     policy never deletes anything and holds no finalizer.
+//   - Writes status.compliant, conditions, relatedObjects and
+//     observedGeneration (Evaluate's), and, when the compliance or a condition
+//     changed, a compliance event first: a core Event about the OperatorPolicy
+//     whose message is "Compliant; ..." or "NonCompliant; ..." and whose reason
+//     is "policy: <namespace>/<name>", and the same about the parent Policy
+//     when the OperatorPolicy has an ownerReference to one (as the spoke's
+//     template sync creates it), except while the OperatorPolicy is being
+//     deleted. Event names are package history's, so the spoke's status sync
+//     orders them.
+//
+// A relatedObject keeps createdByPolicy (and the "created" condition reasons)
+// for as long as the object the policy created keeps its name.
+//
+// Watches: OperatorPolicies (spec, labels, annotations, deletion) and the OLM
+// objects the reconcile reads — Subscriptions, InstallPlans, OperatorGroups,
+// CatalogSources (full objects, cached) and ClusterServiceVersions and
+// Deployments (metadata only, cached; their contents are read uncached when
+// needed, so that the copied CSVs OLM puts in every namespace and the
+// cluster's Deployments are not held in memory). A change maps to the
+// policies whose subscription is in the object's namespace; a CatalogSource
+// change to the policies and Subscriptions that name it. Copied CSVs are
+// ignored.
+package operatorpolicy

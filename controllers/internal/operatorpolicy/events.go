@@ -1,0 +1,85 @@
+package operatorpolicy
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/spoke/history"
+	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
+	"github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1beta1"
+)
+
+const (
+	// eventComponent is the source component of the compliance events, as
+	// the seed's example names it.
+	eventComponent = "operator-policy-controller"
+	// eventAction is the action of a compliance event, as OCM's.
+	eventAction = "ComplianceStateUpdate"
+)
+
+// complianceEvents writes the compliance event about op and, unless op is
+// being deleted, about the Policy that owns it.
+func (r *reconciler) complianceEvents(ctx context.Context, op *v1beta1.OperatorPolicy, message string) error {
+	self := corev1.ObjectReference{
+		APIVersion: v1beta1.GroupVersion.String(), Kind: "OperatorPolicy",
+		Namespace: op.Namespace, Name: op.Name, UID: op.UID,
+	}
+	if err := r.event(ctx, self, nil, op, message); err != nil {
+		return err
+	}
+	if !op.DeletionTimestamp.IsZero() {
+		return nil
+	}
+	for _, owner := range op.OwnerReferences {
+		if owner.Kind != "Policy" || owner.APIVersion != policyv1.GroupVersion.String() {
+			continue
+		}
+		parent := corev1.ObjectReference{
+			APIVersion: owner.APIVersion, Kind: owner.Kind,
+			Namespace: op.Namespace, Name: owner.Name, UID: owner.UID,
+		}
+		if err := r.event(ctx, parent, &self, op, message); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// event writes one compliance event about involved, named after it and the
+// time to the nanosecond (package history).
+func (r *reconciler) event(ctx context.Context, involved corev1.ObjectReference, related *corev1.ObjectReference, op *v1beta1.OperatorPolicy, message string) error {
+	eventType := corev1.EventTypeWarning
+	if strings.HasPrefix(message, string(policyv1.Compliant)+";") {
+		eventType = corev1.EventTypeNormal
+	}
+	at := r.now()
+	for {
+		stamp := metav1.NewTime(at)
+		err := r.client.Create(ctx, &corev1.Event{
+			ObjectMeta:     metav1.ObjectMeta{Namespace: op.Namespace, Name: history.EventName(involved.Name, at)},
+			InvolvedObject: involved,
+			Related:        related,
+			Reason:         history.Reason(op.Namespace, op.Name),
+			Message:        message,
+			Type:           eventType,
+			Action:         eventAction,
+			Source:         corev1.EventSource{Component: eventComponent},
+			FirstTimestamp: stamp,
+			LastTimestamp:  stamp,
+			Count:          1,
+		})
+		if !apierrors.IsAlreadyExists(err) {
+			if err != nil {
+				return fmt.Errorf("writing the compliance event of OperatorPolicy %s/%s about %s %s: %w", op.Namespace, op.Name, involved.Kind, involved.Name, err)
+			}
+			return nil
+		}
+		at = at.Add(time.Nanosecond) // another event in the same nanosecond
+	}
+}

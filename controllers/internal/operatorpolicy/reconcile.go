@@ -1,0 +1,157 @@
+package operatorpolicy
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
+	"github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1beta1"
+	"github.com/fleetpolicy/fleetpolicy/shared/operatorpolicy"
+)
+
+// Finalizer holds an enforcing OperatorPolicy until its operator is removed
+// per spec.removalBehavior.
+const Finalizer = "operatorpolicy.fleetpolicy.io/removal"
+
+// reconciler reconciles OperatorPolicies on the managed cluster.
+type reconciler struct {
+	// client reads OperatorPolicies and the cached OLM kinds, and writes.
+	client client.Client
+	// reader reads ClusterServiceVersions and Deployments uncached.
+	reader client.Reader
+	now    func() time.Time
+}
+
+// Reconcile brings one OperatorPolicy's operator in line with it and writes its status.
+func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	op := &v1beta1.OperatorPolicy{}
+	if err := r.client.Get(ctx, req.NamespacedName, op); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	deleting := !op.DeletionTimestamp.IsZero()
+	p, err := operatorpolicy.Normalize(op)
+	if err != nil {
+		if deleting {
+			// Nothing can be planned from an invalid spec: let it go.
+			return ctrl.Result{}, r.setFinalizer(ctx, op, false)
+		}
+		return r.report(ctx, op, operatorpolicy.EvaluateInvalid(err, op.Status.Conditions, r.now()))
+	}
+	if p.Remove {
+		return r.remove(ctx, op, p)
+	}
+	if err := r.setFinalizer(ctx, op, p.Enforce); err != nil {
+		return ctrl.Result{}, err
+	}
+	obs, err := r.observe(ctx, r.client, p)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	obs.Created = previouslyCreated(op.Status.RelatedObjects, p)
+	if p.Enforce {
+		var invalid error
+		if obs, invalid, err = r.enforce(ctx, op, p, obs); err != nil {
+			return ctrl.Result{}, err
+		}
+		if invalid != nil {
+			return r.report(ctx, op, operatorpolicy.EvaluateInvalid(invalid, op.Status.Conditions, r.now()))
+		}
+	}
+	return r.report(ctx, op, operatorpolicy.Evaluate(p, obs, op.Status.Conditions, r.now()))
+}
+
+// previouslyCreated reads from the status which of p's OperatorGroup and
+// Subscription the policy created: those whose relatedObject says
+// createdByPolicy under the name p still wants.
+func previouslyCreated(related []policyv1.RelatedObject, p operatorpolicy.Policy) operatorpolicy.Created {
+	var out operatorpolicy.Created
+	for _, ro := range related {
+		if ro.Properties == nil || ro.Properties.CreatedByPolicy == nil || !*ro.Properties.CreatedByPolicy ||
+			ro.Object.Metadata.Namespace != p.Subscription.Namespace {
+			continue
+		}
+		switch ro.Object.Kind {
+		case kindSubscription:
+			out.Subscription = out.Subscription || ro.Object.Metadata.Name == p.Subscription.Package
+		case kindOperatorGroup:
+			out.OperatorGroup = out.OperatorGroup || ro.Object.Metadata.Name == wantedOperatorGroupName(p)
+		}
+	}
+	return out
+}
+
+// wantedOperatorGroupName is the name of the OperatorGroup p would create.
+func wantedOperatorGroupName(p operatorpolicy.Policy) string {
+	if p.OperatorGroup != nil {
+		return p.OperatorGroup.Name
+	}
+	return operatorpolicy.DefaultOperatorGroupName
+}
+
+// setFinalizer adds or removes Finalizer.
+func (r *reconciler) setFinalizer(ctx context.Context, op *v1beta1.OperatorPolicy, want bool) error {
+	if controllerutil.ContainsFinalizer(op, Finalizer) == want {
+		return nil
+	}
+	before := op.DeepCopy()
+	if want {
+		controllerutil.AddFinalizer(op, Finalizer)
+	} else {
+		controllerutil.RemoveFinalizer(op, Finalizer)
+	}
+	err := r.client.Patch(ctx, op, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
+	if want || !apierrors.IsNotFound(err) {
+		return err
+	}
+	return nil
+}
+
+// report writes an evaluation: a compliance event when the compliance or a
+// condition changed, then the status when anything changed. The event comes
+// first: a failed status write evaluates again and says it again, while an
+// event lost after the write would never be said.
+func (r *reconciler) report(ctx context.Context, op *v1beta1.OperatorPolicy, eval operatorpolicy.Evaluation) (ctrl.Result, error) {
+	status := op.Status.DeepCopy()
+	status.ComplianceState = eval.Compliance
+	status.Conditions = eval.Conditions
+	status.RelatedObjects = eval.RelatedObjects
+	status.ObservedGeneration = op.Generation
+	if equality.Semantic.DeepEqual(&op.Status, status) {
+		return ctrl.Result{}, nil
+	}
+	if op.Status.ComplianceState != eval.Compliance || !sameConditions(op.Status.Conditions, eval.Conditions) {
+		if err := r.complianceEvents(ctx, op, eval.EventMessage); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	updated := op.DeepCopy()
+	updated.Status = *status
+	if err := r.client.Status().Update(ctx, updated); err != nil {
+		if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
+			return ctrl.Result{Requeue: true}, nil
+		}
+		return ctrl.Result{}, fmt.Errorf("writing the status of OperatorPolicy %s/%s: %w", op.Namespace, op.Name, err)
+	}
+	return ctrl.Result{}, nil
+}
+
+// sameConditions compares conditions without their transition times.
+func sameConditions(a, b []metav1.Condition) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Type != b[i].Type || a[i].Status != b[i].Status || a[i].Reason != b[i].Reason || a[i].Message != b[i].Message {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,141 @@
+package operatorpolicy
+
+import (
+	"context"
+	"time"
+
+	operatorsv1 "github.com/operator-framework/api/pkg/operators/v1"
+	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1beta1"
+)
+
+// Options tune the controller.
+type Options struct {
+	// Concurrency is how many OperatorPolicies are reconciled at once (at least 1).
+	Concurrency int
+}
+
+// Index names of the OperatorPolicy field indexes Setup registers.
+const (
+	// indexSubscriptionNamespace indexes OperatorPolicies by the namespace of
+	// their subscription (spec.subscription.namespace, else their own).
+	indexSubscriptionNamespace = "operatorpolicy.fleetpolicy.io/subscription-namespace"
+	// indexCatalogSource indexes OperatorPolicies by the CatalogSource their
+	// subscription names, as "<namespace>/<name>".
+	indexCatalogSource = "operatorpolicy.fleetpolicy.io/catalogsource"
+)
+
+// Setup registers the OperatorPolicy controller on mgr, a manager of the
+// managed cluster whose scheme has the policy and OLM kinds.
+func Setup(mgr ctrl.Manager, opts Options) error {
+	ctx := context.Background()
+	indexer := mgr.GetFieldIndexer()
+	if err := indexer.IndexField(ctx, &v1beta1.OperatorPolicy{}, indexSubscriptionNamespace, func(obj client.Object) []string {
+		op, ok := obj.(*v1beta1.OperatorPolicy)
+		if !ok {
+			return nil
+		}
+		return []string{subscriptionNamespace(op)}
+	}); err != nil {
+		return err
+	}
+	if err := indexer.IndexField(ctx, &v1beta1.OperatorPolicy{}, indexCatalogSource, func(obj client.Object) []string {
+		op, ok := obj.(*v1beta1.OperatorPolicy)
+		if !ok || op.Spec.Subscription.Source == "" || op.Spec.Subscription.SourceNamespace == "" {
+			return nil
+		}
+		return []string{op.Spec.Subscription.SourceNamespace + "/" + op.Spec.Subscription.Source}
+	}); err != nil {
+		return err
+	}
+
+	r := &reconciler{client: mgr.GetClient(), reader: mgr.GetAPIReader(), now: time.Now}
+	byNamespace := handler.EnqueueRequestsFromMapFunc(r.policiesOfNamespace)
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("operatorpolicy").
+		WithOptions(controller.Options{MaxConcurrentReconciles: max(1, opts.Concurrency)}).
+		For(&v1beta1.OperatorPolicy{}, builder.WithPredicates(predicate.Or(
+			predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{},
+			predicate.AnnotationChangedPredicate{}, deletionStarted))).
+		Watches(&operatorsv1alpha1.Subscription{}, byNamespace).
+		Watches(&operatorsv1alpha1.InstallPlan{}, byNamespace).
+		Watches(&operatorsv1.OperatorGroup{}, byNamespace).
+		Watches(&operatorsv1alpha1.CatalogSource{}, handler.EnqueueRequestsFromMapFunc(r.policiesOfCatalogSource)).
+		WatchesMetadata(&operatorsv1alpha1.ClusterServiceVersion{}, byNamespace, builder.WithPredicates(notCopied)).
+		WatchesMetadata(&appsv1.Deployment{}, byNamespace).
+		Complete(r)
+}
+
+// subscriptionNamespace is where an OperatorPolicy's operator lives, as
+// Normalize defaults it.
+func subscriptionNamespace(op *v1beta1.OperatorPolicy) string {
+	if op.Spec.Subscription.Namespace != "" {
+		return op.Spec.Subscription.Namespace
+	}
+	return op.Namespace
+}
+
+// deletionStarted passes the update that gives an object its deletionTimestamp.
+var deletionStarted = predicate.Funcs{
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		return e.ObjectOld.GetDeletionTimestamp().IsZero() && !e.ObjectNew.GetDeletionTimestamp().IsZero()
+	},
+	CreateFunc:  func(event.CreateEvent) bool { return false },
+	DeleteFunc:  func(event.DeleteEvent) bool { return false },
+	GenericFunc: func(event.GenericEvent) bool { return false },
+}
+
+// notCopied drops the CSVs OLM copies into every namespace an operator watches.
+var notCopied = predicate.NewPredicateFuncs(func(obj client.Object) bool {
+	return !operatorsv1alpha1.IsCopied(obj)
+})
+
+// policiesOfNamespace maps an object to the OperatorPolicies whose subscription
+// is in its namespace.
+func (r *reconciler) policiesOfNamespace(ctx context.Context, obj client.Object) []reconcile.Request {
+	return r.requests(ctx, client.MatchingFields{indexSubscriptionNamespace: obj.GetNamespace()})
+}
+
+// policiesOfCatalogSource maps a CatalogSource to the OperatorPolicies that
+// name it and to those of the namespaces of the Subscriptions that name it.
+func (r *reconciler) policiesOfCatalogSource(ctx context.Context, obj client.Object) []reconcile.Request {
+	requests := r.requests(ctx, client.MatchingFields{indexCatalogSource: obj.GetNamespace() + "/" + obj.GetName()})
+	subs := &operatorsv1alpha1.SubscriptionList{}
+	if err := r.client.List(ctx, subs); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "listing Subscriptions to map a CatalogSource", "catalogSource", client.ObjectKeyFromObject(obj))
+		return requests
+	}
+	seen := map[string]bool{}
+	for _, s := range subs.Items {
+		if s.Spec == nil || s.Spec.CatalogSource != obj.GetName() || s.Spec.CatalogSourceNamespace != obj.GetNamespace() || seen[s.Namespace] {
+			continue
+		}
+		seen[s.Namespace] = true
+		requests = append(requests, r.requests(ctx, client.MatchingFields{indexSubscriptionNamespace: s.Namespace})...)
+	}
+	return requests
+}
+
+func (r *reconciler) requests(ctx context.Context, match client.MatchingFields) []reconcile.Request {
+	policies := &v1beta1.OperatorPolicyList{}
+	if err := r.client.List(ctx, policies, match); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "listing OperatorPolicies to map an object", "match", match)
+		return nil
+	}
+	out := make([]reconcile.Request, len(policies.Items))
+	for i := range policies.Items {
+		out[i] = reconcile.Request{NamespacedName: types.NamespacedName{Namespace: policies.Items[i].Namespace, Name: policies.Items[i].Name}}
+	}
+	return out
+}
