@@ -191,13 +191,14 @@ test-unit: ## Only the shared/ tests (pure algorithms; no tools needed).
 bench: tools build ## Run the benchmarks; each figure is printed with its floor measured in the same run.
 	go test -run '^$$' -bench . -benchmem ./shared/...
 	go test -run '^$$' -bench BenchmarkPlanRollout -benchtime 3x ./functions/plan-rollout/
+	go test -run '^$$' -bench BenchmarkTemplateSync500 -benchtime 3x -timeout 30m ./controllers/internal/spoke/spokebench/
 	go run ./controllers/cmd/fleetpolicy-bench
 
 ##@ Run
 
 .PHONY: demo
-demo: tools build ## Start a local hub and spoke API server, apply examples/, and show what was created (Ctrl-C stops).
-	go run ./controllers/cmd/fleetpolicy-demo
+demo: tools build ## The main job end to end: a local hub and 3 spokes, both controllers, examples/demo rendered by the functions, live rollout, dependencies, placement, OperatorPolicy.
+	go run ./controllers/cmd/fleetpolicy-demo $(DEMO_ARGS)
 
 .PHONY: clean
 clean: ## Remove bin/ (built tools and binaries).
