@@ -24,6 +24,9 @@ const (
 	indexReplicaRoot = "fleetpolicy.root"
 	// indexDecisionPlacement: "<ns>/<placement>" of a PlacementDecision.
 	indexDecisionPlacement = "fleetpolicy.placement"
+	// indexSetDependency: "<ns>/<set>" of each PolicySet a root policy (or one of
+	// its templates) depends on; replicas carry the set expanded.
+	indexSetDependency = "fleetpolicy.setDependency"
 )
 
 // placementLabel is the label OCM puts on a Placement's PlacementDecisions.
@@ -64,6 +67,33 @@ func setupIndexes(ctx context.Context, mgr manager.Manager) error {
 			return []string{replication.Name(root.Namespace, root.Name)}
 		}
 		return nil
+	}); err != nil {
+		return err
+	}
+	if err := idx.IndexField(ctx, &policyv1.Policy{}, indexSetDependency, func(o client.Object) []string {
+		p := o.(*policyv1.Policy)
+		if replication.IsReplica(p) {
+			return nil
+		}
+		var sets []string
+		add := func(deps []policyv1.PolicyDependency) {
+			for _, d := range deps {
+				if d.Kind == "PolicySet" {
+					ns := d.Namespace
+					if ns == "" {
+						ns = p.Namespace
+					}
+					sets = append(sets, ns+"/"+d.Name)
+				}
+			}
+		}
+		add(p.Spec.Dependencies)
+		for _, t := range p.Spec.PolicyTemplates {
+			if t != nil {
+				add(t.ExtraDependencies)
+			}
+		}
+		return sets
 	}); err != nil {
 		return err
 	}

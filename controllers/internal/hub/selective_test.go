@@ -350,3 +350,48 @@ func TestHubSettles(t *testing.T) {
 		t.Fatalf("the hub kept writing replicas with nothing changing: %v writes in 2s", after-before)
 	}
 }
+
+// TestPolicySetDependencyExpandedWhenTheSetAppears: a root depending on a
+// PolicySet that does not exist yet keeps the dependency as written on its
+// replicas, and gets it expanded into the set's members once the set is created.
+func TestPolicySetDependencyExpandedWhenTheSetAppears(t *testing.T) {
+	ns := "set-dependency"
+	applyYAML(t, fmt.Sprintf(`
+apiVersion: policy.open-cluster-management.io/v1
+kind: Policy
+metadata: {name: dependent, namespace: %[1]s}
+spec:
+  disabled: false
+  remediationAction: inform
+  dependencies:
+  - {apiVersion: policy.open-cluster-management.io/v1beta1, kind: PolicySet, name: base, compliance: Compliant}
+  policy-templates: []
+`, ns))
+	applyYAML(t, ruleYAML(ns, "r", "cluster-a"))
+	applyYAML(t, bindingYAML(ns, "pb", "r", "dependent", ""))
+	expectReplicas(t, ns, "dependent", want([]string{"cluster-a"}, nil))
+	deps := func() string {
+		r := &policyv1.Policy{ObjectMeta: metav1.ObjectMeta{Namespace: "cluster-a", Name: replication.Name(ns, "dependent")}}
+		get(t, r)
+		var out []string
+		for _, d := range r.Spec.Dependencies {
+			out = append(out, d.Kind+"/"+d.Name)
+		}
+		return fmt.Sprint(out)
+	}
+	if got := deps(); got != "[PolicySet/base]" {
+		t.Fatalf("dependencies before the set exists: %s", got)
+	}
+	applyYAML(t, fmt.Sprintf(`
+apiVersion: policy.open-cluster-management.io/v1beta1
+kind: PolicySet
+metadata: {name: base, namespace: %s}
+spec: {policies: [m1, m2]}
+`, ns))
+	eventually(t, "the dependency expanded", func() string {
+		if got := deps(); got != "[Policy/set-dependency.m1 Policy/set-dependency.m2]" {
+			return got
+		}
+		return ""
+	})
+}

@@ -195,7 +195,9 @@ func (m *rootMapper) forBinding(ctx context.Context, o client.Object) []reconcil
 	return out
 }
 
-func (m *rootMapper) forPolicySet(_ context.Context, o client.Object) []reconcile.Request {
+// forPolicySet maps a PolicySet to its member policies (bound through it) and
+// to the policies that depend on it (their replicas carry it expanded).
+func (m *rootMapper) forPolicySet(ctx context.Context, o client.Object) []reconcile.Request {
 	set, ok := o.(*policyv1beta1.PolicySet)
 	if !ok {
 		return nil
@@ -203,6 +205,12 @@ func (m *rootMapper) forPolicySet(_ context.Context, o client.Object) []reconcil
 	out := make([]reconcile.Request, 0, len(set.Spec.Policies))
 	for _, p := range set.Spec.Policies {
 		out = append(out, request(set.Namespace, string(p)))
+	}
+	dependents := &policyv1.PolicyList{}
+	if err := m.client.List(ctx, dependents, client.MatchingFields{indexSetDependency: set.Namespace + "/" + set.Name}); err == nil {
+		for _, p := range dependents.Items {
+			out = append(out, request(p.Namespace, p.Name))
+		}
 	}
 	return out
 }
