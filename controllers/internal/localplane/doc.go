@@ -1,0 +1,10 @@
+// Package localplane starts real Kubernetes control planes on this machine: a
+// kube-apiserver and an etcd (envtest, with the binaries `make tools` builds into
+// bin/envtest) with every CRD fleetpolicy needs installed — its own from
+// manifests/crds/fleetpolicy and OCM's and OLM's copied by `make generate`.
+//
+// It serves the integration tests and `make demo`, never production: a hub and a
+// spoke are two separate API servers, as in a real fleet. There is no
+// kube-controller-manager and no kubelet, so nothing is garbage-collected and
+// namespaces are never finalized.
+package localplane
