@@ -15,8 +15,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	"github.com/fleetpolicy/fleetpolicy/controllers/internal/spoke/history"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
+	"github.com/fleetpolicy/fleetpolicy/shared/history"
 )
 
 // HubStatusSync copies the status of each policy copy on the managed cluster to

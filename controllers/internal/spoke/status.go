@@ -13,10 +13,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	"github.com/fleetpolicy/fleetpolicy/controllers/internal/spoke/history"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 	"github.com/fleetpolicy/fleetpolicy/shared/compliance"
 	"github.com/fleetpolicy/fleetpolicy/shared/dependency"
+	"github.com/fleetpolicy/fleetpolicy/shared/history"
 )
 
 type queue = workqueue.TypedRateLimitingInterface[reconcile.Request]
