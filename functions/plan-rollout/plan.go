@@ -10,7 +10,6 @@ import (
 	"github.com/kptdev/krm-functions-sdk/go/fn"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
-	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 
@@ -68,44 +67,17 @@ func (p *planner) plan(policy object[policyv1.Policy]) (*fn.KubeObject, bool) {
 		return nil, false // checkBindings reported the bindings at fault
 	}
 
-	// The fleet is the decision groups of the non-restricted bindings'
-	// placements, narrowed to the bound clusters.
-	var fleet []rollout.DecisionGroup
-	seen := map[binding.PlacementRef]bool{}
 	for _, entry := range res.Placements {
-		pb := bindingNamed(bindings, entry.PlacementBinding)
-		ref := refOf(pb)
-		pc := p.clustersOf(root.Namespace, ref)
-		if pc == nil || pc.failed {
+		if pc := p.clustersOf(root.Namespace, refOf(bindingNamed(bindings, entry.PlacementBinding))); pc == nil || pc.failed {
 			return nil, false // reported on the binding, placement or decision
 		}
-		if override, _ := binding.Normalize(pb); override.Restricted || seen[ref] {
-			continue
-		}
-		seen[ref] = true
-		fleet = append(fleet, pc.groups...)
 	}
-	bound := sets.New[string]()
-	for _, c := range res.Clusters {
-		bound.Insert(c.Name)
-	}
-	plan, ok := p.planWaves(policy, narrow(fleet, bound))
+	fleet := rollout.BoundFleet(res, func(ref binding.PlacementRef) []rollout.DecisionGroup {
+		return p.clustersOf(root.Namespace, ref).groups
+	})
+	plan, ok := p.planWaves(policy, res, fleet)
 	if !ok {
 		return nil, false
-	}
-	if !plan.Progressive {
-		// One wave, of the clusters that enforce; the others stay inform.
-		enforcing := sets.New[string]()
-		for _, c := range res.Clusters {
-			if c.RemediationAction.IsEnforce() {
-				enforcing.Insert(c.Name)
-			}
-		}
-		if enforcing.Len() < bound.Len() {
-			if plan, ok = p.planWaves(policy, narrow(fleet, enforcing)); !ok {
-				return nil, false
-			}
-		}
 	}
 
 	for _, note := range plan.Notes {
@@ -123,12 +95,8 @@ func (p *planner) plan(policy object[policyv1.Policy]) (*fn.KubeObject, bool) {
 }
 
 // planWaves plans the waves over fleet, reporting errors on the Policy.
-func (p *planner) planWaves(policy object[policyv1.Policy], fleet []rollout.DecisionGroup) (rollout.Plan, bool) {
-	plan, err := rollout.PlanWaves(rollout.PlanInput{
-		Strategy:          policy.obj.Spec.Rollout(),
-		RemediationAction: policy.obj.Spec.RemediationAction,
-		Fleet:             fleet,
-	})
+func (p *planner) planWaves(policy object[policyv1.Policy], res *binding.Resolution, fleet []rollout.DecisionGroup) (rollout.Plan, bool) {
+	plan, err := rollout.PlanBound(policy.obj.Spec.Rollout(), policy.obj.Spec.RemediationAction, res, fleet)
 	if err != nil {
 		p.in.reportErrors(policy.item, err)
 		return rollout.Plan{}, false
@@ -264,22 +232,6 @@ func bindingNamed(bindings []policyv1.PlacementBinding, name string) *policyv1.P
 		}
 	}
 	return nil
-}
-
-// narrow returns the groups with only the clusters in keep; every group stays,
-// so that the indices stay contiguous.
-func narrow(groups []rollout.DecisionGroup, keep sets.Set[string]) []rollout.DecisionGroup {
-	out := make([]rollout.DecisionGroup, len(groups))
-	for i, g := range groups {
-		out[i] = g
-		out[i].Clusters = make([]string, 0, len(g.Clusters))
-		for _, c := range g.Clusters {
-			if keep.Has(c) {
-				out[i].Clusters = append(out[i].Clusters, c)
-			}
-		}
-	}
-	return out
 }
 
 // splitNote splits a note of package rollout or scheduling into the field it

@@ -45,3 +45,27 @@ func TestResolveHonoursClustersAnnotation(t *testing.T) {
 		})
 	}
 }
+
+func TestResolveBindingPlacements(t *testing.T) {
+	pb := func(name, rule string, restricted bool) policyv1.PlacementBinding {
+		b := policyv1.PlacementBinding{
+			ObjectMeta:   metav1.ObjectMeta{Namespace: "ns", Name: name},
+			PlacementRef: policyv1.PlacementSubject{APIGroup: "apps.open-cluster-management.io", Kind: KindPlacementRule, Name: rule},
+			Subjects:     []policyv1.Subject{{APIGroup: "policy.open-cluster-management.io", Kind: "Policy", Name: "p"}},
+		}
+		if restricted {
+			b.SubFilter = policyv1.Restricted
+			b.BindingOverrides.RemediationAction = "Enforce"
+		}
+		return b
+	}
+	p := &policyv1.Policy{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p"}}
+	res, err := Resolve(p, nil, []policyv1.PlacementBinding{pb("b2", "z", false), pb("b1", "a", false), pb("b3", "a", false), pb("r", "only-restricted", true)},
+		Decisions{{Kind: KindPlacementRule, Name: "a"}: {"c1"}, {Kind: KindPlacementRule, Name: "z"}: {"c2"}, {Kind: KindPlacementRule, Name: "only-restricted"}: {"c1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(res.BindingPlacements); got != "[{PlacementRule a} {PlacementRule z}]" {
+		t.Fatalf("BindingPlacements = %s, want the non-restricted placements, once each, sorted", got)
+	}
+}

@@ -62,6 +62,10 @@ type Resolution struct {
 	// Placements are the root's status.placement entries, sorted by binding,
 	// placement, placementRule and policySet.
 	Placements []*policyv1.Placement
+	// BindingPlacements are the placements of the non-restricted bindings that
+	// bind the policy, each once, sorted: the placements whose decision groups a
+	// rollout walks.
+	BindingPlacements []PlacementRef
 }
 
 // Cluster returns the bound cluster named name, and whether it is bound.
@@ -81,6 +85,7 @@ func (r *Resolution) Cluster(name string) (BoundCluster, bool) {
 // resolvedBinding is a binding that binds the policy through a valid placementRef.
 type resolvedBinding struct {
 	name     string
+	ref      PlacementRef
 	override Override
 	clusters []string
 	entries  []*policyv1.Placement
@@ -111,6 +116,9 @@ func Resolve(policy *policyv1.Policy, sets []policyv1beta1.PolicySet, bindings [
 	clusters := make([]BoundCluster, 0, largest)
 	index := make(map[string]int, largest)
 	for _, b := range unrestricted {
+		if !slices.Contains(res.BindingPlacements, b.ref) {
+			res.BindingPlacements = append(res.BindingPlacements, b.ref)
+		}
 		enforce := overridesApply && b.override.Enforce
 		for _, name := range b.clusters {
 			if name == "" {
@@ -167,6 +175,9 @@ func Resolve(policy *policyv1.Policy, sets []policyv1beta1.PolicySet, bindings [
 		res.Clusters = clusters
 	}
 	slices.SortFunc(res.Placements, comparePlacements)
+	slices.SortFunc(res.BindingPlacements, func(a, b PlacementRef) int {
+		return cmp.Or(cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Name, b.Name))
+	})
 	return res, nil
 }
 
@@ -196,7 +207,7 @@ func bindingsOf(policy *policyv1.Policy, sets []policyv1beta1.PolicySet, binding
 			errs = append(errs, err)
 			continue
 		}
-		resolved := resolvedBinding{name: pb.Name, override: override, entries: entries}
+		resolved := resolvedBinding{name: pb.Name, ref: ref, override: override, entries: entries}
 		if !policy.Spec.Disabled {
 			resolved.clusters = decisions[ref]
 		}

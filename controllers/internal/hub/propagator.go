@@ -117,7 +117,7 @@ func (p *Propagator) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		var fleet []rollout.DecisionGroup
 		step, fleet, err = p.step(root, resolution, groups, existing, now)
 		if err == nil {
-			planCondition, err = p.planCondition(ctx, root, fleet)
+			planCondition, err = p.planCondition(ctx, root, resolution, fleet)
 		}
 		if err != nil {
 			p.Recorder.Eventf(root, nil, corev1.EventTypeWarning, reasonRolloutInvalid, "Rollout", "%v", err)
@@ -219,9 +219,9 @@ func (p *Propagator) bindingInputs(ctx context.Context, root *policyv1.Policy) (
 // (a Placement's PlacementDecisions, a PlacementRule's status.decisions; a
 // missing placement selects nothing) and their decision groups for the rollout (a
 // PlacementRule's decisions are one group of index 0).
-func (p *Propagator) decisions(ctx context.Context, namespace string, bindings []policyv1.PlacementBinding) (binding.Decisions, []rollout.DecisionGroup, error) {
+func (p *Propagator) decisions(ctx context.Context, namespace string, bindings []policyv1.PlacementBinding) (binding.Decisions, map[binding.PlacementRef][]rollout.DecisionGroup, error) {
 	out := binding.Decisions{}
-	var groups []rollout.DecisionGroup
+	groups := map[binding.PlacementRef][]rollout.DecisionGroup{}
 	for _, pb := range bindings {
 		ref := binding.PlacementRef{Kind: pb.PlacementRef.Kind, Name: pb.PlacementRef.Name}
 		if _, done := out[ref]; done {
@@ -247,7 +247,7 @@ func (p *Propagator) decisions(ctx context.Context, namespace string, bindings [
 					clusters = append(clusters, cd.ClusterName)
 					group.Clusters = append(group.Clusters, cd.ClusterName)
 				}
-				groups = append(groups, group)
+				groups[ref] = append(groups[ref], group)
 			}
 		case binding.KindPlacementRule:
 			rule := &appsv1.PlacementRule{}
@@ -258,34 +258,19 @@ func (p *Propagator) decisions(ctx context.Context, namespace string, bindings [
 			for _, d := range rule.Status.Decisions {
 				clusters = append(clusters, d.ClusterName)
 			}
-			groups = append(groups, rollout.DecisionGroup{Placement: ref.Name, Clusters: clusters})
+			groups[ref] = []rollout.DecisionGroup{{Placement: ref.Name, Clusters: clusters}}
 		}
 		out[ref] = clusters
 	}
 	return out, groups, nil
 }
 
-// step runs one rollout step for the bound clusters. The fleet is the decision
-// groups narrowed to the bound clusters (restricted bindings add none); each
+// step runs one rollout step for the bound clusters over rollout.BoundFleet; each
 // cluster's progress is read back from the root's status, and its compliance
 // from its replica, current only when the replica carries what the previous step
 // wrote and the spoke evaluated that generation.
-func (p *Propagator) step(root *policyv1.Policy, res *binding.Resolution, groups []rollout.DecisionGroup, existing map[string]*policyv1.Policy, now time.Time) (rollout.StepResult, []rollout.DecisionGroup, error) {
-	bound := make(map[string]bool, len(res.Clusters))
-	for _, c := range res.Clusters {
-		bound[c.Name] = true
-	}
-	fleet := make([]rollout.DecisionGroup, 0, len(groups))
-	for _, g := range groups {
-		narrowed := g
-		narrowed.Clusters = nil
-		for _, c := range g.Clusters {
-			if bound[c] {
-				narrowed.Clusters = append(narrowed.Clusters, c)
-			}
-		}
-		fleet = append(fleet, narrowed)
-	}
+func (p *Propagator) step(root *policyv1.Policy, res *binding.Resolution, groups map[binding.PlacementRef][]rollout.DecisionGroup, existing map[string]*policyv1.Policy, now time.Time) (rollout.StepResult, []rollout.DecisionGroup, error) {
+	fleet := rollout.BoundFleet(res, func(ref binding.PlacementRef) []rollout.DecisionGroup { return groups[ref] })
 	prior := make(map[string]*policyv1.CompliancePerClusterStatus, len(root.Status.Status))
 	for _, e := range root.Status.Status {
 		if e != nil {
@@ -328,7 +313,7 @@ const ConditionRolloutPlanMatches = "RolloutPlanMatches"
 // planCondition compares the live waves with a RolloutPlan of the root's name
 // applied to the hub (one plan-rollout wrote without local-config). No such plan
 // gives no condition.
-func (p *Propagator) planCondition(ctx context.Context, root *policyv1.Policy, fleet []rollout.DecisionGroup) (*metav1.Condition, error) {
+func (p *Propagator) planCondition(ctx context.Context, root *policyv1.Policy, res *binding.Resolution, fleet []rollout.DecisionGroup) (*metav1.Condition, error) {
 	plan := &fleetv1alpha1.RolloutPlan{}
 	if err := p.Client.Get(ctx, client.ObjectKeyFromObject(root), plan); err != nil {
 		return nil, client.IgnoreNotFound(err)
@@ -336,9 +321,7 @@ func (p *Propagator) planCondition(ctx context.Context, root *policyv1.Policy, f
 	if plan.Annotations["config.kubernetes.io/local-config"] == "true" {
 		return nil, nil
 	}
-	live, err := rollout.PlanWaves(rollout.PlanInput{
-		Strategy: root.Spec.Rollout(), RemediationAction: root.Spec.RemediationAction, Fleet: fleet,
-	})
+	live, err := rollout.PlanBound(root.Spec.Rollout(), root.Spec.RemediationAction, res, fleet)
 	if err != nil {
 		return nil, err
 	}
