@@ -161,10 +161,10 @@ const maxBinarySeconds = 2
 
 // BenchmarkPlanRolloutBinary runs the plan-rollout binary, and the identity
 // binary on the same input for the floor. Besides the wall time it reports the
-// processes' CPU time (user and system), which the load of a shared machine does
-// not inflate, and fails when plan-rollout takes more than maxBinarySeconds of
-// CPU for one plan (on an idle machine its wall time is no longer: the garbage
-// collector runs beside it).
+// processes' CPU time (user and system), and fails when one plan takes more than
+// maxBinarySeconds of wall time AND of CPU: on a loaded machine the wall time is
+// inflated, and on 2 idle cores the CPU time exceeds the wall time (the garbage
+// collector runs beside the planner); the target is the time a user waits.
 func BenchmarkPlanRolloutBinary(b *testing.B) {
 	binaries := map[string]string{
 		"identity":     krmtest.BuildFunction(b, "internal/krmtest/identity"),
@@ -175,7 +175,7 @@ func BenchmarkPlanRolloutBinary(b *testing.B) {
 			rl := benchResourceList(strategy.yaml, input.clusters)
 			b.Run(input.name+"/"+strategy.name, func(b *testing.B) {
 				cpuPerRun := map[string]time.Duration{}
-				compareWithFloor(b, func(b *testing.B, f krm.Function) {
+				wall := compareWithFloor(b, func(b *testing.B, f krm.Function) {
 					var out bytes.Buffer
 					var cpu time.Duration
 					for b.Loop() {
@@ -193,8 +193,8 @@ func BenchmarkPlanRolloutBinary(b *testing.B) {
 				})
 				b.Logf("CPU per run: plan-rollout %v, identity %v",
 					cpuPerRun["plan-rollout"].Round(time.Millisecond), cpuPerRun["identity"].Round(time.Millisecond))
-				if cpu := cpuPerRun["plan-rollout"]; cpu > maxBinarySeconds*time.Second {
-					b.Errorf("plan-rollout took %v of CPU per plan, more than the %d s target", cpu, maxBinarySeconds)
+				if cpu := cpuPerRun["plan-rollout"]; cpu > maxBinarySeconds*time.Second && wall > maxBinarySeconds*time.Second {
+					b.Errorf("plan-rollout took %v (%v of CPU) per plan, more than the %d s target", wall, cpu, maxBinarySeconds)
 				}
 			})
 		}
@@ -202,8 +202,9 @@ func BenchmarkPlanRolloutBinary(b *testing.B) {
 }
 
 // compareWithFloor runs the identity function then plan-rollout as
-// sub-benchmarks and logs plan-rollout's wall time against the identity's.
-func compareWithFloor(b *testing.B, run func(b *testing.B, f krm.Function)) {
+// sub-benchmarks, logs plan-rollout's wall time against the identity's and
+// returns plan-rollout's wall time per run.
+func compareWithFloor(b *testing.B, run func(b *testing.B, f krm.Function)) time.Duration {
 	var floor, planned time.Duration
 	b.Run("identity", func(b *testing.B) {
 		run(b, identity)
@@ -218,6 +219,7 @@ func compareWithFloor(b *testing.B, run func(b *testing.B, f krm.Function)) {
 	})
 	b.Logf("plan-rollout %v per run against the identity floor %v (+%v, %.1fx)",
 		planned.Round(time.Millisecond), floor.Round(time.Millisecond), (planned - floor).Round(time.Millisecond), float64(planned)/float64(floor))
+	return planned
 }
 
 // checkPlanned checks the output of the last run: plan-rollout must have written

@@ -22,9 +22,10 @@ import (
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/hub"
 )
 
-// defaultGCPercent trades a little CPU for memory: with Go's default of 100 the
-// heap of a 3,000-cluster hub overshoots to about 88 MiB of RSS; 60 keeps it near
-// 78 MiB for the same CPU (docs/performance.md). GOGC, when set, wins.
+// defaultGCPercent trades a little CPU for memory: in a paired run of the
+// 3,000-cluster benchmark, Go's default of 100 peaked at 88 MiB of RSS and 60 at
+// 78 MiB for the same CPU; across runs the peak still varies (docs/performance.md).
+// GOGC, when set, wins.
 const defaultGCPercent = 60
 
 func main() {
