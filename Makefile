@@ -191,6 +191,7 @@ test-unit: ## Only the shared/ tests (pure algorithms; no tools needed).
 bench: tools build ## Run the benchmarks; each figure is printed with its floor measured in the same run.
 	go test -run '^$$' -bench . -benchmem ./shared/...
 	go test -run '^$$' -bench BenchmarkPlanRollout -benchtime 3x ./functions/plan-rollout/
+	go test -run '^$$' -bench BenchmarkFunctions -benchtime 3x -timeout 60m ./functions/internal/benchtest/
 	go test -run '^$$' -bench BenchmarkTemplateSync500 -benchtime 3x -timeout 30m ./controllers/internal/spoke/spokebench/
 	go run ./controllers/cmd/fleetpolicy-bench
 
