@@ -25,6 +25,11 @@ func slimPolicies(obj any) (any, error) {
 	if !replication.IsReplica(p) {
 		return p, nil
 	}
+	if _, slimmed := p.Annotations[cachedDigestAnnotation]; slimmed {
+		// The informer may hand the same object to the transform again (its
+		// initial list does): the digest is of the full replica, keep it.
+		return p, nil
+	}
 	digest := replication.Digest(p)
 	p.Spec = policyv1.PolicySpec{RemediationAction: p.Spec.RemediationAction, Disabled: p.Spec.Disabled}
 	annotations := make(map[string]string, len(p.Annotations)+1)

@@ -1,0 +1,28 @@
+package faulttest
+
+import (
+	"testing"
+	"time"
+
+	"github.com/fleetpolicy/fleetpolicy/shared/replication"
+)
+
+// TestRestartedHubWritesNothing: a hub started over replicas that are already
+// as they should be writes none of them again (a restart of a hub with
+// thousands of replicas must not rewrite them all).
+func TestRestartedHubWritesNothing(t *testing.T) {
+	first := startHub(t, false)
+	apply(t, boundTo("restart", "p", "cluster-1", "cluster-2"))
+	waitReplica(t, "cluster-1", replication.Name("restart", "p"))
+	waitReplica(t, "cluster-2", replication.Name("restart", "p"))
+	time.Sleep(time.Second) // let the first hub settle
+	first.stop()
+	<-first.done
+
+	before := replicaWrites(t)
+	startHub(t, false)
+	time.Sleep(3 * time.Second)
+	if writes := replicaWrites(t) - before; writes != 0 {
+		t.Fatalf("a restarted hub rewrote %v replicas that had not changed", writes)
+	}
+}
