@@ -46,35 +46,6 @@ func absoluteConfig(t *testing.T, c krmtest.Case) []byte {
 	return []byte(node.MustString())
 }
 
-// errorMessages are the messages of the error results a case expects.
-func errorMessages(t *testing.T, c krmtest.Case) []string {
-	t.Helper()
-	var msgs []string
-	for _, r := range c.ExpectedResults(t) {
-		if r.Severity == fn.Error {
-			msgs = append(msgs, r.Message)
-		}
-	}
-	return msgs
-}
-
-// checkRun fails the test unless the run failed exactly when the case expects
-// error results, with the first line of each expected message in what the
-// tool printed.
-func checkRun(t *testing.T, c krmtest.Case, out krmtest.Output) {
-	t.Helper()
-	wantErrors := errorMessages(t, c)
-	if failed := out.Err != nil; failed != (len(wantErrors) > 0) {
-		t.Fatalf("failed = %v (%v), want %v\nstdout:\n%s\nstderr:\n%s", failed, out.Err, len(wantErrors) > 0, out.Stdout, out.Stderr)
-	}
-	for _, msg := range wantErrors {
-		msg = strings.SplitN(msg, "\n", 2)[0]
-		if !strings.Contains(out.Stdout+out.Stderr, msg) && !strings.Contains(out.Stdout+out.Stderr, strings.ReplaceAll(msg, `"`, `\"`)) {
-			t.Errorf("the message %q is not shown; stdout:\n%s\nstderr:\n%s", msg, out.Stdout, out.Stderr)
-		}
-	}
-}
-
 // expectedItems are the items of the case's expected.yaml as a YAML stream.
 func expectedItems(t *testing.T, c krmtest.Case) []byte {
 	t.Helper()
@@ -136,7 +107,7 @@ func TestThroughKustomize(t *testing.T) {
 	for _, c := range krmtest.Cases(t, "testdata") {
 		t.Run(c.Name, func(t *testing.T) {
 			out := krmtest.KustomizeBuild(t, kustomize, krmtest.WriteKustomization(t, bin, c.Items, absoluteConfig(t, c)))
-			checkRun(t, c, out)
+			krmtest.CheckRun(t, c, out)
 			if out.Err != nil {
 				return
 			}
@@ -216,9 +187,9 @@ func TestThroughKptRender(t *testing.T) {
 		t.Run(c.Name, func(t *testing.T) {
 			pkg := krmtest.WriteKptPackage(t, bin, c.Items, absoluteConfig(t, c), "mutators")
 			before := krmtest.ReadDir(t, pkg)
-			checkRun(t, c, krmtest.KptRender(t, kpt, pkg))
+			krmtest.CheckRun(t, c, krmtest.KptRender(t, kpt, pkg))
 			after := krmtest.ReadDir(t, pkg)
-			if len(errorMessages(t, c)) > 0 {
+			if len(c.ErrorMessages(t)) > 0 {
 				if !reflect.DeepEqual(after, before) {
 					t.Errorf("a failed render changed the package")
 				}
@@ -234,7 +205,7 @@ func TestThroughKptRender(t *testing.T) {
 				t.Errorf("nothing to annotate, yet the render changed the package")
 			}
 			// A second render changes nothing: the annotations are already set.
-			checkRun(t, c, krmtest.KptRender(t, kpt, pkg))
+			krmtest.CheckRun(t, c, krmtest.KptRender(t, kpt, pkg))
 			if again := krmtest.ReadDir(t, pkg); !reflect.DeepEqual(again, after) {
 				t.Errorf("the second render changed the package:\n--- got\n%v\n--- want\n%v", again, after)
 			}

@@ -21,26 +21,6 @@ import (
 // needs an object to carry the function annotation.
 var defaultConfig = []byte("apiVersion: fn.fleetpolicy.io/v1alpha1\nkind: ExpandOperatorPolicy\nmetadata:\n  name: expand-operator-policy\n")
 
-// checkRun fails the test unless the run failed exactly when the case expects
-// error results, with each expected error message in what the tool printed.
-func checkRun(t *testing.T, c krmtest.Case, out krmtest.Output) {
-	t.Helper()
-	var wantErrors []string
-	for _, r := range c.ExpectedResults(t) {
-		if r.Severity == fn.Error {
-			wantErrors = append(wantErrors, r.Message)
-		}
-	}
-	if failed := out.Err != nil; failed != (len(wantErrors) > 0) {
-		t.Fatalf("failed = %v (%v), want %v\nstdout:\n%s\nstderr:\n%s", failed, out.Err, len(wantErrors) > 0, out.Stdout, out.Stderr)
-	}
-	for _, msg := range wantErrors {
-		if !strings.Contains(out.Stdout+out.Stderr, msg) {
-			t.Errorf("the message %q is not shown; stdout:\n%s\nstderr:\n%s", msg, out.Stdout, out.Stderr)
-		}
-	}
-}
-
 // object is an item as a JSON value without the orchestrators' annotations.
 type object = map[string]any
 
@@ -139,7 +119,7 @@ func TestThroughKustomize(t *testing.T) {
 				config = defaultConfig
 			}
 			out := krmtest.KustomizeBuild(t, kustomize, krmtest.WriteKustomization(t, bin, c.Items, config))
-			checkRun(t, c, out)
+			krmtest.CheckRun(t, c, out)
 			if out.Err != nil {
 				return
 			}
@@ -162,7 +142,7 @@ func TestThroughKustomize(t *testing.T) {
 // appeared.
 func checkPackage(t *testing.T, c krmtest.Case, pkg string, before map[string]string, out krmtest.Output) {
 	t.Helper()
-	checkRun(t, c, out)
+	krmtest.CheckRun(t, c, out)
 	after := krmtest.ReadDir(t, pkg)
 	if out.Err != nil {
 		if !reflect.DeepEqual(after, before) {

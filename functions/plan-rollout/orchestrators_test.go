@@ -20,33 +20,6 @@ import (
 // needs an object to carry the function annotation.
 var defaultConfig = []byte("apiVersion: fn.fleetpolicy.io/v1alpha1\nkind: PlanRollout\nmetadata:\n  name: plan-rollout\n")
 
-// errorMessages are the messages of the error results a case expects.
-func errorMessages(t *testing.T, c krmtest.Case) []string {
-	t.Helper()
-	var msgs []string
-	for _, r := range c.ExpectedResults(t) {
-		if r.Severity == fn.Error {
-			msgs = append(msgs, r.Message)
-		}
-	}
-	return msgs
-}
-
-// checkRun fails the test unless the run failed exactly when the case expects
-// error results, with each expected message in what the tool printed.
-func checkRun(t *testing.T, c krmtest.Case, out krmtest.Output) {
-	t.Helper()
-	wantErrors := errorMessages(t, c)
-	if failed := out.Err != nil; failed != (len(wantErrors) > 0) {
-		t.Fatalf("failed = %v (%v), want %v\nstdout:\n%s\nstderr:\n%s", failed, out.Err, len(wantErrors) > 0, out.Stdout, out.Stderr)
-	}
-	for _, msg := range wantErrors {
-		if !strings.Contains(out.Stdout+out.Stderr, msg) {
-			t.Errorf("the message %q is not shown; stdout:\n%s\nstderr:\n%s", msg, out.Stdout, out.Stderr)
-		}
-	}
-}
-
 // expectedPlans are the RolloutPlans of the case's expected output, by
 // namespace/name, each as the YAML of its spec.
 func expectedPlans(t *testing.T, c krmtest.Case) map[string]string {
@@ -155,7 +128,7 @@ func TestThroughKustomize(t *testing.T) {
 				}
 				return
 			}
-			checkRun(t, c, out)
+			krmtest.CheckRun(t, c, out)
 			if out.Err != nil {
 				return
 			}
@@ -179,7 +152,7 @@ func TestThroughKptRender(t *testing.T) {
 			pkg := krmtest.WriteKptPackage(t, bin, c.Items, c.Config, "mutators")
 			before := krmtest.ReadDir(t, pkg)
 			out := krmtest.KptRender(t, kpt, pkg)
-			checkRun(t, c, out)
+			krmtest.CheckRun(t, c, out)
 			after := krmtest.ReadDir(t, pkg)
 			if out.Err != nil {
 				if !reflect.DeepEqual(after, before) {
@@ -188,7 +161,7 @@ func TestThroughKptRender(t *testing.T) {
 				return
 			}
 			checkWritten(t, c, before, after)
-			checkRun(t, c, krmtest.KptRender(t, kpt, pkg))
+			krmtest.CheckRun(t, c, krmtest.KptRender(t, kpt, pkg))
 			if again := krmtest.ReadDir(t, pkg); !reflect.DeepEqual(again, after) {
 				t.Errorf("the second render changed the package:\n--- got\n%v\n--- want\n%v", again, after)
 			}
@@ -215,7 +188,7 @@ func TestThroughKptEval(t *testing.T) {
 			}
 			before := krmtest.ReadDir(t, pkg)
 			out := krmtest.KptEval(t, kpt, pkg, bin, config)
-			checkRun(t, c, out)
+			krmtest.CheckRun(t, c, out)
 			after := krmtest.ReadDir(t, pkg)
 			if out.Err != nil {
 				if !reflect.DeepEqual(after, before) {
@@ -224,7 +197,7 @@ func TestThroughKptEval(t *testing.T) {
 				return
 			}
 			checkWritten(t, c, before, after)
-			checkRun(t, c, krmtest.KptEval(t, kpt, pkg, bin, config))
+			krmtest.CheckRun(t, c, krmtest.KptEval(t, kpt, pkg, bin, config))
 			if again := krmtest.ReadDir(t, pkg); !reflect.DeepEqual(again, after) {
 				t.Errorf("the second eval changed the package:\n--- got\n%v\n--- want\n%v", again, after)
 			}

@@ -4,10 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"strings"
 	"testing"
-
-	"github.com/kptdev/krm-functions-sdk/go/fn"
 
 	"github.com/fleetpolicy/fleetpolicy/functions/internal/krmtest"
 )
@@ -15,33 +12,6 @@ import (
 // defaultConfig is the functionConfig of the cases that have none: kustomize
 // needs an object to carry the function annotation.
 var defaultConfig = []byte("apiVersion: fn.fleetpolicy.io/v1alpha1\nkind: ValidateDependencies\nmetadata:\n  name: validate-dependencies\n")
-
-// errorMessages are the messages of the error results a case expects.
-func errorMessages(t *testing.T, c krmtest.Case) []string {
-	t.Helper()
-	var msgs []string
-	for _, r := range c.ExpectedResults(t) {
-		if r.Severity == fn.Error {
-			msgs = append(msgs, r.Message)
-		}
-	}
-	return msgs
-}
-
-// checkRun fails the test unless the run failed exactly when the case expects
-// error results, with each expected message in what the tool printed.
-func checkRun(t *testing.T, c krmtest.Case, out krmtest.Output) {
-	t.Helper()
-	wantErrors := errorMessages(t, c)
-	if failed := out.Err != nil; failed != (len(wantErrors) > 0) {
-		t.Fatalf("failed = %v (%v), want %v\nstdout:\n%s\nstderr:\n%s", failed, out.Err, len(wantErrors) > 0, out.Stdout, out.Stderr)
-	}
-	for _, msg := range wantErrors {
-		if !strings.Contains(out.Stdout+out.Stderr, msg) {
-			t.Errorf("the message %q is not shown; stdout:\n%s\nstderr:\n%s", msg, out.Stdout, out.Stderr)
-		}
-	}
-}
 
 func TestThroughKustomize(t *testing.T) {
 	kustomize := krmtest.Kustomize(t)
@@ -53,7 +23,7 @@ func TestThroughKustomize(t *testing.T) {
 				config = defaultConfig
 			}
 			out := krmtest.KustomizeBuild(t, kustomize, krmtest.WriteKustomization(t, bin, c.Items, config))
-			checkRun(t, c, out)
+			krmtest.CheckRun(t, c, out)
 			if out.Err != nil {
 				return
 			}
@@ -86,13 +56,13 @@ func TestThroughKptRender(t *testing.T) {
 			t.Run(stage+"/"+c.Name, func(t *testing.T) {
 				pkg := krmtest.WriteKptPackage(t, bin, c.Items, c.Config, stage)
 				before := krmtest.ReadDir(t, pkg)
-				checkRun(t, c, krmtest.KptRender(t, kpt, pkg))
+				krmtest.CheckRun(t, c, krmtest.KptRender(t, kpt, pkg))
 				// Every file is left byte for byte, comments included, and a
 				// second render changes nothing either.
 				if after := krmtest.ReadDir(t, pkg); !reflect.DeepEqual(after, before) {
 					t.Fatalf("render changed the package:\n--- got\n%v\n--- want\n%v", after, before)
 				}
-				checkRun(t, c, krmtest.KptRender(t, kpt, pkg))
+				krmtest.CheckRun(t, c, krmtest.KptRender(t, kpt, pkg))
 				if again := krmtest.ReadDir(t, pkg); !reflect.DeepEqual(again, before) {
 					t.Errorf("the second render changed the package:\n--- got\n%v\n--- want\n%v", again, before)
 				}
@@ -118,7 +88,7 @@ func TestThroughKptEval(t *testing.T) {
 				}
 			}
 			before := krmtest.ReadDir(t, pkg)
-			checkRun(t, c, krmtest.KptEval(t, kpt, pkg, bin, config))
+			krmtest.CheckRun(t, c, krmtest.KptEval(t, kpt, pkg, bin, config))
 			if after := krmtest.ReadDir(t, pkg); !reflect.DeepEqual(after, before) {
 				t.Errorf("eval changed the package:\n--- got\n%v\n--- want\n%v", after, before)
 			}
