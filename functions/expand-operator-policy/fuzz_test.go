@@ -1,11 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"slices"
 	"testing"
-
-	"github.com/kptdev/krm-functions-sdk/go/fn"
 
 	"github.com/fleetpolicy/fleetpolicy/functions/internal/krmtest"
 )
@@ -26,12 +23,8 @@ func FuzzExpandOperatorPolicy(f *testing.F) {
 	f.Add([]byte("kind: ResourceList\nfunctionConfig: {apiVersion: fn.fleetpolicy.io/v1alpha1, kind: ExpandOperatorPolicy, mode: policy, placement: {name: p, labelSelector: {matchLabels: {a: b}}}}\n" +
 		"items:\n- {apiVersion: policy.open-cluster-management.io/v1beta1, kind: OperatorPolicy, metadata: {name: a, namespace: n, annotations: {config.kubernetes.io/path: a.yaml}}, spec: {subscription: {name: a, namespace: b}}}\n"))
 	f.Fuzz(func(t *testing.T, input []byte) {
-		out, code := run(t, input)
-		in, err := fn.ParseResourceList(input)
-		if err != nil {
-			if code != 1 {
-				t.Fatalf("unreadable input passed: %v", err)
-			}
+		in, out, code, ok := krmtest.FuzzRun(t, expandOperatorPolicy, input)
+		if !ok {
 			return
 		}
 		if code == 1 {
@@ -61,7 +54,7 @@ func FuzzExpandOperatorPolicy(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		second, code := run(t, again)
+		second, code := krmtest.RunParsed(t, expandOperatorPolicy, again)
 		if code != 0 {
 			t.Fatalf("the second run failed: %v", second.Results)
 		}
@@ -73,16 +66,3 @@ func FuzzExpandOperatorPolicy(f *testing.F) {
 
 // run runs the function on input and returns its output, which must be a
 // ResourceList, and its exit code, which must be 0 or 1.
-func run(t *testing.T, input []byte) (*fn.ResourceList, int) {
-	t.Helper()
-	var out bytes.Buffer
-	code := expandOperatorPolicy.Run(bytes.NewReader(input), &out, &bytes.Buffer{})
-	if code != 0 && code != 1 {
-		t.Fatalf("exit code %d", code)
-	}
-	rl, err := fn.ParseResourceList(out.Bytes())
-	if err != nil {
-		t.Fatalf("output is not a ResourceList: %v\n%s", err, out.String())
-	}
-	return rl, code
-}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"testing"
 	"time"
 
@@ -28,20 +27,8 @@ func FuzzPlanRollout(f *testing.F) {
 		return process(rl, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	}}
 	f.Fuzz(func(t *testing.T, input []byte) {
-		var out bytes.Buffer
-		code := fuzzed.Run(bytes.NewReader(input), &out, &bytes.Buffer{})
-		if code != 0 && code != 1 {
-			t.Fatalf("exit code %d", code)
-		}
-		got, err := fn.ParseResourceList(out.Bytes())
-		if err != nil {
-			t.Fatalf("output is not a ResourceList: %v\n%s", err, out.String())
-		}
-		in, err := fn.ParseResourceList(input)
-		if err != nil {
-			if code != 1 {
-				t.Fatalf("unreadable input passed: %v", err)
-			}
+		in, got, _, ok := krmtest.FuzzRun(t, fuzzed, input)
+		if !ok {
 			return
 		}
 		var kept []*fn.KubeObject

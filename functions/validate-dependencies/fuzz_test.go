@@ -1,10 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"testing"
-
-	"github.com/kptdev/krm-functions-sdk/go/fn"
 
 	"github.com/fleetpolicy/fleetpolicy/functions/internal/krmtest"
 )
@@ -20,20 +17,8 @@ func FuzzValidateDependencies(f *testing.F) {
 	f.Add([]byte("kind: ResourceList\nitems:\n- apiVersion: policy.open-cluster-management.io/v1\n  kind: Policy\n  metadata: x\n  spec: [1]\n"))
 	f.Add([]byte("kind: ResourceList\nfunctionConfig: {apiVersion: fn.fleetpolicy.io/v1alpha1, kind: ValidateDependencies, external: [{}]}\n"))
 	f.Fuzz(func(t *testing.T, input []byte) {
-		var out bytes.Buffer
-		code := validateDependencies.Run(bytes.NewReader(input), &out, &bytes.Buffer{})
-		if code != 0 && code != 1 {
-			t.Fatalf("exit code %d", code)
-		}
-		got, err := fn.ParseResourceList(out.Bytes())
-		if err != nil {
-			t.Fatalf("output is not a ResourceList: %v\n%s", err, out.String())
-		}
-		in, err := fn.ParseResourceList(input)
-		if err != nil {
-			if code != 1 {
-				t.Fatalf("unreadable input passed: %v", err)
-			}
+		in, got, _, ok := krmtest.FuzzRun(t, validateDependencies, input)
+		if !ok {
 			return
 		}
 		if len(got.Items) != len(in.Items) {
