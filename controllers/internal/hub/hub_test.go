@@ -115,20 +115,6 @@ func replicaActions(t *testing.T, ns, name string) map[string]string {
 	return out
 }
 
-// eventually polls check until it returns "" or the deadline passes.
-func eventually(t *testing.T, what string, check func() string) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	last := ""
-	for time.Now().Before(deadline) {
-		if last = check(); last == "" {
-			return
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatalf("%s: %s", what, last)
-}
-
 // want builds an expected cluster -> action map: enforced clusters, the rest inform.
 func want(bound, enforced []string) map[string]string {
 	out := map[string]string{}
@@ -143,7 +129,7 @@ func want(bound, enforced []string) map[string]string {
 
 func expectReplicas(t *testing.T, ns, name string, expected map[string]string) {
 	t.Helper()
-	eventually(t, fmt.Sprintf("replicas of %s/%s", ns, name), func() string {
+	localplane.Eventually(t, 20*time.Second, fmt.Sprintf("replicas of %s/%s", ns, name), func() string {
 		got := replicaActions(t, ns, name)
 		if fmt.Sprint(sorted(got)) != fmt.Sprint(sorted(expected)) {
 			return fmt.Sprintf("got %v, want %v", sorted(got), sorted(expected))

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/hub"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
 	appsv1 "github.com/fleetpolicy/fleetpolicy/shared/api/apps/v1"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 	policyv1beta1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1beta1"
@@ -41,7 +42,7 @@ func TestSeedExamplesLive(t *testing.T) {
 		ns := fmt.Sprintf("selective-example-%d", tc.example)
 		t.Run(ns, func(t *testing.T) {
 			expectReplicas(t, ns, "test-policy-1", want(tc.bound, tc.enforced))
-			eventually(t, "root status lists exactly the bound clusters", func() string {
+			localplane.Eventually(t, 20*time.Second, "root status lists exactly the bound clusters", func() string {
 				if got := statusClusters(rootStatus(t, ns, "test-policy-1")); !slices.Equal(got, tc.bound) {
 					return fmt.Sprintf("status clusters %v, want %v", got, tc.bound)
 				}
@@ -119,7 +120,7 @@ func TestEdgeCasesLive(t *testing.T) {
 
 	t.Run("restricted binding enforces only bound clusters and never adds one", func(t *testing.T) {
 		expectReplicas(t, ns, "p", want([]string{"cluster-a", "cluster-b"}, []string{"cluster-b"}))
-		eventually(t, "restricted-only cluster-c absent from root status", func() string {
+		localplane.Eventually(t, 20*time.Second, "restricted-only cluster-c absent from root status", func() string {
 			s := rootStatus(t, ns, "p")
 			if got := statusClusters(s); !slices.Equal(got, []string{"cluster-a", "cluster-b"}) {
 				return fmt.Sprintf("status clusters %v", got)
@@ -133,7 +134,7 @@ func TestEdgeCasesLive(t *testing.T) {
 	t.Run("cluster removed from the enforce placement goes back to inform", func(t *testing.T) {
 		setDecisions(t, ns, "enf", "cluster-c")
 		expectReplicas(t, ns, "p", want([]string{"cluster-a", "cluster-b"}, nil))
-		eventually(t, "non-overlapping restricted binding leaves placement[]", func() string {
+		localplane.Eventually(t, 20*time.Second, "non-overlapping restricted binding leaves placement[]", func() string {
 			if n := len(rootStatus(t, ns, "p").Placement); n != 1 {
 				return fmt.Sprintf("placement has %d entries, want 1", n)
 			}
@@ -180,7 +181,7 @@ func TestEdgeCasesLive(t *testing.T) {
 			t.Fatal(err)
 		}
 		expectReplicas(t, ns, "p", map[string]string{})
-		eventually(t, "placement still listed", func() string {
+		localplane.Eventually(t, 20*time.Second, "placement still listed", func() string {
 			if s := rootStatus(t, ns, "p"); len(s.Placement) == 0 || len(s.Status) != 0 {
 				return fmt.Sprintf("placement %d, status %d", len(s.Placement), len(s.Status))
 			}
@@ -223,7 +224,7 @@ func TestReplicaDriftReverted(t *testing.T) {
 		t.Fatal(err)
 	}
 	expectReplicas(t, ns, "p", want([]string{"cluster-a"}, nil))
-	eventually(t, "templates and labels restored", func() string {
+	localplane.Eventually(t, 20*time.Second, "templates and labels restored", func() string {
 		get(t, replica)
 		if replica.Spec.PolicyTemplates[0].IgnorePending || replica.Labels["team"] != "platform" {
 			return fmt.Sprintf("template %+v, labels %v", replica.Spec.PolicyTemplates[0], replica.Labels)
@@ -236,7 +237,7 @@ func TestReplicaDriftReverted(t *testing.T) {
 	if err := c.Status().Update(ctx, replica); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "root compliance from the replica", func() string {
+	localplane.Eventually(t, 20*time.Second, "root compliance from the replica", func() string {
 		s := rootStatus(t, ns, "p")
 		if s.ComplianceState != policyv1.NonCompliant || len(s.Status) != 1 || s.Status[0].ComplianceState != policyv1.NonCompliant {
 			return fmt.Sprintf("root status %+v", s)
@@ -286,7 +287,7 @@ subjects: [{apiGroup: policy.open-cluster-management.io, kind: PolicySet, name: 
 `)
 	expectReplicas(t, ns, "p1", want([]string{"cluster-d", "cluster-e"}, nil))
 	expectReplicas(t, ns, "p2", want([]string{"cluster-d", "cluster-e"}, []string{"cluster-d", "cluster-e"}))
-	eventually(t, "root placement names the set", func() string {
+	localplane.Eventually(t, 20*time.Second, "root placement names the set", func() string {
 		s := rootStatus(t, ns, "p1")
 		if len(s.Placement) != 1 || s.Placement[0].PolicySet != "set" || s.Placement[0].Placement != "pl" {
 			return fmt.Sprintf("placement %+v", s.Placement)
@@ -304,7 +305,7 @@ subjects: [{apiGroup: policy.open-cluster-management.io, kind: PolicySet, name: 
 			}
 		}
 	}
-	eventually(t, "PolicySet status", func() string {
+	localplane.Eventually(t, 20*time.Second, "PolicySet status", func() string {
 		set := &policyv1beta1.PolicySet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "set"}}
 		get(t, set)
 		if set.Status.Compliant != policyv1.Compliant || len(set.Status.Placement) != 1 || set.Status.Placement[0].Placement != "pl" {
@@ -338,7 +339,7 @@ func TestHubSettles(t *testing.T) {
 	if err := c.Status().Update(context.Background(), replica); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "root status", func() string {
+	localplane.Eventually(t, 20*time.Second, "root status", func() string {
 		if s := rootStatus(t, ns, "p"); len(s.Status) != 3 || s.Status[1].ComplianceState != policyv1.Compliant {
 			return fmt.Sprintf("%+v", s.Status)
 		}
@@ -388,7 +389,7 @@ kind: PolicySet
 metadata: {name: base, namespace: %s}
 spec: {policies: [m1, m2]}
 `, ns))
-	eventually(t, "the dependency expanded", func() string {
+	localplane.Eventually(t, 20*time.Second, "the dependency expanded", func() string {
 		if got := deps(); got != "[Policy/set-dependency.m1 Policy/set-dependency.m2]" {
 			return got
 		}

@@ -3,6 +3,7 @@ package localplane
 import (
 	"context"
 	"testing"
+	"time"
 )
 
 // StartFleetForTest starts a hub and n spokes for a test and stops them when the
@@ -20,4 +21,19 @@ func StartFleetForTest(t testing.TB, n int) *Fleet {
 		}
 	})
 	return f
+}
+
+// Eventually polls check until it returns "" and fails the test with check's
+// last answer when timeout passes first.
+func Eventually(t testing.TB, timeout time.Duration, what string, check func() string) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	last := ""
+	for time.Now().Before(deadline) {
+		if last = check(); last == "" {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("%s: %s", what, last)
 }

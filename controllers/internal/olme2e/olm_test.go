@@ -97,7 +97,7 @@ func TestRealOLM(t *testing.T) {
 		t.Fatal(err)
 	}
 	apply(t, c, catalogSource)
-	eventually(t, 2*time.Minute, "the CatalogSource is READY", func() string {
+	localplane.Eventually(t, 2*time.Minute, "the CatalogSource is READY", func() string {
 		cs := &operatorsv1alpha1.CatalogSource{}
 		if err := c.Get(ctx, client.ObjectKeyFromObject(catalogSource), cs); err != nil {
 			return err.Error()
@@ -268,25 +268,11 @@ func apply(t *testing.T, c client.Client, obj *unstructured.Unstructured) {
 	}
 }
 
-// eventually polls check until it returns "" or timeout passes.
-func eventually(t *testing.T, timeout time.Duration, what string, check func() string) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	last := ""
-	for time.Now().Before(deadline) {
-		if last = check(); last == "" {
-			return
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	t.Fatalf("%s: %s", what, last)
-}
-
 // waitPolicy waits up to 3 minutes for the OperatorPolicy's status of its
 // current generation to pass check.
 func waitPolicy(t *testing.T, c client.Client, key client.ObjectKey, what string, check func(*v1beta1.OperatorPolicy) string) {
 	t.Helper()
-	eventually(t, 3*time.Minute, what, func() string {
+	localplane.Eventually(t, 3*time.Minute, what, func() string {
 		op := &v1beta1.OperatorPolicy{}
 		if err := c.Get(context.Background(), key, op); err != nil {
 			return err.Error()

@@ -159,26 +159,12 @@ func editPolicy(t *testing.T, ns, name string, edit func(*v1beta1.OperatorPolicy
 	}
 }
 
-// eventually polls check until it returns "" or 30 seconds pass.
-func eventually(t *testing.T, what string, check func() string) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	last := ""
-	for time.Now().Before(deadline) {
-		if last = check(); last == "" {
-			return
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatalf("%s: %s", what, last)
-}
-
 // waitPolicy waits until the OperatorPolicy's status, for its current
 // generation, passes check; it returns the policy.
 func waitPolicy(t *testing.T, ns, name, what string, check func(*v1beta1.OperatorPolicy) string) *v1beta1.OperatorPolicy {
 	t.Helper()
 	op := &v1beta1.OperatorPolicy{}
-	eventually(t, fmt.Sprintf("OperatorPolicy %s/%s: %s", ns, name, what), func() string {
+	localplane.Eventually(t, 30*time.Second, fmt.Sprintf("OperatorPolicy %s/%s: %s", ns, name, what), func() string {
 		if err := c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, op); err != nil {
 			return err.Error()
 		}

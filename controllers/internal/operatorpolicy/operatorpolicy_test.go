@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	appsv1 "k8s.io/api/apps/v1"
@@ -14,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/operatorpolicy"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 	"github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1beta1"
@@ -114,7 +116,7 @@ func TestInstall(t *testing.T) {
 func installPlanName(t *testing.T, ns string) string {
 	t.Helper()
 	var name string
-	eventually(t, "an InstallPlan in "+ns, func() string {
+	localplane.Eventually(t, 30*time.Second, "an InstallPlan in "+ns, func() string {
 		plans := installPlans(t, ns)
 		if len(plans) != 1 {
 			return "no single InstallPlan yet"
@@ -220,7 +222,7 @@ func TestSharedInstallPlan(t *testing.T) {
 	olm.Hold(ns)
 	createPolicy(t, ns, "alpha", policySpec("alpha", catalog, "alpha.v1"))
 	createPolicy(t, ns, "beta", policySpec("beta", catalog, "beta.v0"))
-	eventually(t, "both Subscriptions created", func() string {
+	localplane.Eventually(t, 30*time.Second, "both Subscriptions created", func() string {
 		if !exists(t, subscription(ns, "alpha")) || !exists(t, subscription(ns, "beta")) {
 			return "not yet"
 		}
@@ -431,7 +433,7 @@ func TestRemoval(t *testing.T) {
 					condition(sharedop.TypeClusterServiceVersionCompliant, metav1.ConditionTrue, "ClusterServiceVersionNotPresent"),
 				))
 			} else {
-				eventually(t, "the policy is gone", func() string {
+				localplane.Eventually(t, 30*time.Second, "the policy is gone", func() string {
 					if exists(t, &v1beta1.OperatorPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: tc.pkg}}) {
 						return "still there"
 					}

@@ -108,7 +108,7 @@ func startHub(t *testing.T) (stop func()) {
 		}
 	}
 	t.Cleanup(stop)
-	waitFor(t, "the webhook server to answer", func() string {
+	localplane.Eventually(t, 30*time.Second, "the webhook server to answer", func() string {
 		conn, err := tls.Dial("tcp", fmt.Sprintf("%s:%d", plane.WebhookHost, plane.WebhookPort), &tls.Config{InsecureSkipVerify: true})
 		if err != nil {
 			return err.Error()
@@ -117,19 +117,6 @@ func startHub(t *testing.T) (stop func()) {
 		return ""
 	})
 	return stop
-}
-
-func waitFor(t *testing.T, what string, check func() string) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	last := ""
-	for time.Now().Before(deadline) {
-		if last = check(); last == "" {
-			return
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatalf("%s: %s", what, last)
 }
 
 func applyFile(t *testing.T, rel string) {
@@ -176,7 +163,7 @@ func failurePolicy(t *testing.T) admissionregistrationv1.FailurePolicyType {
 
 func waitFailurePolicy(t *testing.T, want admissionregistrationv1.FailurePolicyType) {
 	t.Helper()
-	waitFor(t, "failurePolicy "+string(want), func() string {
+	localplane.Eventually(t, 30*time.Second, "failurePolicy "+string(want), func() string {
 		if got := failurePolicy(t); got != want {
 			return "failurePolicy is " + string(got)
 		}
@@ -265,7 +252,7 @@ func TestSeedExampleLive(t *testing.T) {
 			applyFile(t, "examples/placement/policy-"+lang+".yaml")
 			waitFailurePolicy(t, admissionregistrationv1.Fail)
 			name := "eu-pci-" + lang
-			waitFor(t, "status annotation ok", func() string {
+			localplane.Eventually(t, 30*time.Second, "status annotation ok", func() string {
 				cm := &corev1.ConfigMap{}
 				if err := c.Get(context.Background(), client.ObjectKey{Namespace: placement.Namespace, Name: name}, cm); err != nil {
 					return err.Error()
@@ -300,7 +287,7 @@ metadata: {name: payments, namespace: %[1]s}
 placementRef: {apiGroup: apps.open-cluster-management.io, kind: PlacementRule, name: everywhere}
 subjects: [{apiGroup: policy.open-cluster-management.io, kind: Policy, name: payments}]
 `, ns, decisions))
-			waitFor(t, "replicas only on qualifying EU clusters", func() string {
+			localplane.Eventually(t, 30*time.Second, "replicas only on qualifying EU clusters", func() string {
 				if got := replicaClusters(t, ns, "payments"); !slices.Equal(got, []string{"eu-dublin", "eu-frankfurt"}) {
 					return fmt.Sprintf("replicas on %v", got)
 				}
@@ -311,7 +298,7 @@ subjects: [{apiGroup: policy.open-cluster-management.io, kind: Policy, name: pay
 			// replica goes.
 			setJurisdiction(t, "eu-dublin", "us")
 			defer setJurisdiction(t, "eu-dublin", "eu")
-			waitFor(t, "eu-dublin loses the replica", func() string {
+			localplane.Eventually(t, 30*time.Second, "eu-dublin loses the replica", func() string {
 				if got := replicaClusters(t, ns, "payments"); !slices.Equal(got, []string{"eu-frankfurt"}) {
 					return fmt.Sprintf("replicas on %v, annotation %q", got, getPolicy(t, ns, "payments").Annotations[placement.ClustersAnnotation])
 				}
@@ -370,7 +357,7 @@ func TestHotReloadAndBrokenPolicy(t *testing.T) {
 		t.Fatalf("placed on %q, want eu-paris", got)
 	}
 	mustApply(t, regoPolicy("pin", `annotations["placement.fleetpolicy.io/clusters"] := "us-virginia"`))
-	waitFor(t, "remediation after the policy changed", func() string {
+	localplane.Eventually(t, 30*time.Second, "remediation after the policy changed", func() string {
 		if got := getPolicy(t, "reload", "p").Annotations[placement.ClustersAnnotation]; got != "us-virginia" {
 			return "placed on " + got
 		}
@@ -378,7 +365,7 @@ func TestHotReloadAndBrokenPolicy(t *testing.T) {
 	})
 
 	mustApply(t, regoPolicy("broken", `annotations[ := "x"`))
-	waitFor(t, "the broken policy's status", func() string {
+	localplane.Eventually(t, 30*time.Second, "the broken policy's status", func() string {
 		cm := &corev1.ConfigMap{}
 		if err := c.Get(context.Background(), client.ObjectKey{Namespace: placement.Namespace, Name: "broken"}, cm); err != nil {
 			return err.Error()
@@ -438,7 +425,7 @@ func TestExplainEndpoint(t *testing.T) {
 		"fleetpolicy.io/eu-jurisdiction-required": "true", "fleetpolicy.io/pci-compliance-level": "2",
 	})
 	var resp *http.Response
-	waitFor(t, "explain answers", func() string {
+	localplane.Eventually(t, 30*time.Second, "explain answers", func() string {
 		resp, err = httpClient.Post(fmt.Sprintf("https://%s:%d%s", plane.WebhookHost, plane.WebhookPort, hub.ExplainPath),
 			"application/yaml", bytes.NewBufferString(body))
 		if err != nil {

@@ -183,24 +183,11 @@ func clusterRollout(s policyv1.PolicyStatus) map[string]policyv1.RolloutStatus {
 	return out
 }
 
-func eventually(t *testing.T, timeout time.Duration, what string, check func() string) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	last := ""
-	for time.Now().Before(deadline) {
-		if last = check(); last == "" {
-			return
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatalf("%s: %s", what, last)
-}
-
 // waitRollout waits for the root's rolloutStatus over a fleet of n clusters (an
 // empty fleet has trivially succeeded).
 func waitRollout(t *testing.T, ns string, n int, want policyv1.RolloutStatus) {
 	t.Helper()
-	eventually(t, 60*time.Second, "root rolloutStatus "+string(want), func() string {
+	localplane.Eventually(t, 60*time.Second, "root rolloutStatus "+string(want), func() string {
 		if s := rootStatus(t, ns); s.RolloutStatus != want || len(s.Status) != n {
 			return fmt.Sprintf("rolloutStatus %q, clusters %v", s.RolloutStatus, clusterRollout(s))
 		}
@@ -298,7 +285,7 @@ func TestProgressDeadlineTimesOutASilentCluster(t *testing.T) {
 	f := spoke(t, ns, 0)
 	f.set("c-1", silent)
 	rolloutPolicy(t, ns, "{type: Progressive, progressive: {maxConcurrency: 1, maxFailures: 1, progressDeadline: 2s}}", fleet[:3])
-	eventually(t, 30*time.Second, "c-1 TimeOut, rollout moved on", func() string {
+	localplane.Eventually(t, 30*time.Second, "c-1 TimeOut, rollout moved on", func() string {
 		st := clusterRollout(rootStatus(t, ns))
 		if st["c-1"] != policyv1.RolloutTimeOut || st["c-3"] != policyv1.RolloutSucceeded {
 			return fmt.Sprintf("%v", st)
@@ -315,7 +302,7 @@ func TestMinSuccessTimeSoaksEachWave(t *testing.T) {
 	f := spoke(t, ns, 0)
 	soak := 2 * time.Second
 	rolloutPolicy(t, ns, "{type: ProgressivePerGroup, progressivePerGroup: {minSuccessTime: 2s}}", fleet[:2], fleet[2:4])
-	eventually(t, 30*time.Second, "first wave succeeded", func() string {
+	localplane.Eventually(t, 30*time.Second, "first wave succeeded", func() string {
 		st := clusterRollout(rootStatus(t, ns))
 		if st["c-1"] != policyv1.RolloutSucceeded || st["c-2"] != policyv1.RolloutSucceeded {
 			return fmt.Sprintf("%v", st)
@@ -323,7 +310,7 @@ func TestMinSuccessTimeSoaksEachWave(t *testing.T) {
 		return ""
 	})
 	succeeded := time.Now()
-	eventually(t, 30*time.Second, "second wave enforced", func() string {
+	localplane.Eventually(t, 30*time.Second, "second wave enforced", func() string {
 		if len(f.enforcedOrder()) < 4 {
 			return fmt.Sprintf("enforced %v", f.enforcedOrder())
 		}
@@ -342,7 +329,7 @@ func TestClusterAddedDuringAndAfterRollout(t *testing.T) {
 	ns := "joiners"
 	f := spoke(t, ns, 300*time.Millisecond)
 	rolloutPolicy(t, ns, "{type: Progressive, progressive: {maxConcurrency: 1}}", fleet[:3])
-	eventually(t, 30*time.Second, "rollout under way", func() string {
+	localplane.Eventually(t, 30*time.Second, "rollout under way", func() string {
 		if len(f.enforcedOrder()) == 0 {
 			return "nothing enforced yet"
 		}
@@ -353,7 +340,7 @@ func TestClusterAddedDuringAndAfterRollout(t *testing.T) {
 	assertWaves(t, f.enforcedOrder(), fleet[0:1], fleet[1:2], fleet[2:3], fleet[3:4])
 
 	setGroup(t, ns, 0, "canary", fleet[:5]...) // c-5 joins after it succeeded
-	eventually(t, 30*time.Second, "a miniature rollout for c-5", func() string {
+	localplane.Eventually(t, 30*time.Second, "a miniature rollout for c-5", func() string {
 		st := rootStatus(t, ns)
 		if len(f.enforcedOrder()) != 5 || st.RolloutStatus != policyv1.RolloutSucceeded || clusterRollout(st)["c-5"] != policyv1.RolloutSucceeded {
 			return fmt.Sprintf("enforced %v, root %s, clusters %v", f.enforcedOrder(), st.RolloutStatus, clusterRollout(st))
@@ -373,7 +360,7 @@ func TestHubRestartedMidRolloutResumes(t *testing.T) {
 	rolloutPolicy(t, ns, "{type: Progressive, progressive: {maxConcurrency: 1}}", fleet)
 	for restarts := 0; restarts < 3; restarts++ {
 		n := len(f.enforcedOrder())
-		eventually(t, 30*time.Second, "progress before the restart", func() string {
+		localplane.Eventually(t, 30*time.Second, "progress before the restart", func() string {
 			if len(f.enforcedOrder()) <= n {
 				return fmt.Sprintf("enforced %v", f.enforcedOrder())
 			}
@@ -420,14 +407,14 @@ spec:
 		}
 		return "", ""
 	}
-	eventually(t, 30*time.Second, "the plan matches", func() string {
+	localplane.Eventually(t, 30*time.Second, "the plan matches", func() string {
 		if s, msg := condition(); s != "True" {
 			return s + " " + msg
 		}
 		return ""
 	})
 	apply(t, plan(fleet[0:1], fleet[1:4]))
-	eventually(t, 30*time.Second, "the plan diverges", func() string {
+	localplane.Eventually(t, 30*time.Second, "the plan diverges", func() string {
 		if s, msg := condition(); s != "False" || !strings.Contains(msg, "wave 0: planned [c-1], live [c-1 c-2]") {
 			return s + " " + msg
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -42,7 +43,7 @@ func TestEnforceCreatesThenMustNotHaveDeletes(t *testing.T) {
 	first := hubReplica(t, ns, "e").Generation
 
 	apply(t, hubC, root("mustnothave"))
-	eventually(t, "mustnothave deletes the ConfigMap", func() string {
+	localplane.Eventually(t, 45*time.Second, "mustnothave deletes the ConfigMap", func() string {
 		if exists(t, spokeC, made) {
 			return "the ConfigMap still exists"
 		}
@@ -58,7 +59,7 @@ func TestEnforceCreatesThenMustNotHaveDeletes(t *testing.T) {
 // its current generation, with a history entry containing message.
 func expectCurrentOnHub(t *testing.T, ns, name, message string) {
 	t.Helper()
-	eventually(t, "hub replica evaluated at its generation", func() string {
+	localplane.Eventually(t, 45*time.Second, "hub replica evaluated at its generation", func() string {
 		r := hubReplica(t, ns, name)
 		if r == nil {
 			return "no replica"
@@ -93,7 +94,7 @@ func TestNamespaceSelector(t *testing.T) {
           object-templates: [{complianceType: musthave, objectDefinition: {apiVersion: v1, kind: ConfigMap, metadata: {name: shared}}}]}}`, ""))
 	bindToCluster(t, ns, "s")
 
-	eventually(t, "missing in sel-b only", func() string {
+	localplane.Eventually(t, 45*time.Second, "missing in sel-b only", func() string {
 		want := "NonCompliant; violation - configmaps [shared] found as specified in namespace sel-a; configmaps [shared] not found in namespace sel-b"
 		if got := newestMessage(spokePolicy(t, ns, "s"), 0); got != want {
 			return fmt.Sprintf("newest message %q", got)
@@ -135,7 +136,7 @@ func TestSpecSyncMirrorsAndRemoves(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "local change reverted", func() string {
+	localplane.Eventually(t, 45*time.Second, "local change reverted", func() string {
 		if p := spokePolicy(t, ns, "m"); p == nil || p.Spec.Disabled {
 			return "still disabled"
 		}
@@ -146,7 +147,7 @@ func TestSpecSyncMirrorsAndRemoves(t *testing.T) {
 	if err := hubC.Delete(context.Background(), &policyv1.Policy{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "m"}}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "copy and template removed", func() string {
+	localplane.Eventually(t, 45*time.Second, "copy and template removed", func() string {
 		switch {
 		case hubReplica(t, ns, "m") != nil:
 			return "replica still on the hub"
@@ -176,7 +177,7 @@ spec:
 `, ns))
 	bindToCluster(t, ns, "bad")
 	expectCompliance(t, ns, map[string]policyv1.ComplianceState{"bad": policyv1.NonCompliant})
-	eventually(t, "template errors name the field", func() string {
+	localplane.Eventually(t, 45*time.Second, "template errors name the field", func() string {
 		p := spokePolicy(t, ns, "bad")
 		for i, want := range []string{
 			"template-error; spec.policy-templates[0].objectDefinition: ConfigMap is not a policy template kind (its CRD lacks the label policy.open-cluster-management.io/policy-type=template)",
@@ -193,7 +194,7 @@ spec:
 		t.Error("a ConfigMap was created as a template")
 	}
 	// The hub replica says the same.
-	eventually(t, "hub replica NonCompliant", func() string {
+	localplane.Eventually(t, 45*time.Second, "hub replica NonCompliant", func() string {
 		r := hubReplica(t, ns, "bad")
 		if r == nil || r.Status.ComplianceState != policyv1.NonCompliant || len(r.Status.Details) != 2 {
 			return fmt.Sprintf("%+v", r)

@@ -238,7 +238,7 @@ func newestMessage(p *policyv1.Policy, i int) string {
 // has the given compliance.
 func expectCompliance(t *testing.T, ns string, want map[string]policyv1.ComplianceState) {
 	t.Helper()
-	eventually(t, fmt.Sprintf("compliance of %v", want), func() string {
+	localplane.Eventually(t, 45*time.Second, fmt.Sprintf("compliance of %v", want), func() string {
 		for name, state := range want {
 			p := spokePolicy(t, ns, name)
 			if p == nil {
@@ -250,18 +250,4 @@ func expectCompliance(t *testing.T, ns string, want map[string]policyv1.Complian
 		}
 		return ""
 	})
-}
-
-// eventually polls check until it returns "" or the deadline passes.
-func eventually(t *testing.T, what string, check func() string) {
-	t.Helper()
-	deadline := time.Now().Add(45 * time.Second)
-	last := ""
-	for time.Now().Before(deadline) {
-		if last = check(); last == "" {
-			return
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Fatalf("%s: %s", what, last)
 }

@@ -2,7 +2,9 @@ package spoke_test
 
 import (
 	"testing"
+	"time"
 
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 )
 
@@ -37,7 +39,7 @@ func TestRestartResumes(t *testing.T) {
 	}
 
 	expectCompliance(t, ns, map[string]policyv1.ComplianceState{"r1": policyv1.NonCompliant, "r2": policyv1.Pending})
-	eventually(t, "r2's template removed while r1 is NonCompliant", func() string {
+	localplane.Eventually(t, 45*time.Second, "r2's template removed while r1 is NonCompliant", func() string {
 		if spokeConfigPolicy(t, "r2-cm") != nil {
 			return "r2-cm still exists"
 		}
