@@ -11,9 +11,9 @@ import (
 	"github.com/go-logr/logr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/hub"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/hub/hubtest"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 	"github.com/fleetpolicy/fleetpolicy/shared/replication"
@@ -39,40 +39,20 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-type runningHub struct {
-	mgr  manager.Manager
-	stop context.CancelFunc
-	done chan struct{}
-}
-
-func startHub(t *testing.T, leaderElect bool) *runningHub {
+func startHub(t *testing.T, leaderElect bool) *hubtest.Running {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	o := hub.DefaultManagerOptions()
-	o.MetricsAddr, o.ProbeAddr = "0", "0"
-	o.Placement = false // no webhook certificates here; placement has its own tests
-	o.SkipControllerNameValidation = true
-	if leaderElect {
-		lease, renew, retry := 3*time.Second, 2*time.Second, 250*time.Millisecond
-		o.LeaderElect, o.LeaderElectionNamespace = true, "fleetpolicy-system"
-		o.LeaseDuration, o.RenewDeadline, o.RetryPeriod = &lease, &renew, &retry
-	}
-	mgr, err := hub.NewManager(ctx, plane.Config, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := &runningHub{mgr: mgr, stop: cancel, done: make(chan struct{})}
-	go func() {
-		defer close(h.done)
-		_ = mgr.Start(ctx)
-	}()
-	t.Cleanup(func() { cancel(); <-h.done })
-	return h
+	return hubtest.Start(t, plane.Config, func(o *hub.ManagerOptions) {
+		if leaderElect {
+			lease, renew, retry := 3*time.Second, 2*time.Second, 250*time.Millisecond
+			o.LeaderElect, o.LeaderElectionNamespace = true, "fleetpolicy-system"
+			o.LeaseDuration, o.RenewDeadline, o.RetryPeriod = &lease, &renew, &retry
+		}
+	})
 }
 
-func elected(h *runningHub) bool {
+func elected(h *hubtest.Running) bool {
 	select {
-	case <-h.mgr.Elected():
+	case <-h.Manager.Elected():
 		return true
 	default:
 		return false
@@ -156,8 +136,7 @@ func TestOnlyTheLeaderActs(t *testing.T) {
 	apply(t, boundTo("leader", "p", "cluster-1"))
 	waitReplica(t, "cluster-1", replication.Name("leader", "p"))
 
-	leader.stop()
-	<-leader.done
+	leader.Stop()
 	apply(t, boundTo("leader", "q", "cluster-2"))
 	waitReplica(t, "cluster-2", replication.Name("leader", "q"))
 	if !elected(follower) {

@@ -16,8 +16,7 @@ func TestRestartedHubWritesNothing(t *testing.T) {
 	waitReplica(t, "cluster-1", replication.Name("restart", "p"))
 	waitReplica(t, "cluster-2", replication.Name("restart", "p"))
 	time.Sleep(time.Second) // let the first hub settle
-	first.stop()
-	<-first.done
+	first.Stop()
 
 	before := replicaWrites(t)
 	startHub(t, false)

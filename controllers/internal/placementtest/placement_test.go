@@ -26,6 +26,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/hub"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/hub/hubtest"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 	"github.com/fleetpolicy/fleetpolicy/shared/placement"
@@ -79,35 +80,13 @@ func run(m *testing.M) (int, error) {
 }
 
 // startHub runs the hub with its placement webhook until the test ends or stop
-// is called.
+// is called, and waits until the webhook server answers.
 func startHub(t *testing.T) (stop func()) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	o := hub.DefaultManagerOptions()
-	o.MetricsAddr, o.ProbeAddr = "0", "0"
-	o.SkipControllerNameValidation = true
-	o.StatusBatchDelay = 50 * time.Millisecond
-	o.WebhookHost, o.WebhookPort, o.WebhookCertDir = plane.WebhookHost, plane.WebhookPort, plane.WebhookCertDir
-	mgr, err := hub.NewManager(ctx, plane.Config, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if err := mgr.Start(ctx); err != nil {
-			t.Errorf("hub: %v", err)
-		}
-	}()
-	stopped := false
-	stop = func() {
-		if !stopped {
-			stopped = true
-			cancel()
-			<-done
-		}
-	}
-	t.Cleanup(stop)
+	h := hubtest.Start(t, plane.Config, func(o *hub.ManagerOptions) {
+		o.Placement = true
+		o.WebhookHost, o.WebhookPort, o.WebhookCertDir = plane.WebhookHost, plane.WebhookPort, plane.WebhookCertDir
+	})
 	localplane.Eventually(t, 30*time.Second, "the webhook server to answer", func() string {
 		conn, err := tls.Dial("tcp", fmt.Sprintf("%s:%d", plane.WebhookHost, plane.WebhookPort), &tls.Config{InsecureSkipVerify: true})
 		if err != nil {
@@ -116,7 +95,7 @@ func startHub(t *testing.T) (stop func()) {
 		conn.Close()
 		return ""
 	})
-	return stop
+	return h.Stop
 }
 
 func applyFile(t *testing.T, rel string) {

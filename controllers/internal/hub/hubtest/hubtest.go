@@ -1,0 +1,64 @@
+// Package hubtest runs the hub controller inside a test: a manager against a
+// local API server, stopped when the test ends or when the test asks. It is
+// test support, imported by test files only.
+package hubtest
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/hub"
+)
+
+// Running is a hub started by Start.
+type Running struct {
+	// Manager is the hub's manager (for Elected, say).
+	Manager ctrl.Manager
+	cancel  context.CancelFunc
+	done    chan struct{}
+	once    sync.Once
+}
+
+// Stop stops the hub and waits until it has stopped; later calls do nothing.
+func (r *Running) Stop() {
+	r.once.Do(func() {
+		r.cancel()
+		<-r.done
+	})
+}
+
+// Start builds and starts the hub against cfg with test options — no metrics or
+// probe listeners, restartable within one process, placement off (it needs
+// webhook certificates), replica status gathered for 50ms — which configure,
+// when not nil, may change. The hub stops when the test ends.
+func Start(t testing.TB, cfg *rest.Config, configure func(*hub.ManagerOptions)) *Running {
+	t.Helper()
+	o := hub.DefaultManagerOptions()
+	o.MetricsAddr, o.ProbeAddr = "0", "0"
+	o.SkipControllerNameValidation = true
+	o.Placement = false
+	o.StatusBatchDelay = 50 * time.Millisecond
+	if configure != nil {
+		configure(&o)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	mgr, err := hub.NewManager(ctx, cfg, o)
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	r := &Running{Manager: mgr, cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(r.done)
+		if err := mgr.Start(ctx); err != nil {
+			t.Errorf("hub: %v", err)
+		}
+	}()
+	t.Cleanup(r.Stop)
+	return r
+}
