@@ -60,28 +60,38 @@ func Build(root *policyv1.Policy, cluster string, action policyv1.RemediationAct
 			tmpl.ExtraDependencies = canonical(tmpl.ExtraDependencies, root.Namespace, sets)
 		}
 	}
-	copyAll := root.Spec.CopyPolicyMetadata == nil || *root.Spec.CopyPolicyMetadata
-
-	labels := copyMetadata(root.Labels, copyAll)
-	labels[LabelClusterName] = cluster
-	labels[LabelClusterNamespace] = cluster
-	labels[LabelRootPolicy] = Name(root.Namespace, root.Name)
-
-	annotations := copyMetadata(root.Annotations, copyAll)
-	delete(annotations, AnnotationTrigger)
-	delete(annotations, AnnotationLastApplied)
-	annotations[AnnotationArgoCompare] = argoIgnoreExtraneous
-
 	return &policyv1.Policy{
 		TypeMeta: metav1.TypeMeta{APIVersion: policyv1.GroupVersion.String(), Kind: "Policy"},
 		ObjectMeta: metav1.ObjectMeta{
 			Name:        Name(root.Namespace, root.Name),
 			Namespace:   cluster,
-			Labels:      labels,
-			Annotations: annotations,
+			Labels:      replicaLabels(root, cluster),
+			Annotations: replicaAnnotations(root),
 		},
 		Spec: *spec,
 	}
+}
+
+// replicaLabels are the labels of root's replica for cluster.
+func replicaLabels(root *policyv1.Policy, cluster string) map[string]string {
+	labels := copyMetadata(root.Labels, copiesAllMetadata(root))
+	labels[LabelClusterName] = cluster
+	labels[LabelClusterNamespace] = cluster
+	labels[LabelRootPolicy] = Name(root.Namespace, root.Name)
+	return labels
+}
+
+// replicaAnnotations are the annotations of root's replicas.
+func replicaAnnotations(root *policyv1.Policy) map[string]string {
+	annotations := copyMetadata(root.Annotations, copiesAllMetadata(root))
+	delete(annotations, AnnotationTrigger)
+	delete(annotations, AnnotationLastApplied)
+	annotations[AnnotationArgoCompare] = argoIgnoreExtraneous
+	return annotations
+}
+
+func copiesAllMetadata(root *policyv1.Policy) bool {
+	return root.Spec.CopyPolicyMetadata == nil || *root.Spec.CopyPolicyMetadata
 }
 
 func canonical(deps []policyv1.PolicyDependency, namespace string, sets dependency.PolicySets) []policyv1.PolicyDependency {

@@ -12,10 +12,11 @@ const cachedDigestAnnotation = "fleetpolicy.io/cached-digest"
 
 // slimPolicies is the cache transform for Policies. Managed fields are dropped
 // from every Policy. A replica is reduced to what the hub reads back: its
-// metadata, its remediationAction, its status without compliance history, and
-// the digest of what the hub owns, against which desired replicas are compared.
-// At thousands of clusters the templates and history would otherwise dominate
-// the hub's memory.
+// metadata with the digest of what the hub owns (replication.Digest: spec,
+// labels and annotations) in place of its annotations, its remediationAction,
+// and its compliance with the generation it was evaluated at. Desired replicas
+// are compared with the digest. At thousands of clusters the templates, status
+// details and history would otherwise dominate the hub's memory.
 func slimPolicies(obj any) (any, error) {
 	p, ok := obj.(*policyv1.Policy)
 	if !ok {
@@ -30,23 +31,8 @@ func slimPolicies(obj any) (any, error) {
 		// initial list does): the digest is of the full replica, keep it.
 		return p, nil
 	}
-	digest := replication.Digest(p)
+	p.Annotations = map[string]string{cachedDigestAnnotation: replication.Digest(p)}
 	p.Spec = policyv1.PolicySpec{RemediationAction: p.Spec.RemediationAction, Disabled: p.Spec.Disabled}
-	annotations := make(map[string]string, len(p.Annotations)+1)
-	for k, v := range p.Annotations {
-		annotations[k] = v
-	}
-	annotations[cachedDigestAnnotation] = digest
-	p.Annotations = annotations
-	for _, d := range p.Status.Details {
-		if d != nil {
-			d.History = nil
-		}
-	}
+	p.Status = policyv1.PolicyStatus{ComplianceState: p.Status.ComplianceState, ObservedGeneration: p.Status.ObservedGeneration}
 	return p, nil
-}
-
-// drifted reports whether a cached (slimmed) replica differs from the desired one.
-func drifted(desired, cached *policyv1.Policy) bool {
-	return cached.Annotations[cachedDigestAnnotation] != replication.Digest(desired)
 }

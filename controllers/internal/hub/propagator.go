@@ -2,7 +2,6 @@ package hub
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -61,10 +60,13 @@ type Propagator struct {
 	Clock clock.PassiveClock
 }
 
-// replicaWrite is one write a reconcile decided on.
+// replicaWrite is one write a reconcile decided on: the replica of cluster with
+// action, or a delete when replicas is nil.
 type replicaWrite struct {
-	desired *policyv1.Policy // nil for a delete
-	actual  *policyv1.Policy // nil for a create
+	replicas *replication.Replicas
+	cluster  string
+	action   policyv1.RemediationAction
+	actual   *policyv1.Policy // nil for a create
 }
 
 // Reconcile brings one root policy's replicas and status in line with its bindings.
@@ -170,9 +172,12 @@ func outcome(err error) string {
 }
 
 // replicasOf lists a root policy's replicas from the cache, by cluster namespace.
+// The replicas are the cache's own objects, not copies: they are read, never
+// modified.
 func (p *Propagator) replicasOf(ctx context.Context, root types.NamespacedName) (map[string]*policyv1.Policy, error) {
 	list := &policyv1.PolicyList{}
-	if err := p.Client.List(ctx, list, client.MatchingFields{indexReplicaRoot: replication.Name(root.Namespace, root.Name)}); err != nil {
+	if err := p.Client.List(ctx, list, client.UnsafeDisableDeepCopy,
+		client.MatchingFields{indexReplicaRoot: replication.Name(root.Namespace, root.Name)}); err != nil {
 		return nil, err
 	}
 	out := make(map[string]*policyv1.Policy, len(list.Items))
@@ -366,18 +371,19 @@ func (p *Propagator) reportWave(root *policyv1.Policy, step rollout.StepResult, 
 }
 
 // plan compares the desired replicas — one per cluster of the rollout step, with
-// the action it decided — with the cached ones and returns the writes.
+// the action it decided — with the cached ones and returns the writes. Desired
+// replicas are compared by digest and encoded by the writers, so that a
+// reconcile holds no desired replica in memory.
 func (p *Propagator) plan(root *policyv1.Policy, decided []rollout.ClusterDecision, sets []policyv1beta1.PolicySet, existing map[string]*policyv1.Policy) []replicaWrite {
 	var writes []replicaWrite
 	bound := map[string]bool{}
 	if root != nil {
-		setIndex := dependency.IndexPolicySets(setPointers(sets))
+		replicas := replication.For(root, dependency.IndexPolicySets(setPointers(sets)))
 		for _, c := range decided {
 			bound[c.Name] = true
-			desired := replication.Build(root, c.Name, c.RemediationAction, setIndex)
 			actual := existing[c.Name]
-			if actual == nil || drifted(desired, actual) {
-				writes = append(writes, replicaWrite{desired: desired, actual: actual})
+			if actual == nil || actual.Annotations[cachedDigestAnnotation] != replicas.Digest(c.Name, c.RemediationAction) {
+				writes = append(writes, replicaWrite{replicas: replicas, cluster: c.Name, action: c.RemediationAction, actual: actual})
 			}
 		}
 	}
@@ -418,8 +424,8 @@ func (p *Propagator) write(ctx context.Context, root *policyv1.Policy, writes []
 					continue
 				}
 				mu.Lock()
-				if w.desired != nil && apierrors.IsNotFound(err) {
-					missingNamespaces[w.desired.Namespace] = true
+				if w.replicas != nil && apierrors.IsNotFound(err) {
+					missingNamespaces[w.cluster] = true
 				} else {
 					errs = append(errs, err)
 				}
@@ -453,25 +459,20 @@ func (p *Propagator) writeOne(ctx context.Context, w replicaWrite) error {
 	var verb string
 	var err error
 	switch {
-	case w.desired == nil:
+	case w.replicas == nil:
 		verb = "delete"
 		err = client.IgnoreNotFound(p.Client.Delete(ctx, w.actual))
 	case w.actual == nil:
 		verb = "create"
-		var body []byte
-		if body, err = json.Marshal(w.desired); err == nil {
-			err = p.Replicas.Post().Namespace(w.desired.Namespace).Resource("policies").Body(body).Do(ctx).Error()
-		}
+		err = p.Replicas.Post().Namespace(w.cluster).Resource("policies").
+			Body(w.replicas.JSON(w.cluster, w.action, "")).Do(ctx).Error()
 		if apierrors.IsAlreadyExists(err) {
 			return nil // the cache was behind; the create event brings the replica back here
 		}
 	default:
 		verb = "update"
-		w.desired.ResourceVersion = w.actual.ResourceVersion
-		var body []byte
-		if body, err = json.Marshal(w.desired); err == nil {
-			err = p.Replicas.Put().Namespace(w.desired.Namespace).Resource("policies").Name(w.desired.Name).Body(body).Do(ctx).Error()
-		}
+		err = p.Replicas.Put().Namespace(w.cluster).Resource("policies").Name(w.actual.Name).
+			Body(w.replicas.JSON(w.cluster, w.action, w.actual.ResourceVersion)).Do(ctx).Error()
 		if apierrors.IsConflict(err) {
 			return nil // the cache was behind; the newer replica's event brings it back here
 		}
