@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/hub"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/logging"
 )
 
 // defaultGCPercent trades a little CPU for memory: in a paired run of the
@@ -52,7 +53,7 @@ func main() {
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
 	o.QPS = float32(qps)
-	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
+	ctrl.SetLogger(logging.Bounded(zap.New(zap.UseFlagOptions(&zapOpts))))
 	logger := ctrl.Log.WithName("fleetpolicy-hub")
 
 	cfg, err := ctrl.GetConfig() // --kubeconfig, $KUBECONFIG or in-cluster

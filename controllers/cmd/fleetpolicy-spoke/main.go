@@ -19,6 +19,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/logging"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/spoke"
 )
 
@@ -40,7 +41,7 @@ func main() {
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
 	o.QPS = float32(qps)
-	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
+	ctrl.SetLogger(logging.Bounded(zap.New(zap.UseFlagOptions(&zapOpts))))
 	logger := ctrl.Log.WithName("fleetpolicy-spoke")
 
 	if *hubKubeconfig == "" || o.ClusterName == "" {

@@ -14,6 +14,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/logging"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/scheme"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 	"github.com/fleetpolicy/fleetpolicy/shared/placement"
@@ -68,6 +69,7 @@ func NewManager(ctx context.Context, cfg *rest.Config, o ManagerOptions) (ctrl.M
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  scheme.New(),
+		Logger:                  logging.Bounded(ctrl.Log),
 		Metrics:                 metricsserver.Options{BindAddress: o.MetricsAddr},
 		HealthProbeBindAddress:  o.ProbeAddr,
 		LeaderElection:          o.LeaderElect,

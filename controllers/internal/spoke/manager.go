@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/logging"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/operatorpolicy"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/scheme"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
@@ -84,6 +85,7 @@ func NewManager(ctx context.Context, hubCfg, managedCfg *rest.Config, o ManagerO
 	inClusterNamespace := cache.ByObject{Namespaces: map[string]cache.Config{o.ClusterName: {}}}
 	mgr, err := ctrl.NewManager(managedCfg, ctrl.Options{
 		Scheme:                  s,
+		Logger:                  logging.Bounded(ctrl.Log),
 		Metrics:                 metricsserver.Options{BindAddress: o.MetricsAddr},
 		HealthProbeBindAddress:  o.ProbeAddr,
 		LeaderElection:          o.LeaderElect,
@@ -114,6 +116,7 @@ func NewManager(ctx context.Context, hubCfg, managedCfg *rest.Config, o ManagerO
 	}
 	hub, err := cluster.New(hubCfg, func(co *cluster.Options) {
 		co.Scheme = s
+		co.Logger = logging.Bounded(ctrl.Log.WithName("hub-cluster"))
 		co.Cache = cache.Options{
 			DefaultNamespaces: map[string]cache.Config{o.ClusterName: {}},
 			DefaultTransform:  cache.TransformStripManagedFields(),
