@@ -1,4 +1,6 @@
-// Package faulttest injects faults into the hub against a real API server:
-// several hub processes with leader election, conflicting writers on replicas,
-// and an API server outage in the middle of a propagation.
+// Package faulttest injects faults into the controllers against real API
+// servers: several hub processes with leader election, conflicting writers on
+// replicas, an API server outage in the middle of a propagation, and a spoke
+// that loses its connection to the hub (through a test-only TCP proxy) and
+// gets it back.
 package faulttest
