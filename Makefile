@@ -136,6 +136,7 @@ lint: ## go vet every module and fail on unformatted files.
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
 	  if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 	go vet $(addsuffix /...,$(addprefix ./,$(MODULES)))
+	GOWORK=off go vet -C hack/benchreport ./...
 
 .PHONY: verify
 verify: generate ## Fail when generated code or CRDs are stale, or tool versions disagree with hack/tools.
@@ -167,6 +168,7 @@ build: ## Build the controllers and every KRM function into bin/.
 .PHONY: test
 test: verify lint tools olm-binaries build ## Everything CI runs: verify, lint, unit, golden, integration and real-OLM tests, then each fuzz target briefly.
 	FLEETPOLICY_E2E_OLM=1 go test $(GO_TEST_FLAGS) -timeout $(TEST_TIMEOUT) $(addsuffix /...,$(addprefix ./,$(MODULES)))
+	GOWORK=off go test $(GO_TEST_FLAGS) -C hack/benchreport ./...
 	$(MAKE) --no-print-directory fuzz FUZZTIME=2s
 
 FUZZTIME ?= 3s
@@ -187,13 +189,38 @@ test-unit: ## Only the shared/ tests (pure algorithms; no tools needed).
 
 ##@ Benchmarks
 
+# `make bench` runs every benchmark BENCH_RUNS times and appends their result
+# lines (one per run; the format is in docs/performance.md) to BENCH_RESULTS,
+# then hack/benchreport prints one table: per figure the median over the runs,
+# the floor and the ratio to it, and the target where one is stated. The
+# expensive benchmarks run with -benchtime 1x and -count, so that every run is
+# a line of its own (-benchtime Nx would average N runs into one line).
+BENCH_RUNS         ?= 3
+BENCH_RESULTS      ?= $(BIN)/bench/results.txt
+BENCH_FLAGS        ?=
+BENCH_REPORT_FLAGS ?=
+BENCHREPORT        := $(BIN)/benchreport
+
+$(BENCHREPORT): $(filter-out %_test.go,$(wildcard hack/benchreport/*.go)) hack/benchreport/go.mod hack/benchreport/go.sum
+	GOWORK=off go build -C hack/benchreport -o $@ .
+
 .PHONY: bench
-bench: tools build ## Run the benchmarks; each figure is printed with its floor measured in the same run.
-	go test -run '^$$' -bench . -benchmem ./shared/...
-	go test -run '^$$' -bench BenchmarkPlanRollout -benchtime 3x ./functions/plan-rollout/
-	go test -run '^$$' -bench BenchmarkFunctions -benchtime 3x -timeout 60m ./functions/internal/benchtest/
-	go test -run '^$$' -bench BenchmarkTemplateSync500 -benchtime 3x -timeout 30m ./controllers/internal/spoke/spokebench/
-	go run ./controllers/cmd/fleetpolicy-bench
+bench: tools build $(BENCHREPORT) ## Run every benchmark BENCH_RUNS times (default 3) into bin/bench/results.txt and print one table of medians, floors, ratios and targets. BENCH_FLAGS are passed to fleetpolicy-bench.
+	@mkdir -p $(dir $(BENCH_RESULTS)) && : > $(BENCH_RESULTS)
+	@failed=(); \
+	  record() { echo ">> $$*" >&2; "$$@" | tee -a $(BENCH_RESULTS) >&2 || failed+=("$$*"); }; \
+	  record go test -run '^$$' -bench . -count $(BENCH_RUNS) ./shared/...; \
+	  record go test -run '^$$' -bench BenchmarkPlanRollout -benchtime 1x -count $(BENCH_RUNS) ./functions/plan-rollout/; \
+	  record go test -run '^$$' -bench BenchmarkFunctions -benchtime 1x -count $(BENCH_RUNS) -timeout 60m ./functions/internal/benchtest/; \
+	  record go test -run '^$$' -bench BenchmarkSpokeTemplateSync -benchtime 1x -count $(BENCH_RUNS) -timeout 60m ./controllers/internal/spoke/spokebench/; \
+	  record go run ./controllers/cmd/fleetpolicy-bench --runs $(BENCH_RUNS) $(BENCH_FLAGS); \
+	  echo ">> $(BENCHREPORT) $(BENCH_REPORT_FLAGS) $(BENCH_RESULTS)" >&2; \
+	  $(BENCHREPORT) $(BENCH_REPORT_FLAGS) $(BENCH_RESULTS) || failed+=("benchreport (bad result lines)"); \
+	  if [ $${#failed[@]} -gt 0 ]; then printf 'failed (what it printed is in the table): %s\n' "$${failed[@]}" >&2; exit 1; fi
+
+.PHONY: bench-report
+bench-report: $(BENCHREPORT) ## Print the table of the last `make bench` again; BENCH_REPORT_FLAGS=-markdown prints it for docs/performance.md.
+	@$(BENCHREPORT) $(BENCH_REPORT_FLAGS) $(BENCH_RESULTS)
 
 ##@ Run
 

@@ -5,7 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -64,39 +68,51 @@ func replicas(ns string) []*policyv1.Policy {
 	return out
 }
 
-// BenchmarkTemplateSync500 measures one spoke syncing 500 policies in 100
-// chains of 5 (each waiting for the one before it to be Compliant): from the
-// creation of the replicas on the hub until all 500 report Compliant on the
-// hub. The floor writes, with as many concurrent writers as the spoke
-// reconciles policies and no client-side rate limit, the same replicas on the
-// hub and what the spoke writes for them — each policy's copy, its
-// ConfigurationPolicy and ConfigMap on the managed cluster, and the statuses of
-// the ConfigurationPolicy, the copy and the replica — in no particular order.
-func BenchmarkTemplateSync500(b *testing.B) {
-	ctrl.SetLogger(logr.Discard())
+// BenchmarkSpokeTemplateSync measures one spoke, bin/fleetpolicy-spoke running
+// as a child process, syncing 500 policies in 100 chains of 5 (each waiting for
+// the one before it to be Compliant): from the creation of the replicas on the
+// hub until all 500 report Compliant on the hub. The floor writes, with as many
+// concurrent writers as the spoke reconciles policies and no client-side rate
+// limit, the same replicas on the hub and what the spoke writes for them — each
+// policy's copy, its ConfigurationPolicy and ConfigMap on the managed cluster,
+// and the statuses of the ConfigurationPolicy, the copy and the replica — in no
+// particular order.
+//
+// One result line per run of the benchmark function: the sync time in s, the
+// floor in floor-s, their ratio in x-floor (each averaged over b.N, so run it
+// with -benchtime 1x and take medians over -count runs), and the spoke
+// process's peak RSS over its whole life (start, cache sync, the syncs, the
+// removal of the policies) in MiB-peak-rss.
+func BenchmarkSpokeTemplateSync(b *testing.B) {
+	b.Run(fmt.Sprintf("policies=%d", chains*chainLength), benchmarkTemplateSync)
+}
+
+func benchmarkTemplateSync(b *testing.B) {
+	ctrl.SetLogger(logr.Discard()) // envtest logs through controller-runtime
 	fleet := localplane.StartFleetForTest(b, 1)
-	ctx, cancel := context.WithCancel(context.Background())
 	hub, managed := unlimited(b, fleet.Hub), unlimited(b, fleet.Spokes[0])
 	for _, step := range []func() error{
-		func() error { return localplane.EnsureNamespace(ctx, hub, cluster) },
-		func() error { return localplane.EnsureNamespace(ctx, managed, dataNS) },
-		func() error { return localplane.EnsureNamespace(ctx, managed, "floor-data") },
+		func() error { return localplane.EnsureNamespace(b.Context(), hub, cluster) },
+		func() error { return localplane.EnsureNamespace(b.Context(), managed, dataNS) },
+		func() error { return localplane.EnsureNamespace(b.Context(), managed, "floor-data") },
 	} {
 		if err := step(); err != nil {
 			b.Fatal(err)
 		}
 	}
-	o := spoke.DefaultManagerOptions()
-	o.ClusterName = cluster
-	o.MetricsAddr, o.ProbeAddr = "0", "0"
-	mgr, err := spoke.NewManager(ctx, fleet.Hub.Config, fleet.Spokes[0].Config, o)
+	sp, ctx, err := startSpoke(b.Context(), fleet, filepath.Join(b.TempDir(), "spoke.log"))
 	if err != nil {
 		b.Fatal(err)
 	}
-	var running sync.WaitGroup
-	running.Go(func() { _ = mgr.Start(ctx) })
-	b.Cleanup(func() { cancel(); running.Wait() })
-	writers := o.Concurrency
+	b.Cleanup(func() { _, _ = sp.stop() })
+	fatal := func(err error) {
+		b.Helper()
+		if cause := context.Cause(ctx); cause != nil {
+			err = fmt.Errorf("%w (%v)", err, cause)
+		}
+		b.Fatalf("%v\n%s", err, sp.logTail())
+	}
+	writers := spoke.DefaultManagerOptions().Concurrency // what the spoke binary reconciles at once
 
 	var spokeTime, floorTime time.Duration
 	b.ResetTimer()
@@ -106,29 +122,104 @@ func BenchmarkTemplateSync500(b *testing.B) {
 		want := replicas(ns)
 		floor, err := writeFloor(ctx, hub, managed, fmt.Sprintf("floor-%d", i), want, writers)
 		if err != nil {
-			b.Fatal(err)
+			fatal(err)
 		}
 		floorTime += floor
 		b.StartTimer()
 
 		start := time.Now()
 		if err := parallel(len(want), writers, func(j int) error { return hub.Create(ctx, want[j].DeepCopy()) }); err != nil {
-			b.Fatal(err)
+			fatal(err)
 		}
 		if err := waitCompliant(ctx, hub, want, 10*time.Minute); err != nil {
-			b.Fatal(err)
+			fatal(err)
 		}
 		spokeTime += time.Since(start)
 
 		b.StopTimer()
 		if err := cleanUp(ctx, hub, managed, want); err != nil {
-			b.Fatal(err)
+			fatal(err)
 		}
 		b.StartTimer()
 	}
-	b.ReportMetric(spokeTime.Seconds()/float64(b.N), "s/sync")
-	b.ReportMetric(floorTime.Seconds()/float64(b.N), "s/floor")
+	b.StopTimer()
+	peakRSS, err := sp.stop()
+	if err != nil {
+		fatal(err)
+	}
+	b.ReportMetric(spokeTime.Seconds()/float64(b.N), "s")
+	b.ReportMetric(floorTime.Seconds()/float64(b.N), "floor-s")
 	b.ReportMetric(float64(spokeTime)/float64(floorTime), "x-floor")
+	b.ReportMetric(peakRSS, "MiB-peak-rss")
+}
+
+// spokeProcess is bin/fleetpolicy-spoke running as a child process against the
+// benchmark's hub and managed cluster, so that its memory is its own.
+type spokeProcess struct {
+	cmd     *exec.Cmd
+	logPath string
+	exited  chan struct{} // closed when the process has exited and cmd.ProcessState is set
+}
+
+// startSpoke starts bin/fleetpolicy-spoke (built by `make build`) for the
+// fleet's first spoke with its default options, its output in logPath. The
+// context it returns is ctx, cancelled when the process exits, so that nothing
+// waits for a spoke that died.
+func startSpoke(ctx context.Context, fleet *localplane.Fleet, logPath string) (*spokeProcess, context.Context, error) {
+	root, err := localplane.RepoRoot()
+	if err != nil {
+		return nil, nil, err
+	}
+	bin := filepath.Join(root, "bin", "fleetpolicy-spoke")
+	if _, err := os.Stat(bin); err != nil {
+		return nil, nil, fmt.Errorf("%s: run `make build` first", bin)
+	}
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		return nil, nil, err
+	}
+	cmd := exec.Command(bin, "--hub-kubeconfig", fleet.Hub.KubeconfigPath, "--kubeconfig", fleet.Spokes[0].KubeconfigPath,
+		"--cluster-name", cluster, "--metrics-bind-address", "0", "--health-probe-bind-address", "0", "--zap-log-level", "error")
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if err := cmd.Start(); err != nil {
+		logFile.Close()
+		return nil, nil, fmt.Errorf("starting %s: %w", bin, err)
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	p := &spokeProcess{cmd: cmd, logPath: logPath, exited: make(chan struct{})}
+	go func() {
+		err := cmd.Wait()
+		logFile.Close()
+		cancel(fmt.Errorf("the spoke process exited: %v", err))
+		close(p.exited)
+	}()
+	return p, ctx, nil
+}
+
+// stop ends the spoke with SIGTERM and returns its peak RSS in MiB over its
+// whole life (rusage maxrss, as fleetpolicy-bench measures the hub). It may be
+// called again.
+func (p *spokeProcess) stop() (float64, error) {
+	_ = p.cmd.Process.Signal(syscall.SIGTERM) // fails only when it has exited already
+	<-p.exited
+	ru, ok := p.cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	if !ok {
+		return 0, errors.New("the spoke process has no rusage")
+	}
+	return float64(ru.Maxrss) / 1024, nil // maxrss is in KiB on Linux
+}
+
+// logTail is the end of the spoke's output, for failure messages.
+func (p *spokeProcess) logTail() string {
+	const tailBytes = 4 << 10
+	out, err := os.ReadFile(p.logPath)
+	if err != nil {
+		return "spoke log: " + err.Error()
+	}
+	if len(out) > tailBytes {
+		out = out[len(out)-tailBytes:]
+	}
+	return "spoke log (" + p.logPath + ", end):\n" + string(out)
 }
 
 // unlimited is an admin client of the plane without a client-side rate limit.

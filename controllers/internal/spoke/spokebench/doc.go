@@ -2,10 +2,22 @@
 // and a real managed cluster (two local API servers): 500 policies in chains of
 // dependencies, from the replicas' creation on the hub until every replica on
 // the hub reports Compliant, versus the floor of writing the same objects and
-// statuses directly. Run it with
+// statuses directly, and the spoke's peak memory while it does so. Run it with
 //
-//	go test -run '^$' -bench BenchmarkTemplateSync500 -benchtime 3x -timeout 30m ./controllers/internal/spoke/spokebench/
+//	make build
+//	go test -run '^$' -bench BenchmarkSpokeTemplateSync -benchtime 1x -count 3 -timeout 30m ./controllers/internal/spoke/spokebench/
 //
-// (`make bench` does). The benchmark is in bench_test.go; this package has no
-// other code.
+// (`make bench` does): one result line per run, medians left to the report tool
+// (hack/benchreport).
+//
+// The spoke runs as the binary bin/fleetpolicy-spoke (a child process, its
+// default options) rather than in the benchmark's process, so that its memory
+// is measured the way fleetpolicy-bench measures the hub: the peak RSS of its
+// own process (rusage maxrss), which is what a memory limit on the spoke's
+// container meets. In process, the benchmark's own clients, fixtures and the
+// floor's objects would share the heap, and a heap figure would leave out the
+// runtime's overhead and memory the garbage collector has not returned.
+// `make build` must have built the binary from the code under test.
+//
+// The benchmark is in bench_test.go; this package has no other code.
 package spokebench

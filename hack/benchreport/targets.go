@@ -1,0 +1,44 @@
+package main
+
+import "regexp"
+
+// target is a limit the repository states for a figure: the median of the
+// figure (or of its ratio to the floor) must not exceed max.
+type target struct {
+	// name matches the benchmark's name as the table shows it (without
+	// "Benchmark" and the GOMAXPROCS suffix).
+	name *regexp.Regexp
+	// unit is the figure's unit.
+	unit string
+	// onRatio applies max to the ratio to the floor instead of the figure.
+	onRatio bool
+	max     float64
+}
+
+// targets are every limit issue 9 (and issue 3 before it) states; the first
+// that matches a row's benchmark name and unit applies.
+var targets = []target{
+	// Each KRM function on 1,000 and 10,000 objects, alone and under kustomize:
+	// at most 1.5 times the identity function on the same input.
+	{name: regexp.MustCompile(`^Functions/`), unit: "s/run", onRatio: true, max: 1.5},
+	// Hub propagation, create and update of every replica: at most 1.3 times
+	// writing the same replicas directly.
+	{name: regexp.MustCompile(`^HubPropagation/.*/(create|update)$`), unit: "s", onRatio: true, max: 1.3},
+	// The hub's CPU: at most 0.5 CPU seconds per 1,000 replicas.
+	{name: regexp.MustCompile(`^Hub(Propagation|Memory)/`), unit: "cpu-s/1000-replicas", max: 0.5},
+	// The hub's peak RSS at 3,000 clusters: 80 MiB with 1 policy, 200 MiB with 10.
+	{name: regexp.MustCompile(`^Hub[A-Za-z]*/(.*/)?policies=1/clusters=3000(/.*)?$`), unit: "MiB-peak-rss", max: 80},
+	{name: regexp.MustCompile(`^Hub[A-Za-z]*/(.*/)?policies=10/clusters=3000(/.*)?$`), unit: "MiB-peak-rss", max: 200},
+	// plan-rollout at 10,000 clusters with maxConcurrency 1: under 2 s.
+	{name: regexp.MustCompile(`^PlanRollout(Binary)?/[^/]+/one-at-a-time/plan-rollout$`), unit: goTestTime, max: 2e9},
+}
+
+// targetFor is the target of benchmark name's figure in unit, or nil.
+func targetFor(name, unit string) *target {
+	for i, t := range targets {
+		if t.unit == unit && t.name.MatchString(name) {
+			return &targets[i]
+		}
+	}
+	return nil
+}
