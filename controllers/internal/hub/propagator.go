@@ -147,22 +147,29 @@ func (p *Propagator) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	statusChanged, statusErr := p.updateRootStatus(ctx, root, resolution, step, planCondition, existing)
 	err = errors.Join(writeErr, statusErr)
 	reconcileTotal.WithLabelValues(outcome(err)).Inc()
-	if err != nil && apierrors.IsConflict(statusErr) && writeErr == nil {
-		// The root changed since the cache saw it; its update event is queued.
-		return ctrl.Result{Requeue: true}, nil
-	}
-	var result ctrl.Result
 	switch {
+	case err != nil && apierrors.IsConflict(statusErr) && writeErr == nil:
+		// The root changed since the cache saw it; its update event is queued,
+		// and the next step must run even if that event was already handled.
+		return ctrl.Result{RequeueAfter: stepRequeueDelay}, nil
+	case err != nil:
+		return ctrl.Result{}, err
 	case statusChanged:
 		// The step recorded new progress. The next step must see it even when no
 		// replica changes (a cluster reached again after a restart whose replica
-		// already carries, and has reported on, what this step wrote).
-		result.Requeue = true
+		// already carries, and has reported on, what this step wrote). A fixed
+		// delay, not the rate limiter: a rollout changes the status step after
+		// step, and the limiter's backoff would double with every change.
+		return ctrl.Result{RequeueAfter: stepRequeueDelay}, nil
 	case step.RequeueAfter != nil:
-		result.RequeueAfter = max(*step.RequeueAfter, 100*time.Millisecond)
+		return ctrl.Result{RequeueAfter: max(*step.RequeueAfter, 100*time.Millisecond)}, nil
 	}
-	return result, err
+	return ctrl.Result{}, nil
 }
+
+// stepRequeueDelay is how long after recording progress the next rollout step
+// runs: time for the cache to see the root's new status.
+const stepRequeueDelay = 50 * time.Millisecond
 
 func outcome(err error) string {
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/hub"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/hub/hubtest"
@@ -224,6 +225,56 @@ func TestProgressiveMaxConcurrency2Over6Clusters(t *testing.T) {
 			t.Errorf("%s: rolloutStatus %s", cl, st)
 		}
 	}
+}
+
+// TestOneClusterAtATimeKeepsPace: six waves of one cluster each complete, and
+// no step is requeued through the rate limiter. Every wave changes the root's
+// status several times; requeued through the limiter, the backoff doubles with
+// every change that follows another without a quiet reconcile between them,
+// and at a thousand clusters a rollout stalled for minutes between waves.
+func TestOneClusterAtATimeKeepsPace(t *testing.T) {
+	startHub(t)
+	limited := rateLimitedRequeues(t)
+	t.Cleanup(func() {
+		if n := rateLimitedRequeues(t) - limited; n != 0 {
+			t.Errorf("the propagator requeued %v step(s) through the rate limiter", n)
+		}
+	})
+	ns := "one-at-a-time"
+	f := spoke(t, ns, 20*time.Millisecond)
+	rolloutPolicy(t, ns, "{type: Progressive, progressive: {maxConcurrency: 1}}", fleet)
+	waitRollout(t, ns, 6, policyv1.RolloutSucceeded)
+	waves := make([][]string, len(fleet))
+	for i := range fleet {
+		waves[i] = fleet[i : i+1]
+	}
+	assertWaves(t, f.enforcedOrder(), waves...)
+	assertEnforcedOnce(t, f)
+}
+
+// rateLimitedRequeues is how many reconciles of the propagator so far asked to
+// be requeued through the rate limiter (controller-runtime's result "requeue").
+func rateLimitedRequeues(t *testing.T) float64 {
+	t.Helper()
+	families, err := ctrlmetrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != "controller_runtime_reconcile_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			if labels["controller"] == "propagator" && labels["result"] == "requeue" {
+				return m.GetCounter().GetValue()
+			}
+		}
+	}
+	return 0
 }
 
 func TestProgressivePerGroupMandatoryCanary(t *testing.T) {
