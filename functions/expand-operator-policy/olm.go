@@ -50,11 +50,9 @@ func checkForOLM(item *fn.KubeObject, op *v1beta1.OperatorPolicy) fn.Results {
 // so that a policy that names none uses theirs rather than making a second
 // one in the namespace.
 func expandOLM(out *output, sources []*source) {
-	var existing []operatorsv1.OperatorGroup
+	existing := map[string][]operatorsv1.OperatorGroup{} // by namespace
 	has := func(namespace, name string) bool {
-		return slices.ContainsFunc(existing, func(og operatorsv1.OperatorGroup) bool {
-			return og.Namespace == namespace && og.Name == name
-		})
+		return slices.ContainsFunc(existing[namespace], func(og operatorsv1.OperatorGroup) bool { return og.Name == name })
 	}
 	for _, item := range out.pkg.items {
 		gk := item.GroupKind()
@@ -62,7 +60,7 @@ func expandOLM(out *output, sources []*source) {
 		if isOperatorGroup && !has(item.GetNamespace(), item.GetName()) {
 			og := operatorsv1.OperatorGroup{}
 			og.Name, og.Namespace = item.GetName(), item.GetNamespace()
-			existing = append(existing, og)
+			existing[og.Namespace] = append(existing[og.Namespace], og)
 		}
 	}
 
@@ -76,7 +74,7 @@ func expandOLM(out *output, sources []*source) {
 	}
 	slices.SortStableFunc(namingFirst, func(a, b *source) int { return namesNone(a) - namesNone(b) })
 	for _, s := range namingFirst {
-		og, err := operatorpolicy.DesiredOperatorGroup(s.policy, existing, nil)
+		og, err := operatorpolicy.DesiredOperatorGroup(s.policy, existing[s.policy.Subscription.Namespace], nil)
 		if err != nil {
 			out.fail(s, "spec.operatorGroup", conflictDetail(err))
 			continue
@@ -92,7 +90,7 @@ func expandOLM(out *output, sources []*source) {
 		if out.place(s, "spec.operatorGroup", obj) {
 			wants[s] = append(wants[s], idOf(obj).String())
 			if !has(og.Namespace, og.Name) {
-				existing = append(existing, *og)
+				existing[og.Namespace] = append(existing[og.Namespace], *og)
 			}
 		}
 	}
@@ -125,7 +123,7 @@ func expandOLM(out *output, sources []*source) {
 
 // leadingComment is the comment written above an item, "" when there is none.
 func leadingComment(item *fn.KubeObject) string {
-	root := item.CopyToResourceNode().YNode()
+	root := krm.Node(item)
 	if root.HeadComment != "" || len(root.Content) == 0 {
 		return root.HeadComment
 	}

@@ -134,6 +134,8 @@ type output struct {
 type placedObject struct {
 	object *fn.KubeObject
 	by     *fn.KubeObject
+	// content is the content of object, once another object is compared with it.
+	content map[string]any
 }
 
 func newOutput(pkg *packageItems, sources []*source) *output {
@@ -170,18 +172,22 @@ func (o *output) allResults() fn.Results {
 func (o *output) place(s *source, field string, obj *fn.KubeObject) bool {
 	id := idOf(obj)
 	var holder string
-	var existing *fn.KubeObject
+	var existing map[string]any
 	if item, found := o.pkg.others[id]; found {
-		holder, existing = "the package already holds", item
+		holder, existing = "the package already holds", content(item)
 	} else if prev, found := o.placed[id]; found {
-		holder, existing = fmt.Sprintf("OperatorPolicy %s also wants", idOf(prev.by).nameRef()), prev.object
-	}
-	if existing == nil {
+		holder = fmt.Sprintf("OperatorPolicy %s also wants", idOf(prev.by).nameRef())
+		if prev.content == nil {
+			prev.content = content(prev.object)
+			o.placed[id] = prev
+		}
+		existing = prev.content
+	} else {
 		o.placed[id] = placedObject{object: obj, by: s.item}
 		o.objects[s.item] = append(o.objects[s.item], obj)
 		return true
 	}
-	if paths := differences(content(obj), content(existing)); len(paths) > 0 {
+	if paths := differences(content(obj), existing); len(paths) > 0 {
 		o.fail(s, field, fmt.Sprintf("%s %s, which differs at %s", holder, id, strings.Join(paths, ", ")))
 		return false
 	}
@@ -197,7 +203,7 @@ func (id objectID) nameRef() string {
 
 // content is obj without metadata and status, as a JSON value.
 func content(obj *fn.KubeObject) map[string]any {
-	raw, err := obj.CopyToResourceNode().MarshalJSON()
+	raw, err := krm.MarshalJSON(obj)
 	var m map[string]any
 	if err == nil {
 		err = json.Unmarshal(raw, &m)
@@ -270,11 +276,11 @@ func newNode(obj any, unset ...[]string) (*yaml.RNode, error) {
 	if err != nil {
 		return nil, err
 	}
-	node, err := yaml.Parse(string(raw))
+	root, err := krm.NodeFromJSON(raw)
 	if err != nil {
 		return nil, err
 	}
-	blockStyle(node.YNode())
+	node := yaml.NewRNode(root)
 	for _, path := range slices.Concat(unset, [][]string{{"status"}, {"metadata", "creationTimestamp"}}) {
 		parent, field := path[:len(path)-1], path[len(path)-1]
 		if err := node.PipeE(yaml.Lookup(parent...), yaml.Clear(field)); err != nil {
@@ -310,13 +316,4 @@ func typeMeta(apiVersion, kind string) metav1.TypeMeta {
 
 func objectMeta(name, namespace string) metav1.ObjectMeta {
 	return metav1.ObjectMeta{Name: name, Namespace: namespace}
-}
-
-// blockStyle turns the flow style and quoting of parsed JSON into plain block
-// YAML; strings that would read as another type stay quoted.
-func blockStyle(n *yaml.Node) {
-	n.Style = 0
-	for _, c := range n.Content {
-		blockStyle(c)
-	}
 }

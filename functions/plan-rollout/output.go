@@ -88,21 +88,7 @@ func jsonNode(v any) (*yaml.Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	rn, err := yaml.Parse(string(raw))
-	if err != nil {
-		return nil, err
-	}
-	blockStyle(rn.YNode())
-	return rn.YNode(), nil
-}
-
-// blockStyle turns the flow style of parsed JSON into block style, leaving the
-// quoting of strings to the encoder (it quotes those that need it).
-func blockStyle(n *yaml.Node) {
-	n.Style = 0
-	for _, c := range n.Content {
-		blockStyle(c)
-	}
+	return krm.NodeFromJSON(raw)
 }
 
 // mapNode is a mapping of the given keys and values.

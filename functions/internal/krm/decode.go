@@ -26,10 +26,10 @@ type FieldError struct {
 func (e *FieldError) Error() string { return e.Field + ": " + e.Message }
 
 // Decode decodes obj into the typed value into points at, through obj's JSON
-// form as the API server would; unknown fields are ignored. A value of the wrong
-// type yields a *FieldError naming the field.
+// form (MarshalJSON) as the API server would; unknown fields are ignored. A
+// value of the wrong type yields a *FieldError naming the field.
 func Decode(obj *fn.KubeObject, into any) error {
-	return decodeJSON(obj.CopyToResourceNode(), into, false)
+	return decodeJSON(Node(obj), into, false)
 }
 
 // DecodeConfig decodes the functionConfig config into cfg, a pointer to the
@@ -54,7 +54,7 @@ func DecodeConfig(config *fn.KubeObject, kind string, cfg any) error {
 			return fmt.Errorf("%s: %w", name, err)
 		}
 	}
-	if err := decodeJSON(node, cfg, true); err != nil {
+	if err := decodeJSON(node.YNode(), cfg, true); err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
 	return nil
@@ -68,8 +68,8 @@ func isKptPlaceholder(config *fn.KubeObject) bool {
 	return len(data) == 0
 }
 
-func decodeJSON(node *yaml.RNode, into any, strict bool) error {
-	raw, err := node.MarshalJSON()
+func decodeJSON(node *yaml.Node, into any, strict bool) error {
+	raw, err := marshalJSON(node)
 	if err != nil {
 		return err
 	}

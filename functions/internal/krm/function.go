@@ -1,6 +1,7 @@
 package krm
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -61,7 +62,7 @@ func (f Function) Run(stdin io.Reader, stdout, stderr io.Writer) int {
 	} else if err := f.Process(rl); err != nil {
 		rl.Results = append(rl.Results, fn.ErrorResult(err))
 	}
-	if err := writeResourceList(stdout, rl); err != nil {
+	if err := writeResourceList(stdout, rl, entriesPerDocument); err != nil {
 		rl.Results = append(rl.Results, fn.ErrorResult(fmt.Errorf("writing the ResourceList on stdout: %w", err)))
 	}
 	for _, r := range rl.Results {
@@ -83,34 +84,108 @@ func readResourceList(r io.Reader) (*fn.ResourceList, error) {
 	return fn.ParseResourceList(in)
 }
 
+// entriesPerDocument is how many items and results writeResourceList encodes
+// as one YAML document, at least.
+const entriesPerDocument = 100
+
 // writeResourceList writes rl as a config.kubernetes.io/v1 ResourceList whose
-// items are the items' own YAML nodes, in order.
-func writeResourceList(w io.Writer, rl *fn.ResourceList) error {
-	items := &yaml.Node{Kind: yaml.SequenceNode}
+// items are the items' own YAML nodes, in order, followed by the results.
+//
+// The YAML encoder keeps every event of a document until the document ends, so
+// a list of 10,000 items encoded as one document holds and copies, as that
+// buffer grows, several gigabytes. The entries of the list (items, then
+// results) are therefore encoded in batches of at least batchSize, each as a
+// document of its own whose first line, the key of the list it continues, is
+// dropped. A batch ends only after an entry without foot comments: a foot
+// comment is the one thing the encoder carries from an entry to the next, so the
+// output is byte for byte that of the whole list encoded as one document.
+func writeResourceList(w io.Writer, rl *fn.ResourceList, batchSize int) error {
+	type entry struct {
+		key  string
+		node *yaml.Node
+	}
+	entries := make([]entry, 0, len(rl.Items)+len(rl.Results))
 	for _, item := range rl.Items {
-		items.Content = append(items.Content, item.CopyToResourceNode().YNode())
+		entries = append(entries, entry{"items", Node(item)})
 	}
-	list := &yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{
-		keyNode("apiVersion"), yaml.NewStringRNode(kio.ResourceListAPIVersion).YNode(),
-		keyNode("kind"), yaml.NewStringRNode(kio.ResourceListKind).YNode(),
-		keyNode("items"), items,
-	}}
-	if len(rl.Results) > 0 {
-		results, err := yaml.Marshal(rl.Results)
+	for _, r := range rl.Results {
+		node, err := resultNode(r)
 		if err != nil {
 			return err
 		}
-		node, err := yaml.Parse(string(results))
-		if err != nil {
+		entries = append(entries, entry{"results", node})
+	}
+	var buf bytes.Buffer
+	for start := 0; ; {
+		end := min(start+batchSize, len(entries))
+		for end < len(entries) && hasFootComment(entries[end-1].node) {
+			end++
+		}
+		doc := &yaml.Node{Kind: yaml.MappingNode}
+		if start == 0 {
+			doc.Content = append(doc.Content,
+				keyNode("apiVersion"), yaml.NewStringRNode(kio.ResourceListAPIVersion).YNode(),
+				keyNode("kind"), yaml.NewStringRNode(kio.ResourceListKind).YNode())
+			if len(rl.Items) == 0 {
+				doc.Content = append(doc.Content, keyNode("items"), &yaml.Node{Kind: yaml.SequenceNode})
+			}
+		}
+		for _, e := range entries[start:end] {
+			if n := len(doc.Content); n == 0 || doc.Content[n-2].Value != e.key {
+				doc.Content = append(doc.Content, keyNode(e.key), &yaml.Node{Kind: yaml.SequenceNode})
+			}
+			list := doc.Content[len(doc.Content)-1]
+			list.Content = append(list.Content, e.node)
+		}
+		last := end == len(entries)
+		buf.Reset()
+		enc := yaml.NewEncoder(&buf)
+		if err := enc.Encode(doc); err != nil {
 			return err
 		}
-		list.Content = append(list.Content, keyNode("results"), node.YNode())
+		if last {
+			if err := enc.Close(); err != nil {
+				return err
+			}
+		}
+		out := buf.Bytes()
+		if start > 0 && entries[start-1].key == entries[start].key {
+			var found bool
+			if out, found = bytes.CutPrefix(out, []byte(entries[start].key+":\n")); !found {
+				return fmt.Errorf("encoding the %s from entry %d: the document does not start with their key", entries[start].key, start)
+			}
+		}
+		if _, err := w.Write(out); err != nil {
+			return err
+		}
+		if last {
+			return nil
+		}
+		start = end
 	}
-	enc := yaml.NewEncoder(w)
-	if err := enc.Encode(list); err != nil {
-		return err
+}
+
+// Node returns the YAML node of obj itself, not a copy (the SDK's
+// CopyToResourceNode copies, MoveToResourceNode empties obj): reading it costs
+// nothing, and a change to it is a change to obj.
+func Node(obj *fn.KubeObject) *yaml.Node {
+	rn := obj.MoveToResourceNode()
+	node := rn.YNode()
+	*obj = *fn.MoveToKubeObject(rn)
+	return node
+}
+
+// hasFootComment reports whether n or a node under it has a foot comment.
+func hasFootComment(n *yaml.Node) bool {
+	if n.FootComment != "" {
+		return true
 	}
-	return enc.Close()
+	for _, c := range n.Content {
+		if hasFootComment(c) {
+			return true
+		}
+	}
+	return false
 }
 
 func keyNode(key string) *yaml.Node {
