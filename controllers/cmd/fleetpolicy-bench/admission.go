@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -31,7 +30,9 @@ import (
 // Policy through the API server while the hub's webhook evaluates the seed's
 // placement policy (Rego, then CEL) over `clusters` ManagedClusters, against the
 // floor of the same creates through a webhook that allows everything at once.
-func benchAdmission(ctx context.Context, out io.Writer, root string, clusters, requests int) error {
+// Each run measures the floor and both languages and writes, per language, one
+// line for the median and one for the p90.
+func benchAdmission(ctx context.Context, res *results, root string, clusters, requests, runs int) error {
 	ctrl.SetLogger(logr.Discard())
 	raw, err := os.ReadFile(filepath.Join(root, "manifests", "hub", "webhook.yaml"))
 	if err != nil {
@@ -52,7 +53,7 @@ func benchAdmission(ctx context.Context, out io.Writer, root string, clusters, r
 	if err := localplane.EnsureNamespace(ctx, c, placement.Namespace); err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "\nplacement admission: %d ManagedClusters, %d sequential Policy creates each, median and p90\n", clusters, requests)
+	progress("placement admission: %d ManagedClusters, %d sequential Policy creates per webhook and run", clusters, requests)
 	for i := range clusters {
 		jurisdiction := "eu"
 		if i%2 == 1 {
@@ -70,24 +71,25 @@ func benchAdmission(ctx context.Context, out io.Writer, root string, clusters, r
 		}
 	}
 
-	floor, err := admissionLatencies(ctx, c, "noop", requests, func(ctx context.Context) (func(), error) {
-		return serveNoop(ctx, plane)
-	})
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(out, "%-30s %10s %10s %7s\n", "webhook", "median", "p90", "ratio")
-	fmt.Fprintf(out, "%-30s %10s %10s %7s\n", "no-op (floor)", ms(median(floor)), ms(p90(floor)), "1.00")
-	for _, lang := range []string{"rego", "cel"} {
-		policyFile := filepath.Join(root, "examples", "placement", "policy-"+lang+".yaml")
-		lat, err := admissionLatencies(ctx, c, lang, requests, func(ctx context.Context) (func(), error) {
-			return serveHub(ctx, plane, policyFile)
+	for r := range runs {
+		floor, err := admissionLatencies(ctx, c, fmt.Sprintf("noop-%d", r), requests, func(ctx context.Context) (func(), error) {
+			return serveNoop(ctx, plane)
 		})
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(out, "%-30s %10s %10s %7.2f\n", "fleetpolicy placement ("+lang+")", ms(median(lat)), ms(p90(lat)),
-			median(lat).Seconds()/median(floor).Seconds())
+		for _, lang := range []string{"rego", "cel"} {
+			policyFile := filepath.Join(root, "examples", "placement", "policy-"+lang+".yaml")
+			lat, err := admissionLatencies(ctx, c, fmt.Sprintf("%s-%d", lang, r), requests, func(ctx context.Context) (func(), error) {
+				return serveHub(ctx, plane, policyFile)
+			})
+			if err != nil {
+				return err
+			}
+			name := fmt.Sprintf("HubAdmission/clusters=%d/webhook=%s/", clusters, lang)
+			res.line(name+"median", median(lat), withFloor(ms(median(lat)), ms(median(floor)), "ms")...)
+			res.line(name+"p90", p90(lat), withFloor(ms(p90(lat)), ms(p90(floor)), "ms")...)
+		}
 	}
 	return nil
 }
@@ -209,7 +211,7 @@ func p90(xs []time.Duration) time.Duration {
 	return s[len(s)*9/10]
 }
 
-func ms(d time.Duration) string { return fmt.Sprintf("%.2fms", float64(d.Microseconds())/1000) }
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 func dialTLS(plane *localplane.Plane) (*tls.Conn, error) {
 	return tls.Dial("tcp", fmt.Sprintf("%s:%d", plane.WebhookHost, plane.WebhookPort), &tls.Config{InsecureSkipVerify: true})

@@ -197,16 +197,17 @@ func startSpoke(ctx context.Context, fleet *localplane.Fleet, logPath string) (*
 }
 
 // stop ends the spoke with SIGTERM and returns its peak RSS in MiB over its
-// whole life (rusage maxrss, as fleetpolicy-bench measures the hub). It may be
-// called again.
+// whole life (localplane.PeakRSS, read just before, as fleetpolicy-bench
+// measures the hub). It may be called again; a spoke that has already exited
+// gives an error.
 func (p *spokeProcess) stop() (float64, error) {
+	peak, err := localplane.PeakRSS(p.cmd.Process.Pid)
 	_ = p.cmd.Process.Signal(syscall.SIGTERM) // fails only when it has exited already
 	<-p.exited
-	ru, ok := p.cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	if !ok {
-		return 0, errors.New("the spoke process has no rusage")
+	if err != nil {
+		return 0, fmt.Errorf("the spoke's peak RSS: %w", err)
 	}
-	return float64(ru.Maxrss) / 1024, nil // maxrss is in KiB on Linux
+	return float64(peak) / (1 << 20), nil
 }
 
 // logTail is the end of the spoke's output, for failure messages.
