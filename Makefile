@@ -168,7 +168,7 @@ build: ## Build the controllers and every KRM function into bin/.
 .PHONY: test
 test: verify lint tools olm-binaries build ## Everything CI runs: verify, lint, unit, golden, integration and real-OLM tests, then each fuzz target briefly.
 	FLEETPOLICY_E2E_OLM=1 go test $(GO_TEST_FLAGS) -timeout $(TEST_TIMEOUT) $(addsuffix /...,$(addprefix ./,$(MODULES)))
-	GOWORK=off go test $(GO_TEST_FLAGS) -C hack/benchreport ./...
+	GOWORK=off go test -C hack/benchreport $(GO_TEST_FLAGS) ./...
 	$(MAKE) --no-print-directory fuzz FUZZTIME=2s
 
 FUZZTIME ?= 3s
