@@ -9,12 +9,10 @@ import (
 	"slices"
 	"time"
 
-	"github.com/go-logr/logr"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
@@ -33,7 +31,6 @@ import (
 // Each run measures the floor and both languages and writes, per language, one
 // line for the median and one for the p90.
 func benchAdmission(ctx context.Context, res *results, root string, clusters, requests, runs int) error {
-	ctrl.SetLogger(logr.Discard())
 	raw, err := os.ReadFile(filepath.Join(root, "manifests", "hub", "webhook.yaml"))
 	if err != nil {
 		return err

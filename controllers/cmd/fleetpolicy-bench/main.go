@@ -73,11 +73,13 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/flowcontrol"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
@@ -113,6 +115,7 @@ func main() {
 	flag.IntVar(&fw.policies, "policies", 1, "internal: the floor writer's root policies")
 	flag.IntVar(&fw.clusters, "clusters-per-policy", 1, "internal: the floor writer's clusters")
 	flag.Parse()
+	ctrl.SetLogger(logr.Discard()) // the planes' envtest logs through controller-runtime
 
 	fail := func(err error) {
 		fmt.Fprintln(os.Stderr, "fleetpolicy-bench:", err)
