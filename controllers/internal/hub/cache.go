@@ -1,6 +1,8 @@
 package hub
 
 import (
+	"unique"
+
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 	"github.com/fleetpolicy/fleetpolicy/shared/replication"
 )
@@ -34,5 +36,16 @@ func slimPolicies(obj any) (any, error) {
 	p.Annotations = map[string]string{cachedDigestAnnotation: replication.Digest(p)}
 	p.Spec = policyv1.PolicySpec{RemediationAction: p.Spec.RemediationAction, Disabled: p.Spec.Disabled}
 	p.Status = policyv1.PolicyStatus{ComplianceState: p.Status.ComplianceState, ObservedGeneration: p.Status.ObservedGeneration}
+	// The same few strings recur in every replica of a root, and of a cluster:
+	// keep one copy of each.
+	p.APIVersion, p.Kind = intern(p.APIVersion), intern(p.Kind)
+	p.Name, p.Namespace = intern(p.Name), intern(p.Namespace)
+	labels := make(map[string]string, len(p.Labels))
+	for k, v := range p.Labels {
+		labels[intern(k)] = intern(v)
+	}
+	p.Labels = labels
 	return p, nil
 }
+
+func intern(s string) string { return unique.Make(s).Value() }
