@@ -70,7 +70,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -330,29 +329,7 @@ func clusterName(i int) string { return fmt.Sprintf("bench-cluster-%05d", i) }
 
 // parallel runs f(i) for i in [0,n) on b.writers goroutines.
 func (b *bench) parallel(n int, f func(i int) error) error {
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var errs []error
-	next := make(chan int)
-	for range b.writers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				if err := f(i); err != nil {
-					mu.Lock()
-					errs = append(errs, err)
-					mu.Unlock()
-				}
-			}
-		}()
-	}
-	for i := range n {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	return errors.Join(errs...)
+	return localplane.Parallel(n, b.writers, f)
 }
 
 func progress(format string, args ...any) {

@@ -179,22 +179,8 @@ func TestSpokeCatchesUpAfterLosingItsHub(t *testing.T) {
 	running := startSpoke(t, hubThroughProxy, managed, lostCluster)
 
 	policies := []string{"a", "b", "c"}
-	apply(t, lostPolicy("a", "a")+"---"+lostPolicy("b", "b")+"---"+lostPolicy("c", "c")+"---"+fmt.Sprintf(`
-apiVersion: apps.open-cluster-management.io/v1
-kind: PlacementRule
-metadata: {name: to-lost, namespace: %[1]s}
-status:
-  decisions: [{clusterName: %[2]s, clusterNamespace: %[2]s}]
----
-apiVersion: policy.open-cluster-management.io/v1
-kind: PlacementBinding
-metadata: {name: to-lost, namespace: %[1]s}
-placementRef: {apiGroup: apps.open-cluster-management.io, kind: PlacementRule, name: to-lost}
-subjects:
-- {apiGroup: policy.open-cluster-management.io, kind: Policy, name: a}
-- {apiGroup: policy.open-cluster-management.io, kind: Policy, name: b}
-- {apiGroup: policy.open-cluster-management.io, kind: Policy, name: c}
-`, lostRoots, lostCluster))
+	apply(t, lostPolicy("a", "a")+"---"+lostPolicy("b", "b")+"---"+lostPolicy("c", "c")+"---"+
+		localplane.PlacementRuleBinding(lostRoots, "to-lost", lostCluster, policies...))
 
 	replica := func(name string) *policyv1.Policy {
 		return policyIn(t, plane.Client, lostCluster, replication.Name(lostRoots, name))

@@ -299,22 +299,7 @@ func TestNoSecretIsLogged(t *testing.T) {
 			secretTemplate("mustnothave", "stale", "token", deletedValue))+"---"+
 		secretPolicy("rejected", "enforce", secretTemplate("musthave", "rejected", "not a key!", rejectedValue))+"---"+
 		secretPolicy("watched", "inform", secretTemplate("musthave", "watched", "token", wantedValue))+"---"+
-		fmt.Sprintf(`
-apiVersion: apps.open-cluster-management.io/v1
-kind: PlacementRule
-metadata: {name: to-cluster, namespace: %[1]s}
-status:
-  decisions: [{clusterName: %[2]s, clusterNamespace: %[2]s}]
----
-apiVersion: policy.open-cluster-management.io/v1
-kind: PlacementBinding
-metadata: {name: to-cluster, namespace: %[1]s}
-placementRef: {apiGroup: apps.open-cluster-management.io, kind: PlacementRule, name: to-cluster}
-subjects:
-- {apiGroup: policy.open-cluster-management.io, kind: Policy, name: enforced}
-- {apiGroup: policy.open-cluster-management.io, kind: Policy, name: rejected}
-- {apiGroup: policy.open-cluster-management.io, kind: Policy, name: watched}
-`, roots, cluster))
+		localplane.PlacementRuleBinding(roots, "to-cluster", cluster, "enforced", "rejected", "watched"))
 
 	// reported waits until the hub replica of a root policy has the compliance
 	// and a history message containing each of messages.

@@ -117,23 +117,7 @@ func apply(t *testing.T, c client.Client, doc string) {
 // bindToCluster binds the named root policies of ns to the test cluster.
 func bindToCluster(t *testing.T, ns string, policies ...string) {
 	t.Helper()
-	subjects := ""
-	for _, p := range policies {
-		subjects += fmt.Sprintf("\n  - {apiGroup: policy.open-cluster-management.io, kind: Policy, name: %s}", p)
-	}
-	apply(t, hubC, fmt.Sprintf(`
-apiVersion: apps.open-cluster-management.io/v1
-kind: PlacementRule
-metadata: {name: to-cluster, namespace: %[1]s}
-status:
-  decisions: [{clusterName: %[2]s, clusterNamespace: %[2]s}]
----
-apiVersion: policy.open-cluster-management.io/v1
-kind: PlacementBinding
-metadata: {name: to-cluster, namespace: %[1]s}
-placementRef: {apiGroup: apps.open-cluster-management.io, kind: PlacementRule, name: to-cluster}
-subjects:%[3]s
-`, ns, cluster, subjects))
+	apply(t, hubC, localplane.PlacementRuleBinding(ns, "to-cluster", cluster, policies...))
 }
 
 // configPolicy is a ConfigurationPolicy template checking a ConfigMap.

@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -128,7 +127,7 @@ func benchmarkTemplateSync(b *testing.B) {
 		b.StartTimer()
 
 		start := time.Now()
-		if err := parallel(len(want), writers, func(j int) error { return hub.Create(ctx, want[j].DeepCopy()) }); err != nil {
+		if err := localplane.Parallel(len(want), writers, func(j int) error { return hub.Create(ctx, want[j].DeepCopy()) }); err != nil {
 			fatal(err)
 		}
 		if err := waitCompliant(ctx, hub, want, 10*time.Minute); err != nil {
@@ -244,7 +243,7 @@ func writeFloor(ctx context.Context, hub, managed client.Client, ns string, want
 		}
 	}
 	start := time.Now()
-	err := parallel(len(want), writers, func(j int) error {
+	err := localplane.Parallel(len(want), writers, func(j int) error {
 		replica := want[j].DeepCopy()
 		replica.Namespace = ns
 		copied := replica.DeepCopy()
@@ -312,7 +311,7 @@ func waitCompliant(ctx context.Context, hub client.Client, want []*policyv1.Poli
 
 // cleanUp deletes the replicas and waits for the spoke to remove their copies.
 func cleanUp(ctx context.Context, hub, managed client.Client, want []*policyv1.Policy) error {
-	if err := parallel(len(want), 16, func(j int) error { return client.IgnoreNotFound(hub.Delete(ctx, want[j].DeepCopy())) }); err != nil {
+	if err := localplane.Parallel(len(want), 16, func(j int) error { return client.IgnoreNotFound(hub.Delete(ctx, want[j].DeepCopy())) }); err != nil {
 		return err
 	}
 	for deadline := time.Now().Add(5 * time.Minute); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
@@ -325,29 +324,4 @@ func cleanUp(ctx context.Context, hub, managed client.Client, want []*policyv1.P
 		}
 	}
 	return errors.New("the spoke did not remove the policy copies")
-}
-
-// parallel runs f(i) for i in [0,n) on writers goroutines.
-func parallel(n, writers int, f func(i int) error) error {
-	var mu sync.Mutex
-	var errs []error
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for range max(1, writers) {
-		wg.Go(func() {
-			for i := range next {
-				if err := f(i); err != nil {
-					mu.Lock()
-					errs = append(errs, err)
-					mu.Unlock()
-				}
-			}
-		})
-	}
-	for i := range n {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	return errors.Join(errs...)
 }
