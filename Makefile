@@ -169,19 +169,14 @@ build: ## Build the controllers and every KRM function into bin/.
 test: verify lint tools olm-binaries build ## Everything CI runs: verify, lint, unit, golden, integration and real-OLM tests, then each fuzz target briefly.
 	FLEETPOLICY_E2E_OLM=1 go test $(GO_TEST_FLAGS) -timeout $(TEST_TIMEOUT) $(addsuffix /...,$(addprefix ./,$(MODULES)))
 	GOWORK=off go test -C hack/benchreport $(GO_TEST_FLAGS) ./...
+	hack/fuzz/classify_test.sh
 	$(MAKE) --no-print-directory fuzz FUZZTIME=2s
 
 FUZZTIME ?= 3s
 
 .PHONY: fuzz
 fuzz: ## Run every fuzz target for FUZZTIME each (default 3s); their committed seed corpora also run as unit tests.
-	@grep -rl --include='*_test.go' '^func Fuzz' shared functions controllers | xargs -n1 dirname | sort -u | \
-	  while read -r dir; do \
-	    for target in $$(grep -h '^func Fuzz' $$dir/*_test.go | sed 's/^func \(Fuzz[A-Za-z0-9_]*\).*/\1/'); do \
-	      echo ">> fuzz $$dir $$target ($(FUZZTIME))"; \
-	      go test -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 3s ./$$dir || exit 1; \
-	    done; \
-	  done
+	FUZZTIME=$(FUZZTIME) hack/fuzz/run.sh
 
 .PHONY: test-unit
 test-unit: ## Only the shared/ tests (pure algorithms; no tools needed).
