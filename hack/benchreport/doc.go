@@ -22,8 +22,7 @@
 //
 // The figure that has a floor comes first, with its floor and the ratio; the
 // other figures follow in the order they were read. Without a floor the ratio
-// goes with the first figure (BenchmarkPlanRollout compares sub-benchmarks in
-// ns/op). A floor without its figure, and any ratio after the first, get rows
+// goes with the first figure. A floor without its figure, and any ratio after the first, get rows
 // of their own: no value read is dropped silently. Medians of figure, floor and
 // ratio are each taken over their own values, so the ratio shown is the median
 // of the per-run ratios. The fast shared/ micro-benchmarks are printed like
