@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/logging"
 	appsv1 "github.com/fleetpolicy/fleetpolicy/shared/api/apps/v1"
 	fleetv1alpha1 "github.com/fleetpolicy/fleetpolicy/shared/api/fleetpolicy/v1alpha1"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
@@ -88,7 +89,7 @@ func setup(ctx context.Context, mgr ctrl.Manager, opts Options) (*placementEngin
 		Watches(&appsv1.PlacementRule{}, handler.EnqueueRequestsFromMapFunc(maps.forPlacementRule)).
 		// A RolloutPlan is compared with the root policy of the same name.
 		Watches(&fleetv1alpha1.RolloutPlan{}, &handler.EnqueueRequestForObject{}).
-		Complete(propagator); err != nil {
+		Complete(logging.QuietWhenStopping(propagator)); err != nil {
 		return nil, err
 	}
 	if err := ctrl.NewControllerManagedBy(mgr).
@@ -96,7 +97,7 @@ func setup(ctx context.Context, mgr ctrl.Manager, opts Options) (*placementEngin
 		For(&policyv1beta1.PolicySet{}).
 		Watches(&policyv1.Policy{}, handler.EnqueueRequestsFromMapFunc(maps.setsOfRoot)).
 		Watches(&policyv1.PlacementBinding{}, handler.EnqueueRequestsFromMapFunc(maps.setsOfBinding)).
-		Complete(&PolicySetStatus{Client: c}); err != nil {
+		Complete(logging.QuietWhenStopping(&PolicySetStatus{Client: c})); err != nil {
 		return nil, err
 	}
 	if !opts.Placement {
@@ -122,10 +123,10 @@ func setupPlacement(mgr ctrl.Manager, opts Options) (*placementEngine, error) {
 	return engine, ctrl.NewControllerManagedBy(mgr).
 		Named("placement").
 		WatchesRawSource(source.Channel(engine.changed, &handler.EnqueueRequestForObject{})).
-		Complete(&PlacementController{
+		Complete(logging.QuietWhenStopping(&PlacementController{
 			Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: recorder,
 			Timeout: opts.PlacementTimeout, engine: engine,
-		})
+		}))
 }
 
 type queue = workqueue.TypedRateLimitingInterface[reconcile.Request]

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/logging"
 	"github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1beta1"
 )
 
@@ -74,7 +75,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		Watches(&operatorsv1alpha1.CatalogSource{}, handler.EnqueueRequestsFromMapFunc(r.policiesOfCatalogSource)).
 		WatchesMetadata(&operatorsv1alpha1.ClusterServiceVersion{}, byNamespace, builder.WithPredicates(notCopied)).
 		WatchesMetadata(&appsv1.Deployment{}, byNamespace).
-		Complete(r)
+		Complete(logging.QuietWhenStopping(r))
 }
 
 // subscriptionNamespace is where an OperatorPolicy's operator lives, as

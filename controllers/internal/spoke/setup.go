@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/logging"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 )
 
@@ -40,7 +41,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, hub cluster.Cluster, o Options
 		WithOptions(concurrency).
 		WatchesRawSource(source.Kind(hub.GetCache(), client.Object(&policyv1.Policy{}), &handler.EnqueueRequestForObject{}, inNamespace, notStatusOnly)).
 		Watches(&policyv1.Policy{}, &handler.EnqueueRequestForObject{}, builder.WithPredicates(inNamespace, notStatusOnly)).
-		Complete(specSync); err != nil {
+		Complete(logging.QuietWhenStopping(specSync)); err != nil {
 		return err
 	}
 
@@ -51,7 +52,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, hub cluster.Cluster, o Options
 		WithOptions(concurrency).
 		Watches(&policyv1.Policy{}, enqueueAfter(o.HubStatusDelay), builder.WithPredicates(inNamespace)).
 		WatchesRawSource(source.Kind(hub.GetCache(), client.Object(&policyv1.Policy{}), enqueueAfter(o.HubStatusDelay), inNamespace)).
-		Complete(&HubStatusSync{Managed: mgr.GetClient(), Hub: hub.GetClient(), events: &eventWriter{client: hub.GetClient()}}); err != nil {
+		Complete(logging.QuietWhenStopping(&HubStatusSync{Managed: mgr.GetClient(), Hub: hub.GetClient(), events: &eventWriter{client: hub.GetClient()}})); err != nil {
 		return err
 	}
 
@@ -68,7 +69,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, hub cluster.Cluster, o Options
 		WithOptions(concurrency).
 		Watches(&policyv1.Policy{}, templateSync.policyHandler(), builder.WithPredicates(inNamespace)).
 		Watches(&corev1.Event{}, templateSync.eventHandler(), builder.WithPredicates(inNamespace)).
-		Build(templateSync)
+		Build(logging.QuietWhenStopping(templateSync))
 	if err != nil {
 		return err
 	}
@@ -83,13 +84,13 @@ func Setup(ctx context.Context, mgr ctrl.Manager, hub cluster.Cluster, o Options
 		Named("spoke-configurationpolicy").
 		WithOptions(concurrency).
 		For(&policyv1.ConfigurationPolicy{}, builder.WithPredicates(inNamespace, predicate.GenerationChangedPredicate{})).
-		Complete(&ConfigurationPolicyReconciler{
+		Complete(logging.QuietWhenStopping(&ConfigurationPolicyReconciler{
 			Client:             mgr.GetClient(),
 			Reader:             mgr.GetAPIReader(),
 			Mapper:             mgr.GetRESTMapper(),
 			EvaluationInterval: o.EvaluationInterval,
 			events:             events,
-		})
+		}))
 }
 
 // notStatusOnly passes the changes of an object other than to its status: a
