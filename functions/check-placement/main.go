@@ -15,8 +15,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	goruntime "runtime"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/kptdev/krm-functions-sdk/go/fn"
@@ -25,6 +29,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/fleetpolicy/fleetpolicy/functions/internal/krm"
 	"github.com/fleetpolicy/fleetpolicy/shared/placement"
@@ -190,14 +195,57 @@ func process(ctx context.Context, rl *fn.ResourceList, explain bool) error {
 	if err := engine.SetClusters(ctx, clusters); err != nil {
 		return fmt.Errorf("the inventory of ManagedClusters: %w", err)
 	}
-	for _, item := range governed {
-		results, err := check(ctx, engine, item, cfg.Explain, timeout)
-		if err != nil {
+	// Deciding only reads an item and applying its verdict writes it, so the
+	// items are decided all at once, on every core, and the verdicts applied
+	// after in item order; unless an item holds an alias, which may reach into
+	// an item before it: deciding and applying each in turn, as ever, it sees
+	// that item's annotations applied.
+	var verdicts []verdict
+	decideFirst := !slices.ContainsFunc(governed, holdsAlias)
+	if decideFirst {
+		verdicts = decideAll(ctx, engine, governed, cfg.Explain, timeout)
+	}
+	for i, item := range governed {
+		var v verdict
+		if decideFirst {
+			v = verdicts[i]
+		} else {
+			v = decide(ctx, engine, item, cfg.Explain, timeout)
+		}
+		if err := v.apply(item); err != nil {
 			return err
 		}
-		rl.Results = append(rl.Results, results...)
+		rl.Results = append(rl.Results, v.results...)
 	}
 	return nil
+}
+
+// holdsAlias reports whether the item holds an alias node.
+func holdsAlias(item *fn.KubeObject) bool {
+	return aliasUnder(krm.Node(item))
+}
+
+func aliasUnder(n *yaml.Node) bool {
+	return n.Kind == yaml.AliasNode || slices.ContainsFunc(n.Content, aliasUnder)
+}
+
+// decideAll decides every item on runtime.GOMAXPROCS(0) goroutines, which
+// share the Evaluator (its Evaluate and Explain may run concurrently).
+func decideAll(ctx context.Context, engine *placement.Evaluator, items []*fn.KubeObject, explain bool, timeout time.Duration) []verdict {
+	verdicts := make([]verdict, len(items))
+	var (
+		next atomic.Int64 // the index of the next item to decide
+		wg   sync.WaitGroup
+	)
+	for range min(goruntime.GOMAXPROCS(0), len(items)) {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < len(items); i = int(next.Add(1) - 1) {
+				verdicts[i] = decide(ctx, engine, items[i], explain, timeout)
+			}
+		})
+	}
+	wg.Wait()
+	return verdicts
 }
 
 // isGoverned reports whether placement policies govern the item: a root
@@ -217,14 +265,22 @@ func isGoverned(item *fn.KubeObject) bool {
 	return false
 }
 
-// check evaluates the policies on one governed item and, unless explaining or
-// denied, applies their annotations to it as the hub does (placement.Result.
-// Apply): merged in, and those a policy set before and no longer sets
-// removed.
-func check(ctx context.Context, engine *placement.Evaluator, item *fn.KubeObject, explain bool, timeout time.Duration) (fn.Results, error) {
-	var object map[string]any
-	if err := krm.Decode(item, &object); err != nil {
-		return fn.Results{unreadable(item, err)}, nil
+// verdict is what the placement policies decide for one governed item: the
+// results to report and, unless explaining or denied, the annotations to set
+// and to remove as the hub applies them (placement.Result.Apply): merged in,
+// and those a policy set before and no longer sets removed.
+type verdict struct {
+	results     fn.Results
+	annotations map[string]string // the item's annotations once applied
+	set         []string          // sorted
+	removed     []string          // sorted
+}
+
+// decide evaluates the policies on one governed item. It only reads the item.
+func decide(ctx context.Context, engine *placement.Evaluator, item *fn.KubeObject, explain bool, timeout time.Duration) verdict {
+	object, err := krm.Object(item)
+	if err != nil {
+		return verdict{results: fn.Results{unreadable(item, err)}}
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -234,17 +290,17 @@ func check(ctx context.Context, engine *placement.Evaluator, item *fn.KubeObject
 	}
 	result, err := evaluate(ctx, object)
 	if err != nil {
-		return fn.Results{krm.ObjectResult(item, fn.Error, "", "placement cannot be decided: "+err.Error())}, nil
+		return verdict{results: fn.Results{krm.ObjectResult(item, fn.Error, "", "placement cannot be decided: "+err.Error())}}
 	}
-	var results fn.Results
+	var v verdict
 	for _, m := range result.Errors {
-		results = append(results, krm.ObjectResult(item, fn.Error, "", "denied by placement policy "+m.String()))
+		v.results = append(v.results, krm.ObjectResult(item, fn.Error, "", "denied by placement policy "+m.String()))
 	}
 	current := item.GetAnnotations()
 	annotations, _ := result.Apply(current)
 	var set, removed []string // the annotations applying the result sets and removes
-	for k, v := range annotations {
-		if old, ok := current[k]; !ok || old != v {
+	for k, value := range annotations {
+		if old, ok := current[k]; !ok || old != value {
 			set = append(set, k)
 		}
 	}
@@ -257,37 +313,43 @@ func check(ctx context.Context, engine *placement.Evaluator, item *fn.KubeObject
 	sort.Strings(removed)
 	if explain {
 		for _, k := range set {
-			results = append(results, krm.ObjectResult(item, fn.Info, "metadata.annotations",
+			v.results = append(v.results, krm.ObjectResult(item, fn.Info, "metadata.annotations",
 				fmt.Sprintf("would set annotation %s: %q", k, annotations[k])))
 		}
 		for _, k := range removed {
-			results = append(results, krm.ObjectResult(item, fn.Info, "metadata.annotations",
+			v.results = append(v.results, krm.ObjectResult(item, fn.Info, "metadata.annotations",
 				"would remove annotation "+k+", which a placement policy set and no longer sets"))
 		}
 		for _, d := range result.Clusters {
-			results = append(results, decisionResult(item, d))
+			v.results = append(v.results, decisionResult(item, d))
 		}
-		return results, nil
+		return v
 	}
 	if result.Denied() {
-		return results, nil
+		return v
 	}
-	for _, k := range set {
-		if err := item.SetAnnotation(k, annotations[k]); err != nil {
-			return nil, fmt.Errorf("%s %s: setting annotation %s: %w", item.GetKind(), item.GetName(), k, err)
+	v.annotations, v.set, v.removed = annotations, set, removed
+	return v
+}
+
+// apply sets and removes the annotations of the verdict on the item.
+func (v verdict) apply(item *fn.KubeObject) error {
+	for _, k := range v.set {
+		if err := item.SetAnnotation(k, v.annotations[k]); err != nil {
+			return fmt.Errorf("%s %s: setting annotation %s: %w", item.GetKind(), item.GetName(), k, err)
 		}
 	}
-	for _, k := range removed {
+	for _, k := range v.removed {
 		if err := item.RemoveAnnotation(k); err != nil {
-			return nil, fmt.Errorf("%s %s: removing annotation %s: %w", item.GetKind(), item.GetName(), k, err)
+			return fmt.Errorf("%s %s: removing annotation %s: %w", item.GetKind(), item.GetName(), k, err)
 		}
 	}
-	if len(removed) > 0 && len(item.GetAnnotations()) == 0 {
+	if len(v.removed) > 0 && len(item.GetAnnotations()) == 0 {
 		if _, err := item.RemoveNestedField("metadata", "annotations"); err != nil {
-			return nil, fmt.Errorf("%s %s: removing the empty annotations: %w", item.GetKind(), item.GetName(), err)
+			return fmt.Errorf("%s %s: removing the empty annotations: %w", item.GetKind(), item.GetName(), err)
 		}
 	}
-	return results, nil
+	return nil
 }
 
 // decisionResult is the info result explaining the decision for one cluster.

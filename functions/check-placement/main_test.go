@@ -117,3 +117,48 @@ func TestExplainChangesNothing(t *testing.T) {
 		})
 	}
 }
+
+// TestAliasedItemsAreDecidedInTurn checks that an item that aliases a node of
+// an item before it (YAML anchors reach across the items of a ResourceList) is
+// decided after that item's annotations were applied, as when every item was
+// decided and applied in turn: p-2 reads the annotations p-1 was given.
+func TestAliasedItemsAreDecidedInTurn(t *testing.T) {
+	input := `apiVersion: config.kubernetes.io/v1
+kind: ResourceList
+items:
+- apiVersion: v1
+  kind: ConfigMap
+  metadata:
+    name: mark
+    namespace: fleetpolicy-placement
+    labels: {fleetpolicy.io/placement-policy: rego}
+  data:
+    mark.rego: |
+      package fleetpolicy.placement
+      annotations["example.io/mark"] := "set"
+      annotations["example.io/copied-mark"] := object.get(input, ["spec", "copied", "annotations", "example.io/mark"], "none")
+- apiVersion: policy.open-cluster-management.io/v1
+  kind: Policy
+  metadata: &p1
+    name: p-1
+    namespace: apps
+  spec: {disabled: false}
+- apiVersion: policy.open-cluster-management.io/v1
+  kind: Policy
+  metadata:
+    name: p-2
+    namespace: apps
+  spec: {disabled: false, copied: *p1}
+`
+	rl, code := krmtest.RunParsed(t, checkPlacement, []byte(input))
+	if code != 0 {
+		t.Fatalf("exit code %d, results %v", code, rl.Results)
+	}
+	got := map[string]string{}
+	for _, item := range rl.Items[1:] {
+		got[item.GetName()] = item.GetAnnotation("example.io/copied-mark")
+	}
+	if want := map[string]string{"p-1": "none", "p-2": "set"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("example.io/copied-mark by Policy: %v, want %v", got, want)
+	}
+}

@@ -35,7 +35,8 @@
 // Conversions never write a YAML text to parse it again, the costliest thing a
 // function can do at 10,000 objects: Node gives an item's own YAML node,
 // MarshalJSON and Decode read an item through its JSON form straight from its
-// nodes, NodeFromJSON makes the nodes of a typed object from its JSON form, and
+// nodes, Object gives an item's JSON form as a map (in one walk of the nodes of
+// a plain Kubernetes object), NodeFromJSON makes the nodes of a typed object from its JSON form, and
 // Run writes the list in batches of documents (see writeResourceList).
 //
 // The golden-test helper and the helpers that run a function through the real
