@@ -203,11 +203,7 @@ func (id objectID) nameRef() string {
 
 // content is obj without metadata and status, as a JSON value.
 func content(obj *fn.KubeObject) map[string]any {
-	raw, err := krm.MarshalJSON(obj)
-	var m map[string]any
-	if err == nil {
-		err = json.Unmarshal(raw, &m)
-	}
+	m, err := krm.Object(obj)
 	if err != nil { // items come from YAML and always convert; keep them unequal to anything if not
 		return map[string]any{"unreadable": err.Error()}
 	}
