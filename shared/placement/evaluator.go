@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -285,8 +286,14 @@ func (e *Evaluator) evaluate(ctx context.Context, object map[string]any, explain
 // restriction is one policy's ClustersAnnotation.
 type restriction struct {
 	policy   PolicyID
-	clusters map[string]bool
+	clusters []string // sorted and unique, as ParseClusters returns them
 	excluded map[string][]string
+}
+
+// selects reports whether the restriction lists the cluster.
+func (r restriction) selects(cluster string) bool {
+	_, found := slices.BinarySearch(r.clusters, cluster)
+	return found
 }
 
 // merge merges the verdicts, in policy order, into a result.
@@ -307,12 +314,7 @@ func merge(verdicts []policyVerdict) (Result, []restriction, error) {
 				result.Annotations = map[string]string{}
 			}
 			if key == ClustersAnnotation {
-				names := ParseClusters(value)
-				in := make(map[string]bool, len(names))
-				for _, n := range names {
-					in[n] = true
-				}
-				restrictions = append(restrictions, restriction{policy: v.id, clusters: in, excluded: v.Excluded})
+				restrictions = append(restrictions, restriction{policy: v.id, clusters: ParseClusters(value), excluded: v.Excluded})
 				continue
 			}
 			if other, ok := setBy[key]; ok && result.Annotations[key] != value {
@@ -328,25 +330,15 @@ func merge(verdicts []policyVerdict) (Result, []restriction, error) {
 		}
 	}
 	if len(restrictions) > 0 {
-		var allowed []string
-		for name := range restrictions[0].clusters {
-			if allowedByAll(name, restrictions) {
-				allowed = append(allowed, name)
-			}
+		// The clusters every restriction lists, in the first one's (sorted)
+		// order.
+		allowed := restrictions[0].clusters
+		for _, r := range restrictions[1:] {
+			allowed = slices.DeleteFunc(slices.Clone(allowed), func(name string) bool { return !r.selects(name) })
 		}
-		sort.Strings(allowed)
 		result.Annotations[ClustersAnnotation] = FormatClusters(allowed)
 	}
 	return result, restrictions, nil
-}
-
-func allowedByAll(cluster string, restrictions []restriction) bool {
-	for _, r := range restrictions {
-		if !r.clusters[cluster] {
-			return false
-		}
-	}
-	return true
 }
 
 // decide explains, for every cluster of the inventory, whether the resource
@@ -365,7 +357,7 @@ func decide(inv *Inventory, restrictions []restriction, own map[string]string, d
 		switch {
 		case len(restrictions) > 0:
 			for _, r := range restrictions {
-				if r.clusters[c.Name] {
+				if r.selects(c.Name) {
 					d.Reasons = append(d.Reasons, Reason{Policy: r.policy, Allowed: true, Message: "selects the cluster"})
 					continue
 				}

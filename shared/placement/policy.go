@@ -2,6 +2,7 @@ package placement
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -175,17 +176,14 @@ func (inv *Inventory) without(name string) *Inventory {
 // ParseClusters reads a ClustersAnnotation value: names separated by commas,
 // blanks around them ignored. It returns them sorted, without duplicates.
 func ParseClusters(value string) []string {
-	seen := map[string]bool{}
 	var names []string
-	for _, name := range strings.Split(value, ",") {
-		name = strings.TrimSpace(name)
-		if name != "" && !seen[name] {
-			seen[name] = true
+	for name := range strings.SplitSeq(value, ",") {
+		if name = strings.TrimSpace(name); name != "" {
 			names = append(names, name)
 		}
 	}
-	sort.Strings(names)
-	return names
+	slices.Sort(names)
+	return slices.Compact(names)
 }
 
 // FormatClusters renders names as a ClustersAnnotation value; names must be
