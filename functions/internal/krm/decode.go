@@ -175,8 +175,7 @@ func plainJSON(n *yaml.Node) (any, bool) {
 		object := make(map[string]any, len(n.Content)/2)
 		for i := 0; i < len(n.Content); i += 2 {
 			key := n.Content[i]
-			if key.Kind != yaml.ScalarNode || key.Tag == "!" || key.ShortTag() != yaml.NodeTagString ||
-				key.Value == "<<" || !utf8.ValidString(key.Value) {
+			if !isPlainKey(key) {
 				return nil, false
 			}
 			if _, duplicate := object[key.Value]; duplicate {
@@ -205,6 +204,35 @@ func plainJSON(n *yaml.Node) (any, bool) {
 	return nil, false
 }
 
+// isPlainKey reports whether key is a mapping key of plain YAML: a string of
+// valid UTF-8 other than the merge key <<.
+func isPlainKey(key *yaml.Node) bool {
+	return key.Kind == yaml.ScalarNode && key.Tag != "!" && key.ShortTag() == yaml.NodeTagString &&
+		key.Value != "<<" && utf8.ValidString(key.Value)
+}
+
+// isPlainNull reports whether s is a spelling of the !!null value that YAML
+// decodes as nil: nothing, ~, null, Null or NULL.
+func isPlainNull(s string) bool {
+	switch s {
+	case "", "~", "null", "Null", "NULL":
+		return true
+	}
+	return false
+}
+
+// plainBool returns the !!bool value s spells and whether it is one: true,
+// True, TRUE, false, False or FALSE.
+func plainBool(s string) (value, ok bool) {
+	switch s {
+	case "true", "True", "TRUE":
+		return true, true
+	case "false", "False", "FALSE":
+		return false, true
+	}
+	return false, false
+}
+
 // plainScalar is plainJSON of a scalar node.
 func plainScalar(n *yaml.Node) (any, bool) {
 	if n.Tag == "!" {
@@ -214,33 +242,50 @@ func plainScalar(n *yaml.Node) (any, bool) {
 	case yaml.NodeTagString:
 		return n.Value, utf8.ValidString(n.Value)
 	case yaml.NodeTagNull:
-		switch n.Value {
-		case "", "~", "null", "Null", "NULL":
+		if isPlainNull(n.Value) {
 			return nil, true
 		}
 	case yaml.NodeTagBool:
-		switch n.Value {
-		case "true", "True", "TRUE":
-			return true, true
-		case "false", "False", "FALSE":
-			return false, true
+		if value, ok := plainBool(n.Value); ok {
+			return value, true
 		}
 	case yaml.NodeTagInt, yaml.NodeTagFloat:
-		// YAML reads an integer as an int (or an int64, a uint64, or a float
-		// when too big), which JSON reads as the nearest float: -0 as 0. It
-		// reads other spellings (0x1F, 010, 1_000, +1) in other bases, or
-		// not at all.
-		if isDecimalInteger(n.Value) && n.Value != "-0" ||
-			tag == yaml.NodeTagFloat && isDecimalFloat(n.Value) {
-			return finiteFloat(n.Value)
+		// JSON reads every number as the nearest float.
+		switch v, ok := plainNumber(n.Value, tag); v := v.(type) {
+		case int64:
+			return float64(v), ok
+		case uint64:
+			return float64(v), ok
+		case float64:
+			return v, ok
 		}
 	}
 	return nil, false
 }
 
-// finiteFloat returns the float64 nearest to the decimal number s, as YAML and
-// JSON both read it, and whether s is in range.
-func finiteFloat(s string) (any, bool) {
+// plainNumber returns the number YAML decodes the decimal text s, resolved to
+// tag (!!int or !!float), into: an int64 or, for !!int, a uint64 when too big;
+// for !!float, a float64. ok is false where YAML refuses the number (!!int too
+// big for a uint64, !!float of an integer that only fits a uint64, a float out
+// of range), and for other spellings, which YAML reads in other bases (0x1F,
+// 010, 1_000, +1) or not at all.
+func plainNumber(s, tag string) (value any, ok bool) {
+	if isDecimalInteger(s) {
+		if i, err := strconv.ParseInt(s, 10, 64); err == nil { // -0 is 0
+			if tag == yaml.NodeTagFloat {
+				return float64(i), true
+			}
+			return i, true
+		}
+		if u, err := strconv.ParseUint(s, 10, 64); err == nil {
+			return u, tag == yaml.NodeTagInt
+		}
+		if tag == yaml.NodeTagInt {
+			return nil, false
+		}
+	} else if tag != yaml.NodeTagFloat || !isDecimalFloat(s) {
+		return nil, false
+	}
 	f, err := strconv.ParseFloat(s, 64)
 	return f, err == nil
 }
