@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
-	"github.com/fleetpolicy/fleetpolicy/controllers/internal/spoke"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/spoke/spoketest"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 	"github.com/fleetpolicy/fleetpolicy/shared/history"
 	"github.com/fleetpolicy/fleetpolicy/shared/replication"
@@ -51,45 +51,6 @@ spec:
         - complianceType: musthave
           objectDefinition: {apiVersion: v1, kind: ConfigMap, metadata: {name: %[3]s, namespace: %[4]s}}
 `, name, lostRoots, configMap, lostData)
-}
-
-// spokeRun is a spoke controller running in the test; done closes when its
-// manager returns.
-type spokeRun struct {
-	done chan struct{}
-	err  error
-}
-
-// startSpoke runs the spoke controller of cluster between hubCfg and managed
-// until the test ends.
-func startSpoke(t *testing.T, hubCfg *rest.Config, managed *localplane.Plane, cluster string) *spokeRun {
-	t.Helper()
-	o := spoke.DefaultManagerOptions()
-	o.MetricsAddr, o.ProbeAddr = "0", "0"
-	o.ClusterName = cluster
-	o.EvaluationInterval = 500 * time.Millisecond
-	ctx, cancel := context.WithCancel(context.Background())
-	mgr, err := spoke.NewManager(ctx, hubCfg, managed.Config, o)
-	if err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	r := &spokeRun{done: make(chan struct{})}
-	go func() {
-		defer close(r.done)
-		r.err = mgr.Start(ctx)
-	}()
-	t.Cleanup(func() { cancel(); <-r.done })
-	return r
-}
-
-func (r *spokeRun) stopped() bool {
-	select {
-	case <-r.done:
-		return true
-	default:
-		return false
-	}
 }
 
 // policyIn reads a policy; nil when it does not exist.
@@ -176,7 +137,7 @@ func TestSpokeCatchesUpAfterLosingItsHub(t *testing.T) {
 	hubThroughProxy := rest.CopyConfig(plane.Config)
 	hubThroughProxy.Host = "https://" + proxy.addr
 	startHub(t, false)
-	running := startSpoke(t, hubThroughProxy, managed, lostCluster)
+	running := spoketest.Start(t, hubThroughProxy, managed.Config, lostCluster)
 
 	policies := []string{"a", "b", "c"}
 	apply(t, lostPolicy("a", "a")+"---"+lostPolicy("b", "b")+"---"+lostPolicy("c", "c")+"---"+
@@ -282,7 +243,7 @@ func TestSpokeCatchesUpAfterLosingItsHub(t *testing.T) {
 	// The same spoke controller is still running and reconciling.
 	createConfigMap("a")
 	onHub("a Compliant again after the outage", map[string]policyv1.ComplianceState{"a": policyv1.Compliant})
-	if running.stopped() {
-		t.Fatalf("the spoke controller stopped: %v", running.err)
+	if stopped, err := running.Stopped(); stopped {
+		t.Fatalf("the spoke controller stopped: %v", err)
 	}
 }

@@ -29,7 +29,7 @@ import (
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/hub"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/hub/hubtest"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
-	"github.com/fleetpolicy/fleetpolicy/controllers/internal/spoke"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/spoke/spoketest"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 	"github.com/fleetpolicy/fleetpolicy/shared/placement"
 	"github.com/fleetpolicy/fleetpolicy/shared/replication"
@@ -177,29 +177,6 @@ func startPlanes(t *testing.T) (hubPlane, managed *localplane.Plane) {
 	return hubPlane, managed
 }
 
-// startSpoke runs the spoke controller until the test ends.
-func startSpoke(t *testing.T, hubCfg *rest.Config, managed *localplane.Plane) {
-	t.Helper()
-	o := spoke.DefaultManagerOptions()
-	o.MetricsAddr, o.ProbeAddr = "0", "0"
-	o.ClusterName = cluster
-	o.EvaluationInterval = 500 * time.Millisecond
-	ctx, cancel := context.WithCancel(context.Background())
-	mgr, err := spoke.NewManager(ctx, hubCfg, managed.Config, o)
-	if err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if err := mgr.Start(ctx); err != nil {
-			t.Errorf("spoke: %v", err)
-		}
-	}()
-	t.Cleanup(func() { cancel(); <-done })
-}
-
 // secretTemplate is an object template about Secret data/name holding key: value.
 func secretTemplate(complianceType, name, key, value string) string {
 	return fmt.Sprintf(`
@@ -292,7 +269,7 @@ func TestNoSecretIsLogged(t *testing.T) {
 	})
 	hubCfg := rest.CopyConfig(hubPlane.Config)
 	hubCfg.BearerToken = hubToken // sent with every request; the client certificate authenticates
-	startSpoke(t, hubCfg, managed)
+	spoketest.Start(t, hubCfg, managed.Config, cluster)
 
 	apply(t, hubPlane.Client, secretPolicy("enforced", "enforce",
 		secretTemplate("musthave", "creds", "password", enforcedValue)+
