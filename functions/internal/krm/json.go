@@ -31,6 +31,12 @@ func marshalJSON(node *yaml.Node) ([]byte, error) {
 			return w.text, nil
 		}
 	}
+	return decodedJSON(node)
+}
+
+// decodedJSON is json.Marshal of what YAML decodes node into: what marshalJSON
+// gives of any tree, and the oracle its tests hold the writer of plain YAML to.
+func decodedJSON(node *yaml.Node) ([]byte, error) {
 	if node.Kind == yaml.SequenceNode {
 		var list []any
 		if err := node.Decode(&list); err != nil {

@@ -2,7 +2,6 @@ package krm
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"io"
 	"os"
@@ -13,23 +12,6 @@ import (
 	"github.com/kptdev/krm-functions-sdk/go/fn"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
-
-// decodedJSON is what marshalJSON writes plain YAML in place of, and still
-// does for any other: json.Marshal of what YAML decodes node into.
-func decodedJSON(node *yaml.Node) ([]byte, error) {
-	if node.Kind == yaml.SequenceNode {
-		var list []any
-		if err := node.Decode(&list); err != nil {
-			return nil, err
-		}
-		return json.Marshal(list)
-	}
-	object := map[string]any{}
-	if err := node.Decode(&object); err != nil {
-		return nil, err
-	}
-	return json.Marshal(object)
-}
 
 // plainYAMLCases are documents in every spelling of the values of plain YAML,
 // and next to it; plain says whether marshalJSON writes the document straight
