@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"strings"
 	"testing"
 	"time"
 
@@ -61,11 +60,7 @@ func elected(h *hubtest.Running) bool {
 
 func apply(t *testing.T, doc string) {
 	t.Helper()
-	objs, err := localplane.ReadManifests(t.Name(), strings.NewReader(doc))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := localplane.Apply(context.Background(), plane.Client, objs); err != nil {
+	if err := localplane.ApplyManifests(context.Background(), plane.Client, t.Name(), doc); err != nil {
 		t.Fatal(err)
 	}
 }

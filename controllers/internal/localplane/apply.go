@@ -72,6 +72,17 @@ func EnsureNamespace(ctx context.Context, c client.Client, name string) error {
 	return nil
 }
 
+// ApplyManifests applies (Apply) the objects of the YAML stream doc; src names
+// the stream in errors.
+func ApplyManifests(ctx context.Context, c client.Client, src, doc string) error {
+	objs, err := ReadManifests(src, strings.NewReader(doc))
+	if err != nil {
+		return err
+	}
+	_, err = Apply(ctx, c, objs)
+	return err
+}
+
 // Apply creates each object, or updates it when it exists, creating its namespace
 // first. A `status` in the manifest is written through the status subresource,
 // so that examples can carry PlacementRule decisions. It returns the objects as

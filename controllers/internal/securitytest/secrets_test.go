@@ -211,11 +211,7 @@ spec:
 
 func apply(t *testing.T, c client.Client, doc string) {
 	t.Helper()
-	objs, err := localplane.ReadManifests(t.Name(), strings.NewReader(doc))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := localplane.Apply(context.Background(), c, objs); err != nil {
+	if err := localplane.ApplyManifests(context.Background(), c, t.Name(), doc); err != nil {
 		t.Fatal(err)
 	}
 }

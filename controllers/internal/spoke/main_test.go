@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -105,11 +104,7 @@ func runMain(m *testing.M) int {
 // apply applies inline manifests to a cluster.
 func apply(t *testing.T, c client.Client, doc string) {
 	t.Helper()
-	objs, err := localplane.ReadManifests(t.Name(), strings.NewReader(doc))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := localplane.Apply(context.Background(), c, objs); err != nil {
+	if err := localplane.ApplyManifests(context.Background(), c, t.Name(), doc); err != nil {
 		t.Fatal(err)
 	}
 }
