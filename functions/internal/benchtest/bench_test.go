@@ -50,8 +50,19 @@ func BenchmarkFunctions(b *testing.B) {
 			config := []byte(in.config)
 			rl := resourceList(items, config)
 			b.Run(fmt.Sprintf("%s/%d/alone", in.function, n), func(b *testing.B) {
-				compare(b, func(bin string) { runBinary(b, bin, rl) }, binary, identity)
-				reportOutputFloor(b, binary, identity, rl)
+				out := runBinary(b, binary, rl)
+				b.Logf("output %d bytes, input %d bytes (%.2f×)", len(out), len(rl), float64(len(out))/float64(len(rl)))
+				times := alternate(b,
+					func() { runBinary(b, binary, rl) },
+					func() { runBinary(b, identity, rl) },
+					func() { runBinary(b, identity, out) })
+				report(b, times[0], times[1])
+				// The identity on the function's output reads and writes as
+				// much YAML as the function writes: a function whose output is
+				// larger than its input (the objects it adds, the annotations
+				// it sets) spends that difference in YAML encoding alone.
+				b.ReportMetric(times[2].Seconds(), "output-identity-s/run")
+				b.ReportMetric(float64(times[0])/float64(times[2]), "x-output-identity")
 			})
 			if n > 1000 && os.Getenv("FLEETPOLICY_BENCH_FULL") == "" {
 				continue // kustomize alone spends over a minute on 10,000 objects: opt in
@@ -61,50 +72,37 @@ func BenchmarkFunctions(b *testing.B) {
 					binary:   krmtest.WriteKustomization(b, binary, items, config),
 					identity: krmtest.WriteKustomization(b, identity, items, config),
 				}
-				compare(b, func(bin string) { krmtest.KustomizeBuild(b, kustomize, dirs[bin]) }, binary, identity)
+				times := alternate(b,
+					func() { krmtest.KustomizeBuild(b, kustomize, dirs[binary]) },
+					func() { krmtest.KustomizeBuild(b, kustomize, dirs[identity]) })
+				report(b, times[0], times[1])
 			})
 		}
 	}
 }
 
-// compare times run for the function and the identity, alternating, b.N times
-// each, and reports the function's time per run and its ratio to the identity.
-func compare(b *testing.B, run func(binary string), function, identity string) {
-	var fnTime, idTime time.Duration
+// alternate runs each of runs in turn, b.N rounds, so that all see the same
+// machine, and returns each one's mean time per run.
+func alternate(b *testing.B, runs ...func()) []time.Duration {
+	total := make([]time.Duration, len(runs))
 	for range b.N {
-		start := time.Now()
-		run(identity)
-		idTime += time.Since(start)
-		start = time.Now()
-		run(function)
-		fnTime += time.Since(start)
+		for i, run := range runs {
+			start := time.Now()
+			run()
+			total[i] += time.Since(start)
+		}
 	}
-	b.ReportMetric(fnTime.Seconds()/float64(b.N), "s/run")
-	b.ReportMetric(idTime.Seconds()/float64(b.N), "identity-s/run")
-	b.ReportMetric(float64(fnTime)/float64(idTime), "x-identity")
+	for i := range total {
+		total[i] /= time.Duration(b.N)
+	}
+	return total
 }
 
-// reportOutputFloor reports a second floor for a function alone: the identity
-// function on the function's output (output-identity-s/run), which reads and
-// writes as much YAML as the function writes, and the function's time over it
-// (x-output-identity). A function whose output is larger than its input (the
-// objects it adds, the annotations it sets) spends that difference in YAML
-// encoding alone, which the identity on its input does not do. The identity and
-// the function alternate b.N times, as in compare.
-func reportOutputFloor(b *testing.B, function, identity string, rl []byte) {
-	out := runBinary(b, function, rl)
-	var fnTime, idTime time.Duration
-	for range b.N {
-		start := time.Now()
-		runBinary(b, identity, out)
-		idTime += time.Since(start)
-		start = time.Now()
-		runBinary(b, function, rl)
-		fnTime += time.Since(start)
-	}
-	b.ReportMetric(idTime.Seconds()/float64(b.N), "output-identity-s/run")
-	b.ReportMetric(float64(fnTime)/float64(idTime), "x-output-identity")
-	b.Logf("output %d bytes, input %d bytes (%.2f×)", len(out), len(rl), float64(len(out))/float64(len(rl)))
+// report reports the function's time per run, the identity's, and their ratio.
+func report(b *testing.B, function, identity time.Duration) {
+	b.ReportMetric(function.Seconds(), "s/run")
+	b.ReportMetric(identity.Seconds(), "identity-s/run")
+	b.ReportMetric(float64(function)/float64(identity), "x-identity")
 }
 
 // runBinary runs binary on the ResourceList rl and returns what it writes.
