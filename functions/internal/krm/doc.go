@@ -12,6 +12,10 @@
 //     out exactly as it came in (comments, field order, quoting), so an input
 //     encoded the way kustomize and kpt encode (two-space indent, compact
 //     sequences, folded scalars on one line) passes through byte for byte.
+//     The exception is a scalar the YAML encoder would write with another
+//     value, or as text no parser reads (a folded scalar with a more-indented
+//     line, a block scalar starting with a tab): it is written in a style that
+//     keeps its value (literal, or double-quoted).
 //   - The functionConfig is not echoed. Results are written under results, in
 //     the order Process appended them.
 //   - Every error and warning result is also written to stderr, one line each,

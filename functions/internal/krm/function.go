@@ -92,6 +92,8 @@ const entriesPerDocument = 100
 
 // writeResourceList writes rl as a config.kubernetes.io/v1 ResourceList whose
 // items are the items' own YAML nodes, in order, followed by the results.
+// Scalars the encoder would write with another value are given a style it
+// writes faithfully (see restyleScalarsTheEncoderGetsWrong).
 //
 // The YAML encoder keeps every event of a document until the document ends, so
 // a list of 10,000 items encoded as one document holds and copies, as that
@@ -108,7 +110,9 @@ const entriesPerDocument = 100
 func writeResourceList(w io.Writer, rl *fn.ResourceList, batchSize int) error {
 	entries := make([]listEntry, 0, len(rl.Items)+len(rl.Results))
 	for _, item := range rl.Items {
-		entries = append(entries, listEntry{"items", Node(item)})
+		node := Node(item)
+		restyleScalarsTheEncoderGetsWrong(node)
+		entries = append(entries, listEntry{"items", node})
 	}
 	for _, r := range rl.Results {
 		node, err := resultNode(r)
