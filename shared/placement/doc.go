@@ -52,6 +52,14 @@
 //   - The inventory (SetClusters, PutCluster, DeleteCluster) is kept by each
 //     engine in the form its compiled policies read (OPA's in-memory store for
 //     Rego, CEL values for CEL): changing it compiles nothing.
+//   - A Rego policy's verdict depends only on the input and the inventory.
+//     When a policy reads the input only through paths from its root
+//     (input.metadata.annotations, object.get(input, [...], default)), the
+//     engine memoizes its verdicts by the values at those paths until the
+//     inventory changes: resources that ask the same (a fleet's Policies with
+//     the same placement annotations) are evaluated once. A policy that reads
+//     the input otherwise (the input as a whole, `with input`) is evaluated
+//     every time. CEL policies are evaluated every time.
 //   - Evaluation errors (a policy failing at run time, an invalid annotation
 //     name) are *PolicyError naming the policy and, when known, the field;
 //     evaluation stops with ctx's error when ctx is done, so callers pass their

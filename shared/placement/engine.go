@@ -27,7 +27,8 @@ type Engine interface {
 type Program interface {
 	// Evaluate evaluates the policy on the resource. With explain set, the
 	// verdict also carries the reasons for the clusters the policy excludes.
-	// It stops with ctx's error when ctx is done.
+	// It stops with ctx's error when ctx is done. The verdict may be shared
+	// with other evaluations: callers must not change it.
 	Evaluate(ctx context.Context, r *Resource, explain bool) (Verdict, error)
 }
 

@@ -3,6 +3,8 @@ package placement
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"reflect"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -80,6 +82,49 @@ func FuzzLoad(f *testing.F) {
 		_, err := e.Evaluate(context.Background(), resource(nil))
 		if !ok && err == nil {
 			t.Fatal("a broken policy did not fail evaluation")
+		}
+	})
+}
+
+// FuzzMemoizedVerdicts evaluates two resources in turn with the memoizing Rego
+// programs and with the same programs unmemoized: whatever the first resource
+// left in the memo, the verdicts on the second are the same. The policies read
+// the input through references, indexes and object.get.
+func FuzzMemoizedVerdicts(f *testing.F) {
+	f.Add(`{"metadata":{"annotations":{"fleetpolicy.io/eu-jurisdiction-required":"true"}}}`,
+		`{"metadata":{"name":"b","annotations":{"fleetpolicy.io/eu-jurisdiction-required":"true"}}}`)
+	f.Add(`{"spec":{"a":"eu"},"k":"a"}`, `{"spec":{"a":"eu","b":"us"},"k":"b"}`)
+	f.Add(`{"metadata":null}`, `{"metadata":{}}`)
+	f.Add(`{"metadata":{"annotations":{"fleetpolicy.io/pci-compliance-level":"2","fleetpolicy.io/eu-jurisdiction-required":"true"}}}`,
+		`{"metadata":{"annotations":{"fleetpolicy.io/pci-compliance-level":2,"fleetpolicy.io/eu-jurisdiction-required":"true"}}}`)
+	ctx := context.Background()
+	e := loaded(f, exampleClusters(f), exampleConfigMap(f, "policy-rego.yaml"),
+		regoPolicy("indexed", `annotations["fleetpolicy.io/indexed"] := sprintf("%v", [input.spec[input.k]])`),
+		regoPolicy("object-get", `errors contains "denied" if object.get(input, ["metadata", "labels", "deny"], "no") == "yes"`))
+	var programs []*regoProgram
+	for _, entry := range e.policies.Load().entries {
+		p := entry.program.(*regoProgram)
+		if p.memo == nil {
+			f.Fatalf("%s is not memoized", entry.id)
+		}
+		programs = append(programs, p)
+	}
+	f.Fuzz(func(t *testing.T, first, second string) {
+		var a, b map[string]any
+		if json.Unmarshal([]byte(first), &a) != nil || json.Unmarshal([]byte(second), &b) != nil || a == nil || b == nil {
+			return
+		}
+		for _, p := range programs {
+			unmemoized := *p
+			unmemoized.memo = nil
+			for _, explain := range []bool{false, true} {
+				_, _ = p.Evaluate(ctx, NewResource(a), explain)
+				got, gotErr := p.Evaluate(ctx, NewResource(b), explain)
+				want, wantErr := unmemoized.Evaluate(ctx, NewResource(b), explain)
+				if fmt.Sprint(gotErr) != fmt.Sprint(wantErr) || !reflect.DeepEqual(got, want) {
+					t.Fatalf("%s, explain %v, after %s: memoized %+v, %v; evaluated %+v, %v", p.id, explain, first, got, gotErr, want, wantErr)
+				}
+			}
 		}
 	})
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync/atomic"
 
 	"github.com/open-policy-agent/opa/v1/ast"
 	"github.com/open-policy-agent/opa/v1/rego"
@@ -40,6 +41,9 @@ var regoDeniedBuiltins = map[string]bool{
 type regoEngine struct {
 	store        storage.Store
 	capabilities *ast.Capabilities
+	// generation counts the inventories the store has held; a memoized
+	// verdict is valid for its generation only.
+	generation atomic.Uint64
 }
 
 // NewRegoEngine returns the engine of Rego placement policies.
@@ -76,7 +80,10 @@ func (e *regoEngine) Compile(ctx context.Context, id PolicyID, text string) (Pro
 		return rego.New(rego.Query(query), rego.Compiler(compiler), rego.Store(e.store),
 			rego.Capabilities(e.capabilities)).PrepareForEval(ctx)
 	}
-	p := &regoProgram{id: id}
+	p := &regoProgram{id: id, engine: e}
+	if reads, ok := regoInputReads(module); ok {
+		p.memo = &verdictMemo{reads: reads}
+	}
 	if p.query, err = prepare(regoQuery); err != nil {
 		return nil, regoErrors(err)
 	}
@@ -101,6 +108,10 @@ func regoErrors(err error) error {
 }
 
 func (e *regoEngine) SetInventory(ctx context.Context, inv *Inventory, changed []string) error {
+	// Counted before and after the write: an evaluation that overlaps the
+	// write memoizes its verdict for a generation no later evaluation asks for.
+	e.generation.Add(1)
+	defer e.generation.Add(1)
 	return storage.Txn(ctx, e.store, storage.WriteParams, func(txn storage.Transaction) error {
 		if changed == nil {
 			all := make(map[string]any, len(inv.Clusters()))
@@ -143,9 +154,32 @@ func regoCluster(c Cluster) map[string]any {
 type regoProgram struct {
 	id                  PolicyID
 	query, explainQuery rego.PreparedEvalQuery
+	engine              *regoEngine
+	// memo is nil when the policy reads the input in a way regoInputReads
+	// cannot bound.
+	memo *verdictMemo
 }
 
 func (p *regoProgram) Evaluate(ctx context.Context, r *Resource, explain bool) (Verdict, error) {
+	if p.memo == nil {
+		return p.evaluate(ctx, r, explain)
+	}
+	generation := p.engine.generation.Load()
+	key, ok := p.memo.key(r.object, explain)
+	if !ok {
+		return p.evaluate(ctx, r, explain)
+	}
+	if v, found := p.memo.get(generation, key); found {
+		return v, nil
+	}
+	v, err := p.evaluate(ctx, r, explain)
+	if err == nil {
+		p.memo.put(generation, key, v)
+	}
+	return v, err
+}
+
+func (p *regoProgram) evaluate(ctx context.Context, r *Resource, explain bool) (Verdict, error) {
 	input, err := r.regoInput()
 	if err != nil {
 		return Verdict{}, err
