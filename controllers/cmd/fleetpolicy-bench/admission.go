@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -92,7 +93,8 @@ func benchAdmission(ctx context.Context, res *results, root string, clusters, re
 }
 
 // admissionLatencies starts a webhook server, creates `requests` Policies that
-// ask for EU jurisdiction one after the other, and returns each create's latency.
+// ask for EU jurisdiction one after the other, each with annotations of its
+// own, and returns each create's latency.
 func admissionLatencies(ctx context.Context, c client.Client, name string, requests int,
 	serve func(context.Context) (func(), error)) ([]time.Duration, error) {
 	stop, err := serve(ctx)
@@ -109,6 +111,10 @@ func admissionLatencies(ctx context.Context, c client.Client, name string, reque
 		p := &policyv1.Policy{
 			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("p-%d", i), Annotations: map[string]string{
 				"fleetpolicy.io/eu-jurisdiction-required": "true", "fleetpolicy.io/pci-compliance-level": "2",
+				// The policy reads every annotation: one that differs per request
+				// keeps the Rego engine from answering from its memo of an
+				// earlier request's verdict, so that the figure is evaluation's.
+				"bench.fleetpolicy.io/request": strconv.Itoa(i),
 			}},
 			Spec: policyv1.PolicySpec{PolicyTemplates: []*policyv1.PolicyTemplate{}},
 		}

@@ -81,6 +81,23 @@ func BenchmarkFunctions(b *testing.B) {
 	}
 }
 
+// BenchmarkCheckPlacementDistinct is check-placement's worst case, alone on
+// 10,000 objects: Policies that each ask with annotations of their own, so
+// that the policy engine evaluates every one (BenchmarkFunctions' Policies ask
+// alike, as a fleet's do, and are answered from the engine's memo). It has no
+// target; it shows what the memo saves.
+func BenchmarkCheckPlacementDistinct(b *testing.B) {
+	identity := krmtest.BuildFunction(b, "internal/krmtest/identity")
+	binary := krmtest.BuildFunction(b, "check-placement")
+	rl := resourceList([]byte(placedPoliciesAsking(10000, true)), []byte(config("CheckPlacement", "")))
+	b.Run("10000/alone", func(b *testing.B) {
+		times := alternate(b,
+			func() { runBinary(b, binary, rl) },
+			func() { runBinary(b, identity, rl) })
+		report(b, times[0], times[1])
+	})
+}
+
 // alternate runs each of runs in turn, b.N rounds, so that all see the same
 // machine, and returns each one's mean time per run.
 func alternate(b *testing.B, runs ...func()) []time.Duration {
@@ -215,7 +232,14 @@ spec:
 
 // placedPolicies: the seed's Rego placement policy, 100 ManagedClusters, and
 // n-101 Policies asking for EU jurisdiction.
-func placedPolicies(n int) string {
+// placedPolicies: the placement policy, 100 ManagedClusters and n-101
+// Policies that ask for the same placement, as a fleet's Policies of one tier
+// do; the policy engine answers all but the first from its memo.
+func placedPolicies(n int) string { return placedPoliciesAsking(n, false) }
+
+// placedPoliciesAsking is placedPolicies whose Policies, if distinct is set,
+// each carry an annotation of their own: every one is evaluated.
+func placedPoliciesAsking(n int, distinct bool) string {
 	docs := []string{regoPolicy}
 	for i := range 100 {
 		jurisdiction := "eu"
@@ -233,8 +257,11 @@ status:
 `, i, jurisdiction, i%4))
 	}
 	for i := range n - 101 {
-		docs = append(docs, policy("bench", fmt.Sprintf("p-%05d", i),
-			"\n  annotations:\n    fleetpolicy.io/eu-jurisdiction-required: \"true\"\n    fleetpolicy.io/pci-compliance-level: \"2\""))
+		annotations := "\n  annotations:\n    fleetpolicy.io/eu-jurisdiction-required: \"true\"\n    fleetpolicy.io/pci-compliance-level: \"2\""
+		if distinct {
+			annotations += fmt.Sprintf("\n    bench.fleetpolicy.io/policy: \"%d\"", i)
+		}
+		docs = append(docs, policy("bench", fmt.Sprintf("p-%05d", i), annotations))
 	}
 	return strings.Join(docs, "---\n")
 }
@@ -248,7 +275,8 @@ metadata:
 data:
   eu.rego: |
     package fleetpolicy.placement
-    required := object.get(input, ["metadata", "annotations", "fleetpolicy.io/eu-jurisdiction-required"], "false")
+    requested := object.get(input, ["metadata", "annotations"], {})
+    required := object.get(requested, "fleetpolicy.io/eu-jurisdiction-required", "false")
     annotations["placement.fleetpolicy.io/clusters"] := concat(",", sort([name | some name, c in data.clusters; c.labels.jurisdiction == "eu"])) if required == "true"
 `
 
