@@ -2,6 +2,8 @@ package placement
 
 import (
 	"encoding/json"
+	"maps"
+	"slices"
 	"strconv"
 	"sync"
 
@@ -151,8 +153,8 @@ const maxMemoSize = 2 << 20
 // path the program reads. A path is followed through objects while it can;
 // where it stops (a missing key, a value that is not an object) the key holds
 // how far it went and the value there, so two objects share a key only when
-// every read gives the same answer. ok is false when a value cannot be
-// written as JSON.
+// every read gives the same answer. ok is false when a value is of a type a
+// decoded JSON document does not hold.
 func (m *verdictMemo) key(object map[string]any, explain bool) (key string, ok bool) {
 	buf := strconv.AppendBool(nil, explain)
 	for _, path := range m.reads {
@@ -172,16 +174,61 @@ func (m *verdictMemo) key(object map[string]any, explain bool) (key string, ok b
 			value = next
 			depth++
 		}
-		text, err := json.Marshal(value)
-		if err != nil {
-			return "", false
-		}
 		buf = append(buf, 0)
 		buf = strconv.AppendInt(buf, int64(depth), 10)
 		buf = append(buf, ':')
-		buf = append(buf, text...)
+		if buf, ok = appendValue(buf, value); !ok {
+			return "", false
+		}
 	}
 	return string(buf), true
+}
+
+// appendValue appends a text of v that no other value has: strings quoted
+// (invalid UTF-8 escaped byte by byte, where JSON would replace it), object
+// keys sorted, numbers marked with their Go type. ok is false for a type a
+// decoded JSON document does not hold.
+func appendValue(buf []byte, v any) (_ []byte, ok bool) {
+	switch v := v.(type) {
+	case nil:
+		return append(buf, 'n'), true
+	case bool:
+		return strconv.AppendBool(buf, v), true
+	case string:
+		return strconv.AppendQuote(buf, v), true
+	case float64:
+		return strconv.AppendFloat(append(buf, 'f'), v, 'g', -1, 64), true
+	case int64:
+		return strconv.AppendInt(append(buf, 'i'), v, 10), true
+	case int:
+		return strconv.AppendInt(append(buf, 'i'), int64(v), 10), true
+	case uint64:
+		return strconv.AppendUint(append(buf, 'u'), v, 10), true
+	case json.Number:
+		return strconv.AppendQuote(append(buf, '#'), string(v)), true
+	case []any:
+		buf = append(buf, '[')
+		for _, e := range v {
+			if buf, ok = appendValue(buf, e); !ok {
+				return nil, false
+			}
+			buf = append(buf, ',')
+		}
+		return append(buf, ']'), true
+	case map[string]any:
+		buf = append(buf, '{')
+		for _, k := range slices.Sorted(maps.Keys(v)) {
+			buf = strconv.AppendQuote(buf, k)
+			buf = append(buf, ':')
+			if buf, ok = appendValue(buf, v[k]); !ok {
+				return nil, false
+			}
+			buf = append(buf, ',')
+		}
+		return append(buf, '}'), true
+	default:
+		return nil, false
+	}
 }
 
 // get returns the verdict memoized for key in generation.

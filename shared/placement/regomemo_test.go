@@ -51,15 +51,21 @@ func TestRegoInputReads(t *testing.T) {
 func TestVerdictMemoKey(t *testing.T) {
 	m := &verdictMemo{reads: [][]string{{"metadata", "annotations"}}}
 	objects := map[string]map[string]any{
-		"no metadata":          {},
-		"metadata null":        {"metadata": nil},
-		"metadata a string":    {"metadata": "x"},
-		"no annotations":       {"metadata": map[string]any{}},
-		"annotations null":     {"metadata": map[string]any{"annotations": nil}},
-		"empty annotations":    {"metadata": map[string]any{"annotations": map[string]any{}}},
-		"an annotation":        {"metadata": map[string]any{"annotations": map[string]any{"a": "1"}}},
-		"another value":        {"metadata": map[string]any{"annotations": map[string]any{"a": "2"}}},
-		"a number, not a text": {"metadata": map[string]any{"annotations": map[string]any{"a": 1.0}}},
+		"no metadata":             {},
+		"metadata null":           {"metadata": nil},
+		"metadata a string":       {"metadata": "x"},
+		"no annotations":          {"metadata": map[string]any{}},
+		"annotations null":        {"metadata": map[string]any{"annotations": nil}},
+		"empty annotations":       {"metadata": map[string]any{"annotations": map[string]any{}}},
+		"an annotation":           {"metadata": map[string]any{"annotations": map[string]any{"a": "1"}}},
+		"another value":           {"metadata": map[string]any{"annotations": map[string]any{"a": "2"}}},
+		"a number, not a text":    {"metadata": map[string]any{"annotations": map[string]any{"a": 1.0}}},
+		"invalid UTF-8":           {"metadata": map[string]any{"annotations": map[string]any{"a": "\xff"}}},
+		"other invalid UTF-8":     {"metadata": map[string]any{"annotations": map[string]any{"a": "\xfe"}}},
+		"a list":                  {"metadata": map[string]any{"annotations": []any{"a", int64(1), uint64(2), nil, true}}},
+		"a nested object":         {"metadata": map[string]any{"annotations": map[string]any{"a": map[string]any{"b": "1"}}}},
+		"two annotations":         {"metadata": map[string]any{"annotations": map[string]any{"b": "1", "a": "2"}}},
+		"two annotations swapped": {"metadata": map[string]any{"annotations": map[string]any{"b": "2", "a": "1"}}},
 	}
 	seen := map[string]string{}
 	for name, obj := range objects {
@@ -73,6 +79,9 @@ func TestVerdictMemoKey(t *testing.T) {
 			}
 			seen[key] = fmt.Sprintf("%s (explain %v)", name, explain)
 		}
+	}
+	if _, ok := m.key(map[string]any{"metadata": map[string]any{"annotations": struct{}{}}}, false); ok {
+		t.Error("a value of a type JSON does not decode to has a key")
 	}
 	sameReads := map[string]any{"metadata": map[string]any{"name": "other", "annotations": map[string]any{"a": "1"}}, "spec": 1}
 	if a, _ := m.key(objects["an annotation"], false); a != must(m.key(sameReads, false)) {
