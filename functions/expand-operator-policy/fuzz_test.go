@@ -16,6 +16,7 @@ func FuzzExpandOperatorPolicy(f *testing.F) {
 	for _, c := range krmtest.Cases(f, "testdata") {
 		f.Add(c.ResourceList(f))
 	}
+	f.Add([]byte(krmtest.AliasedItems))
 	f.Add([]byte("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- 1\n- [a]\n"))
 	f.Add([]byte("kind: ResourceList\nitems:\n- apiVersion: policy.open-cluster-management.io/v1beta1\n  kind: OperatorPolicy\n  metadata: x\n  spec: [1]\n"))
 	f.Add([]byte("kind: ResourceList\nitems:\n- {apiVersion: policy.open-cluster-management.io/v1beta1, kind: OperatorPolicy, metadata: {name: a}, " +

@@ -18,6 +18,7 @@ func FuzzPlanRollout(f *testing.F) {
 	for _, c := range krmtest.Cases(f, "testdata") {
 		f.Add(c.ResourceList(f))
 	}
+	f.Add([]byte(krmtest.AliasedItems))
 	f.Add([]byte("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- 1\n- [a]\n"))
 	f.Add([]byte("kind: ResourceList\nitems:\n- apiVersion: policy.open-cluster-management.io/v1\n  kind: Policy\n  metadata: {name: p, namespace: n}\n  spec: {rolloutStrategy: {type: Progressive, progressive: {maxConcurrency: [1]}}}\n"))
 	f.Add([]byte("kind: ResourceList\nitems:\n- apiVersion: cluster.open-cluster-management.io/v1beta1\n  kind: PlacementDecision\n  metadata: {name: d, namespace: n, labels: {cluster.open-cluster-management.io/placement: p}}\n  status: {decisions: [{clusterName: 7}]}\n"))

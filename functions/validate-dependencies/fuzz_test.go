@@ -13,6 +13,7 @@ func FuzzValidateDependencies(f *testing.F) {
 	for _, c := range krmtest.Cases(f, "testdata") {
 		f.Add(c.ResourceList(f))
 	}
+	f.Add([]byte(krmtest.AliasedItems))
 	f.Add([]byte("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- 1\n- [a]\n"))
 	f.Add([]byte("kind: ResourceList\nitems:\n- apiVersion: policy.open-cluster-management.io/v1\n  kind: Policy\n  metadata: x\n  spec: [1]\n"))
 	f.Add([]byte("kind: ResourceList\nfunctionConfig: {apiVersion: fn.fleetpolicy.io/v1alpha1, kind: ValidateDependencies, external: [{}]}\n"))

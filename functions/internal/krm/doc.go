@@ -24,6 +24,12 @@
 //     both pass a function that reports errors but exits 0), 0 otherwise.
 //   - Input that is not a ResourceList yields an error result, an empty item
 //     list and exit code 1; nothing panics on bad input.
+//   - A panic of Process is answered like bad input: the items are written as
+//     they came in, with an error result for each item holding a YAML alias
+//     (naming the alias's field: the kpt SDK's accessors panic on aliases,
+//     kpt-functions-sdk v1.1.0), or else one for the panic, and exit code 1.
+//     A goroutine Process starts must not panic: only Process's own is
+//     recovered.
 //   - functionConfigs are objects of apiVersion fn.fleetpolicy.io/v1alpha1 with
 //     their fields at the top level, as kpt's own configs (DecodeConfig). The
 //     absence of a config, and kpt's placeholder ConfigMap, mean defaults.

@@ -2,6 +2,7 @@ package krm
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -57,12 +58,26 @@ func (f Function) main(args []string, stdin io.Reader, stdout, stderr io.Writer)
 // Run processes the ResourceList read from stdin, writes the resulting
 // ResourceList to stdout and the error and warning results to stderr, and
 // returns the exit code: 1 when any result is an error, 0 otherwise.
+//
+// A panic of Process (the kpt SDK's accessors panic on an item holding a YAML
+// alias where they read) is an error result too: the items are written as
+// they came in, with an error naming each item that holds an alias and the
+// alias's field.
 func (f Function) Run(stdin io.Reader, stdout, stderr io.Writer) int {
-	rl, err := readResourceList(stdin)
+	in, err := io.ReadAll(stdin)
+	var rl *fn.ResourceList
+	if err == nil {
+		rl, err = fn.ParseResourceList(in)
+	}
 	if err != nil {
 		rl = &fn.ResourceList{Results: fn.Results{fn.ErrorResult(fmt.Errorf("reading the ResourceList on stdin: %w", err))}}
-	} else if err := f.Process(rl); err != nil {
-		rl.Results = append(rl.Results, fn.ErrorResult(err))
+	} else if err := f.processRecovering(rl); err != nil {
+		var panicked *processPanic
+		if errors.As(err, &panicked) {
+			rl = f.failedList(in, panicked)
+		} else {
+			rl.Results = append(rl.Results, fn.ErrorResult(err))
+		}
 	}
 	if err := writeResourceList(stdout, rl, entriesPerDocument); err != nil {
 		rl.Results = append(rl.Results, fn.ErrorResult(fmt.Errorf("writing the ResourceList on stdout: %w", err)))
@@ -76,14 +91,6 @@ func (f Function) Run(stdin io.Reader, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
-}
-
-func readResourceList(r io.Reader) (*fn.ResourceList, error) {
-	in, err := io.ReadAll(r)
-	if err != nil {
-		return nil, err
-	}
-	return fn.ParseResourceList(in)
 }
 
 // entriesPerDocument is how many items and results writeResourceList encodes

@@ -2,6 +2,7 @@ package krmtest
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 
 	"github.com/kptdev/krm-functions-sdk/go/fn"
@@ -10,13 +11,18 @@ import (
 )
 
 // RunParsed runs f on input and returns its output ResourceList and exit code,
-// failing t unless the exit code is 0 or 1 and the output is a ResourceList.
+// failing t unless the exit code is 0 or 1 and the output is a ResourceList,
+// and when f panicked on anything but a YAML alias (Run answers that with an
+// internal error).
 func RunParsed(t testing.TB, f krm.Function, input []byte) (*fn.ResourceList, int) {
 	t.Helper()
-	var out bytes.Buffer
-	code := f.Run(bytes.NewReader(input), &out, &bytes.Buffer{})
+	var out, stderr bytes.Buffer
+	code := f.Run(bytes.NewReader(input), &out, &stderr)
 	if code != 0 && code != 1 {
 		t.Fatalf("exit code %d", code)
+	}
+	if strings.Contains(stderr.String(), "stopped on an internal error") {
+		t.Fatalf("%s", stderr.String())
 	}
 	rl, err := fn.ParseResourceList(out.Bytes())
 	if err != nil {
@@ -41,3 +47,45 @@ func FuzzRun(t testing.TB, f krm.Function, input []byte) (in, out *fn.ResourceLi
 	}
 	return in, out, code, true
 }
+
+// AliasedItems is a ResourceList whose items (a Policy, an OperatorPolicy, a
+// ConfigMap) hold YAML aliases where every function reads (metadata,
+// annotations, labels): the kpt SDK's accessors panic on aliases.
+const AliasedItems = `apiVersion: config.kubernetes.io/v1
+kind: ResourceList
+items:
+- apiVersion: policy.open-cluster-management.io/v1
+  kind: Policy
+  metadata: &m
+    name: a
+    namespace: n
+    annotations: &a
+      x: y
+  spec:
+    disabled: false
+    policy-templates: []
+- apiVersion: policy.open-cluster-management.io/v1
+  kind: Policy
+  metadata: *m
+  spec: {}
+- apiVersion: policy.open-cluster-management.io/v1
+  kind: Policy
+  metadata:
+    name: b
+    namespace: n
+    annotations: *a
+    labels: *a
+  spec: {}
+- apiVersion: policy.open-cluster-management.io/v1beta1
+  kind: OperatorPolicy
+  metadata:
+    name: o
+    namespace: n
+    labels: *a
+  spec: {}
+- apiVersion: v1
+  kind: ConfigMap
+  metadata:
+    name: c
+    labels: *a
+`

@@ -1,0 +1,126 @@
+package krm
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/kptdev/krm-functions-sdk/go/fn"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// processPanic is a panic of Process, recovered.
+type processPanic struct{ value any }
+
+func (p *processPanic) Error() string { return fmt.Sprint(p.value) }
+
+// processRecovering calls f.Process, turning a panic into a *processPanic.
+func (f Function) processRecovering(rl *fn.ResourceList) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = &processPanic{value: v}
+		}
+	}()
+	return f.Process(rl)
+}
+
+// failedList is what Run writes when Process panicked: the items of the input
+// as they came in (whatever Process changed before it stopped), and an error
+// result for each item that holds a YAML alias, the input the kpt SDK's
+// accessors panic on (kpt-functions-sdk v1.1.0: "unhandled yaml node kind"),
+// or, when none does, one for the panic itself.
+func (f Function) failedList(input []byte, p *processPanic) *fn.ResourceList {
+	rl, err := fn.ParseResourceList(input)
+	if err != nil { // it parsed before Process ran
+		return &fn.ResourceList{Results: fn.Results{fn.ErrorResult(fmt.Errorf("%s stopped: %v", f.Name, p))}}
+	}
+	for _, item := range rl.Items {
+		node := Node(item)
+		if field, anchor, found := firstAlias(node, ""); found {
+			rl.Results = append(rl.Results, nodeResult(node, field, fmt.Sprintf(
+				"is a YAML alias (*%s), which %s cannot read: write the value out in full", anchor, f.Name)))
+		}
+	}
+	if len(rl.Results) == 0 {
+		rl.Results = append(rl.Results, fn.ErrorResult(fmt.Errorf("%s stopped on an internal error: %v", f.Name, p)))
+	}
+	return rl
+}
+
+// firstAlias finds the first alias node under n, depth first, and returns its
+// field path (under the path of n) and the anchor it refers to.
+func firstAlias(n *yaml.Node, path string) (field, anchor string, found bool) {
+	switch n.Kind {
+	case yaml.AliasNode:
+		if n.Alias != nil {
+			anchor = n.Alias.Anchor
+		}
+		return path, anchor, true
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			key := n.Content[i].Value
+			if path != "" {
+				key = path + "." + key
+			}
+			if field, anchor, found := firstAlias(n.Content[i+1], key); found {
+				return field, anchor, true
+			}
+		}
+	case yaml.SequenceNode:
+		for i, c := range n.Content {
+			if field, anchor, found := firstAlias(c, path+"["+strconv.Itoa(i)+"]"); found {
+				return field, anchor, true
+			}
+		}
+	}
+	return "", "", false
+}
+
+// nodeResult is an error result about the object of node, made without the
+// SDK's accessors (which panic on aliases): its apiVersion, kind, name,
+// namespace and file as far as they are scalars, read through aliases.
+func nodeResult(node *yaml.Node, field, message string) *fn.Result {
+	metadata := mappingValue(node, "metadata")
+	annotations := mappingValue(metadata, "annotations")
+	r := &fn.Result{Severity: fn.Error, Message: message, Field: &fn.Field{Path: field},
+		ResourceRef: &fn.ResourceRef{
+			APIVersion: scalarValue(node, "apiVersion"),
+			Kind:       scalarValue(node, "kind"),
+			Name:       scalarValue(metadata, "name"),
+			Namespace:  scalarValue(metadata, "namespace"),
+		}}
+	if path := scalarValue(annotations, "internal.config.kubernetes.io/path"); path != "" {
+		index, _ := strconv.Atoi(scalarValue(annotations, "internal.config.kubernetes.io/index"))
+		r.File = &fn.File{Path: path, Index: index}
+	}
+	return r
+}
+
+// mappingValue is the value of key in the mapping n, or in the mapping n is
+// an alias of; nil when n is not a mapping or has no such key.
+func mappingValue(n *yaml.Node, key string) *yaml.Node {
+	if n != nil && n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	if n == nil || n.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return n.Content[i+1]
+		}
+	}
+	return nil
+}
+
+// scalarValue is the value of key in the mapping n when it is a scalar or an
+// alias of one, else "".
+func scalarValue(n *yaml.Node, key string) string {
+	v := mappingValue(n, key)
+	if v != nil && v.Kind == yaml.AliasNode {
+		v = v.Alias
+	}
+	if v != nil && v.Kind == yaml.ScalarNode {
+		return v.Value
+	}
+	return ""
+}
