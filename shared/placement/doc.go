@@ -16,8 +16,9 @@
 //     reasons). It reads input (the resource) and data.clusters[<name>] =
 //     {"labels": {...}, "claims": {...}}, claims being the ManagedCluster's
 //     status.clusterClaims by name. Built-ins that reach the network, the clock
-//     or randomness (http.send, net.lookup_ip_addr, opa.runtime, time.now_ns,
-//     rand.intn, uuid.rfc4122, io.jwt.decode_verify, providers.aws.sign_req)
+//     or randomness (those OPA marks nondeterministic, such as http.send,
+//     time.now_ns, rand.intn and json.match_schema, and
+//     providers.aws.sign_req and crypto.x509.parse_and_verify_certificates)
 //     do not compile.
 //   - A CEL policy is a CELPolicy document (YAML or JSON): when (bool over
 //     object), variables (over object and variables), match (per-cluster bool

@@ -26,13 +26,18 @@ const (
 	regoExplainQuery = regoQuery + `; r := [x | x := data.fleetpolicy.placement.excluded]`
 )
 
-// regoDeniedBuiltins are the built-ins a placement policy cannot call: they
-// reach the network, the clock, randomness or the OPA runtime, and placement
-// must be decided from the resource and the inventory alone.
+// regoDeniedBuiltins are the built-ins a placement policy cannot call besides
+// those OPA marks nondeterministic (http.send, net.lookup_ip_addr,
+// opa.runtime, time.now_ns, rand.intn, uuid.rfc4122, io.jwt.decode_verify,
+// io.jwt.encode_sign and encode_sign_raw, json.verify_schema and
+// match_schema, whose schemas may be fetched): they reach the network, the
+// clock or randomness too, and placement must be decided from the resource
+// and the inventory alone (the engine memoizes verdicts on that).
 var regoDeniedBuiltins = map[string]bool{
-	"http.send": true, "net.lookup_ip_addr": true, "opa.runtime": true,
-	"time.now_ns": true, "rand.intn": true, "uuid.rfc4122": true,
-	"io.jwt.decode_verify": true, "providers.aws.sign_req": true,
+	"providers.aws.sign_req": true, // signs with the time
+	// verify certificates at the current time
+	"crypto.x509.parse_and_verify_certificates":              true,
+	"crypto.x509.parse_and_verify_certificates_with_options": true,
 }
 
 // regoEngine runs Rego v1 policies with the inventory in an in-memory store
@@ -51,7 +56,7 @@ func NewRegoEngine() Engine {
 	caps := ast.CapabilitiesForThisVersion()
 	allowed := caps.Builtins[:0]
 	for _, b := range caps.Builtins {
-		if !regoDeniedBuiltins[b.Name] {
+		if !b.IsNondeterministic() && !regoDeniedBuiltins[b.Name] {
 			allowed = append(allowed, b)
 		}
 	}

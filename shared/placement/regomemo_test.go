@@ -193,3 +193,26 @@ func TestVerdictMemoSize(t *testing.T) {
 		t.Error("a verdict evaluated against an older inventory was memoized")
 	}
 }
+
+// TestRegoBuiltinsThatReadTheWorldDoNotCompile: a memoized verdict holds only
+// if a policy cannot read the network, the clock or randomness.
+func TestRegoBuiltinsThatReadTheWorldDoNotCompile(t *testing.T) {
+	engine := NewRegoEngine()
+	for call, compiles := range map[string]bool{
+		`time.now_ns()`:                                                  false,
+		`rand.intn("x", 10)`:                                             false,
+		`json.match_schema({}, {})`:                                      false,
+		`io.jwt.encode_sign({}, {}, {})`:                                 false,
+		`providers.aws.sign_req({}, {}, 0)`:                              false,
+		`crypto.x509.parse_and_verify_certificates("")`:                  false,
+		`crypto.x509.parse_and_verify_certificates_with_options("", {})`: false,
+		`crypto.x509.parse_certificates("")`:                             true,
+		`time.parse_rfc3339_ns("2026-11-22T00:00:00Z")`:                  true,
+	} {
+		_, err := engine.Compile(context.Background(), PolicyID{ConfigMap: "p", Key: "p.rego"},
+			"package fleetpolicy.placement\nx := "+call+"\n")
+		if (err == nil) != compiles {
+			t.Errorf("%s: compile error %v, want it to compile: %v", call, err, compiles)
+		}
+	}
+}
