@@ -3,8 +3,6 @@ package main
 import (
 	"bytes"
 	"cmp"
-	"os"
-	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -189,17 +187,7 @@ func TestThroughKptEval(t *testing.T) {
 	bin := krmtest.BuildFunction(t, "expand-operator-policy")
 	for _, c := range krmtest.Cases(t, "testdata") {
 		t.Run(c.Name, func(t *testing.T) {
-			pkg := t.TempDir()
-			if err := os.WriteFile(filepath.Join(pkg, "resources.yaml"), c.Items, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			var config string
-			if c.Config != nil {
-				config = filepath.Join(t.TempDir(), "fn-config.yaml")
-				if err := os.WriteFile(config, c.Config, 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
+			pkg, config := krmtest.WriteEvalPackage(t, c.Items, c.Config)
 			checkPackage(t, c, pkg, krmtest.ReadDir(t, pkg), krmtest.KptEval(t, kpt, pkg, bin, config))
 		})
 	}

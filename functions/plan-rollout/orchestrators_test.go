@@ -175,17 +175,7 @@ func TestThroughKptEval(t *testing.T) {
 	bin := krmtest.BuildFunction(t, "plan-rollout")
 	for _, c := range krmtest.Cases(t, "testdata") {
 		t.Run(c.Name, func(t *testing.T) {
-			pkg := t.TempDir()
-			if err := os.WriteFile(filepath.Join(pkg, "resources.yaml"), c.Items, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			var config string
-			if c.Config != nil {
-				config = filepath.Join(t.TempDir(), "fn-config.yaml")
-				if err := os.WriteFile(config, c.Config, 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
+			pkg, config := krmtest.WriteEvalPackage(t, c.Items, c.Config)
 			before := krmtest.ReadDir(t, pkg)
 			out := krmtest.KptEval(t, kpt, pkg, bin, config)
 			krmtest.CheckRun(t, c, out)

@@ -156,6 +156,22 @@ func WriteKptPackage(t testing.TB, binary string, items, config []byte, stage st
 	return dir
 }
 
+// WriteEvalPackage lays out what `kpt fn eval` runs on: a package in a new
+// temporary directory holding items in resources.yaml, which it returns, and,
+// when config is not nil, config in a file outside it, whose path it returns
+// ("" otherwise) for KptEval's --fn-config.
+func WriteEvalPackage(t testing.TB, items, config []byte) (dir, configPath string) {
+	t.Helper()
+	dir = t.TempDir()
+	writeFiles(t, dir, map[string][]byte{"resources.yaml": items})
+	if config != nil {
+		configDir := t.TempDir()
+		writeFiles(t, configDir, map[string][]byte{"fn-config.yaml": config})
+		configPath = filepath.Join(configDir, "fn-config.yaml")
+	}
+	return dir, configPath
+}
+
 // ReadDir returns the content of every file under dir, by slash-separated
 // relative path.
 func ReadDir(t testing.TB, dir string) map[string]string {
