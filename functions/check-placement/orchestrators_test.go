@@ -92,9 +92,7 @@ func writeFiles(t *testing.T, dir string, files map[string]string) {
 // plainBuild is kustomize's build of items without any function.
 func plainBuild(t *testing.T, kustomize string, items []byte) string {
 	t.Helper()
-	dir := t.TempDir()
-	writeFiles(t, dir, map[string]string{"kustomization.yaml": "resources:\n- resources.yaml\n", "resources.yaml": string(items)})
-	out := krmtest.KustomizeBuild(t, kustomize, dir)
+	out := krmtest.KustomizeBuild(t, kustomize, krmtest.WritePlainKustomization(t, items))
 	if out.Err != nil {
 		t.Fatalf("plain build: %v\n%s", out.Err, out.Stderr)
 	}

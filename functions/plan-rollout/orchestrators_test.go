@@ -2,8 +2,6 @@ package main
 
 import (
 	"maps"
-	"os"
-	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -109,16 +107,7 @@ func TestThroughKustomize(t *testing.T) {
 			if config == nil {
 				config = defaultConfig
 			}
-			plain := t.TempDir()
-			for name, content := range map[string]string{
-				"kustomization.yaml": "resources:\n- resources.yaml\n",
-				"resources.yaml":     string(c.Items),
-			} {
-				if err := os.WriteFile(filepath.Join(plain, name), []byte(content), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want := krmtest.KustomizeBuild(t, kustomize, plain)
+			want := krmtest.KustomizeBuild(t, kustomize, krmtest.WritePlainKustomization(t, c.Items))
 			out := krmtest.KustomizeBuild(t, kustomize, krmtest.WriteKustomization(t, bin, c.Items, config))
 			if want.Err != nil {
 				// kustomize refuses the input itself (two objects with one id)

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"os"
-	"path/filepath"
 	"reflect"
 	"testing"
 
@@ -28,16 +26,7 @@ func TestThroughKustomize(t *testing.T) {
 				return
 			}
 			// The function changed nothing: the build equals a build without it.
-			plain := t.TempDir()
-			for name, content := range map[string]string{
-				"kustomization.yaml": "resources:\n- resources.yaml\n",
-				"resources.yaml":     string(c.Items),
-			} {
-				if err := os.WriteFile(filepath.Join(plain, name), []byte(content), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want := krmtest.KustomizeBuild(t, kustomize, plain)
+			want := krmtest.KustomizeBuild(t, kustomize, krmtest.WritePlainKustomization(t, c.Items))
 			if want.Err != nil {
 				t.Fatalf("plain build: %v\n%s", want.Err, want.Stderr)
 			}

@@ -136,6 +136,19 @@ func WriteKustomization(t testing.TB, binary string, items, config []byte) strin
 	return dir
 }
 
+// WritePlainKustomization lays out, in a new temporary directory that it
+// returns, a kustomization of items alone, without a function: what a build
+// through a function that changes nothing must equal.
+func WritePlainKustomization(t testing.TB, items []byte) string {
+	t.Helper()
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string][]byte{
+		"kustomization.yaml": []byte("resources:\n- resources.yaml\n"),
+		"resources.yaml":     items,
+	})
+	return dir
+}
+
 // WriteKptPackage lays out a kpt package in a new temporary directory and
 // returns it: resources.yaml holding items, and a Kptfile whose pipeline runs
 // binary as its only stage ("mutators" or "validators"). When config is not
