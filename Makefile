@@ -16,6 +16,7 @@ KUSTOMIZE_VERSION      := v5.8.1
 CONTROLLER_GEN_VERSION := v0.20.0
 OLM_VERSION            := v0.38.0
 OPM_VERSION            := v1.61.0
+OCM_VERSION            := v1.2.0
 
 BIN            := $(CURDIR)/bin
 ENVTEST_ASSETS := $(BIN)/envtest
@@ -26,12 +27,14 @@ CONTROLLER_GEN := $(BIN)/controller-gen-$(CONTROLLER_GEN_VERSION)
 OLM_OPERATOR     := $(BIN)/olm-operator-$(OLM_VERSION)
 CATALOG_OPERATOR := $(BIN)/catalog-operator-$(OLM_VERSION)
 OPM              := $(BIN)/opm-$(OPM_VERSION)
+OCM_PLACEMENT    := $(BIN)/ocm-placement-$(OCM_VERSION)
 KPT            ?= $(shell command -v kpt 2>/dev/null)
 
 MODULES := shared functions controllers
 # The CRDs of library-owned kinds that `make generate` copies from their Go modules.
 OCM_CRDS := cluster/v1/0000_00_clusters.open-cluster-management.io_managedclusters.crd.yaml \
 	cluster/v1alpha1/0000_02_clusters.open-cluster-management.io_clusterclaims.crd.yaml \
+	cluster/v1alpha1/0000_05_clusters.open-cluster-management.io_addonplacementscores.crd.yaml \
 	cluster/v1beta1/0000_02_clusters.open-cluster-management.io_placements.crd.yaml \
 	cluster/v1beta1/0000_03_clusters.open-cluster-management.io_placementdecisions.crd.yaml \
 	cluster/v1beta2/0000_00_clusters.open-cluster-management.io_managedclustersets.crd.yaml \
@@ -104,6 +107,14 @@ $(OPM):
 	@echo ">> building opm $(OPM_VERSION)"
 	CGO_ENABLED=0 GOWORK=off go build -C hack/tools/opm -tags containers_image_openpgp -o $@ github.com/operator-framework/operator-registry/cmd/opm
 
+$(OCM_PLACEMENT):
+	@echo ">> building OCM's placement controller $(OCM_VERSION)"
+	CGO_ENABLED=0 GOWORK=off go build -C hack/tools/ocm-placement -o $@ open-cluster-management.io/ocm/cmd/placement
+
+.PHONY: ocm-placement
+ocm-placement: $(OCM_PLACEMENT) ## Build OCM's placement controller into bin/ocm-placement (the real scheduler the scheduling test compares shared/scheduling with).
+	@ln -sf $(OCM_PLACEMENT) $(BIN)/ocm-placement
+
 .PHONY: olm-binaries
 olm-binaries: $(OLM_OPERATOR) $(CATALOG_OPERATOR) $(OPM) ## Build olm-operator, catalog-operator and opm into bin/ (real OLM for the OLM end-to-end test).
 	@ln -sf $(OLM_OPERATOR) $(BIN)/olm-operator && ln -sf $(CATALOG_OPERATOR) $(BIN)/catalog-operator && ln -sf $(OPM) $(BIN)/opm
@@ -150,6 +161,7 @@ verify: generate ## Fail when generated code or CRDs are stale, or tool versions
 	@grep -q "sigs.k8s.io/controller-tools $(CONTROLLER_GEN_VERSION)" hack/tools/controller-gen/go.mod
 	@grep -q "github.com/operator-framework/operator-lifecycle-manager $(OLM_VERSION)" hack/tools/olm/go.mod
 	@grep -q "github.com/operator-framework/operator-registry $(OPM_VERSION)" hack/tools/opm/go.mod
+	@grep -q "open-cluster-management.io/ocm $(OCM_VERSION)" hack/tools/ocm-placement/go.mod
 	@undocumented=$$(awk '/^\.PHONY:/ {for (i = 2; i <= NF; i++) phony[$$i] = 1} \
 	  /^[a-zA-Z0-9_.-]+:/ {name = $$1; sub(/:.*/, "", name); if (phony[name] && $$0 !~ /##/) print name}' Makefile); \
 	  if [ -n "$$undocumented" ]; then echo "targets missing from 'make help' (no ## comment): $$undocumented"; exit 1; fi
@@ -166,7 +178,7 @@ build: ## Build the controllers and every KRM function into bin/.
 ##@ Test
 
 .PHONY: test
-test: verify lint tools olm-binaries build ## Everything CI runs: verify, lint, unit, golden, integration and real-OLM tests, then each fuzz target briefly.
+test: verify lint tools olm-binaries ocm-placement build ## Everything CI runs: verify, lint, unit, golden, integration and real-OLM tests, then each fuzz target briefly.
 	FLEETPOLICY_E2E_OLM=1 go test $(GO_TEST_FLAGS) -timeout $(TEST_TIMEOUT) $(addsuffix /...,$(addprefix ./,$(MODULES)))
 	GOWORK=off go test -C hack/benchreport $(GO_TEST_FLAGS) ./...
 	hack/fuzz/classify_test.sh

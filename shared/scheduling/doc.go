@@ -77,4 +77,10 @@
 // the groups of several PlacementDecisions.
 //
 // Schedule runs in O(g·n + n log n) for n clusters and g decision groups.
+//
+// controllers/internal/schedulingtest runs OCM's placement controller itself
+// against a local API server and checks that, for Placements with cluster
+// sets, label and claim predicates, taints and tolerations and decision groups
+// by selector, count and percentage, its PlacementDecisions and decision
+// groups are Schedule's.
 package scheduling
