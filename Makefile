@@ -232,7 +232,7 @@ bench-report: $(BENCHREPORT) ## Print the table of the last `make bench` again; 
 ##@ Run
 
 .PHONY: demo
-demo: tools build ## The main job end to end: a local hub and 3 spokes, both controllers, examples/demo rendered by the functions, live rollout, dependencies, placement, OperatorPolicy.
+demo: tools build ocm-placement ## The main job end to end: a local hub and 3 spokes, both controllers, examples/demo rendered by the functions, live rollout, dependencies, placement, OperatorPolicy.
 	go run ./controllers/cmd/fleetpolicy-demo $(DEMO_ARGS)
 
 .PHONY: clean

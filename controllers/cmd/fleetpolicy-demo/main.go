@@ -1,7 +1,9 @@
 // Command fleetpolicy-demo runs fleetpolicy's main job end to end on this
 // machine, as `make demo` does: it starts a local hub and one spoke API server
 // per managed cluster of examples/demo (real kube-apiserver + etcd each), runs the
-// hub controller (with its placement webhook) and a spoke agent per cluster,
+// hub controller (with its placement webhook), OCM's placement controller
+// (bin/ocm-placement, which schedules the Placements) and a spoke agent per
+// cluster,
 // renders examples/demo through kustomize with the fleetpolicy KRM functions,
 // applies the result to the hub, and shows live a progressive rollout wave by
 // wave, a dependency chain resolving, a placement policy excluding clusters and

@@ -68,7 +68,12 @@ func run(ctx context.Context, out io.Writer, o options) error {
 	if err := d.startControllers(ctx, clusters); err != nil {
 		return err
 	}
-	go schedulePlacements(ctx, d.hub.Client)
+	step(out, "starting OCM's placement controller on the hub")
+	ocm, err := localplane.StartOCMPlacement(ctx, d.hub)
+	if err != nil {
+		return err
+	}
+	d.stops = append(d.stops, ocm.Stop)
 
 	step(out, "applying the rendered fleet to the hub")
 	if err := d.applyFleet(ctx); err != nil {
@@ -178,8 +183,10 @@ func (d *demo) startPlanes(clusters []string) error {
 }
 
 // applyInventory applies what must exist before the fleet: namespaces, the
-// ManagedClusters (with their claims) and their namespaces on the hub, and the
-// placement policies.
+// ManagedClusters (with their claims) and their namespaces on the hub, their
+// cluster sets and bindings (so that OCM's placement controller schedules
+// each Placement once, on every cluster it may choose), and the placement
+// policies.
 func (d *demo) applyInventory(ctx context.Context) error {
 	for _, ns := range append([]string{placement.Namespace}, namesOf(d.rendered, "ManagedCluster")...) {
 		if err := localplane.EnsureNamespace(ctx, d.hub.Client, ns); err != nil {
@@ -188,8 +195,7 @@ func (d *demo) applyInventory(ctx context.Context) error {
 	}
 	var first []*unstructured.Unstructured
 	for _, o := range d.rendered {
-		switch o.GetKind() {
-		case "Namespace", "ManagedCluster", "ConfigMap":
+		if inInventory(o) {
 			first = append(first, o)
 		}
 	}
@@ -197,13 +203,22 @@ func (d *demo) applyInventory(ctx context.Context) error {
 	return err
 }
 
+// inInventory reports whether o is part of what a hub holds before any policy
+// arrives: namespaces, the managed clusters, their cluster sets and the
+// namespaces' bindings to them, and ConfigMaps (the placement policies).
+func inInventory(o *unstructured.Unstructured) bool {
+	switch o.GetKind() {
+	case "Namespace", "ManagedCluster", "ManagedClusterSet", "ManagedClusterSetBinding", "ConfigMap":
+		return true
+	}
+	return false
+}
+
 // applyFleet applies the rest of the rendered objects.
 func (d *demo) applyFleet(ctx context.Context) error {
 	var rest []*unstructured.Unstructured
 	for _, o := range d.rendered {
-		switch o.GetKind() {
-		case "Namespace", "ManagedCluster", "ConfigMap":
-		default:
+		if !inInventory(o) {
 			rest = append(rest, o)
 		}
 	}

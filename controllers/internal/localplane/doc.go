@@ -6,5 +6,7 @@
 // It serves the integration tests and `make demo`, never production: a hub and a
 // spoke are two separate API servers, as in a real fleet. There is no
 // kube-controller-manager and no kubelet, so nothing is garbage-collected and
-// namespaces are never finalized.
+// namespaces are never finalized. OCM's placement controller, which a real
+// hub runs, is started on a plane with StartOCMPlacement (bin/ocm-placement,
+// `make ocm-placement`).
 package localplane

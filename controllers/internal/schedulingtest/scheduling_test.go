@@ -1,17 +1,10 @@
 package schedulingtest
 
 import (
-	"bytes"
-	"context"
 	"fmt"
-	"net"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -103,14 +96,6 @@ func placements() []clusterv1beta1.Placement {
 }
 
 func TestScheduleIsOCMPlacementControllers(t *testing.T) {
-	root, err := localplane.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	binary := filepath.Join(root, "bin", "ocm-placement")
-	if _, err := os.Stat(binary); err != nil {
-		t.Fatalf("OCM's placement controller is not built (make ocm-placement): %v", err)
-	}
 	plane, err := localplane.Start("scheduling")
 	if err != nil {
 		t.Fatal(err)
@@ -125,12 +110,14 @@ func TestScheduleIsOCMPlacementControllers(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := t.Context()
-	for _, ns := range []string{namespace, "open-cluster-management-hub"} {
-		if err := localplane.EnsureNamespace(ctx, c, ns); err != nil {
-			t.Fatal(err)
-		}
+	if err := localplane.EnsureNamespace(ctx, c, namespace); err != nil {
+		t.Fatal(err)
 	}
-	logs := startController(t, binary, plane.KubeconfigPath)
+	ocm, err := localplane.StartOCMPlacement(ctx, plane)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(ocm.Stop)
 
 	// The hub's fleet: two cluster sets (global selects every cluster, prod
 	// those with its label), both bound to the namespace, and the clusters.
@@ -181,8 +168,8 @@ func TestScheduleIsOCMPlacementControllers(t *testing.T) {
 			// for its decisions to settle on the offline ones.
 			localplane.Eventually(t, 30*time.Second, "OCM's decisions for "+want.Name+" are shared/scheduling's", func() string {
 				select {
-				case <-logs.exited:
-					t.Fatalf("OCM's placement controller exited:\n%s", logs.whole())
+				case <-ocm.Exited():
+					t.Fatalf("OCM's placement controller exited:\n%s", ocm.Log())
 				default:
 				}
 				var placement clusterv1beta1.Placement
@@ -210,7 +197,7 @@ func TestScheduleIsOCMPlacementControllers(t *testing.T) {
 					diffs = append(diffs, fmt.Sprintf("status.numberOfSelectedClusters: OCM %d, shared/scheduling %d", got, want))
 				}
 				if len(diffs) > 0 {
-					return strings.Join(diffs, "\n") + "\n" + logs.tail()
+					return strings.Join(diffs, "\n") + "\ncontroller log:\n" + ocm.LogTail(15)
 				}
 				return ""
 			})
@@ -240,57 +227,4 @@ func describeGroups(groups []clusterv1beta1.DecisionGroupStatus) string {
 		fmt.Fprintf(&b, "%d %q: %d clusters in %s\n", g.DecisionGroupIndex, g.DecisionGroupName, g.ClustersCount, strings.Join(g.Decisions, ","))
 	}
 	return b.String()
-}
-
-// controllerLogs keeps what the controller writes, for failure messages, and
-// whether it has exited.
-type controllerLogs struct {
-	mu     sync.Mutex
-	buf    bytes.Buffer
-	exited chan struct{}
-}
-
-func (l *controllerLogs) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-// tail is the last lines the controller wrote.
-func (l *controllerLogs) tail() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	lines := strings.Split(strings.TrimSpace(l.buf.String()), "\n")
-	return "controller log:\n" + strings.Join(lines[max(0, len(lines)-15):], "\n")
-}
-
-// whole is everything the controller wrote.
-func (l *controllerLogs) whole() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
-// startController runs OCM's placement controller against the plane until
-// the test ends.
-func startController(t *testing.T, binary, kubeconfig string) *controllerLogs {
-	ctx, cancel := context.WithCancel(context.Background())
-	logs := &controllerLogs{exited: make(chan struct{})}
-	// It serves metrics and health on a port of its own (port 0 would leave
-	// its server unset, which it does not survive).
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	listen := l.Addr().String()
-	_ = l.Close()
-	cmd := exec.CommandContext(ctx, binary, "controller", "--kubeconfig", kubeconfig,
-		"--namespace", "open-cluster-management-hub", "--disable-leader-election", "--listen", listen)
-	cmd.Stdout, cmd.Stderr = logs, logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = cmd.Wait(); close(logs.exited) }()
-	t.Cleanup(func() { cancel(); <-logs.exited })
-	return logs
 }
