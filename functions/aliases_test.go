@@ -3,14 +3,11 @@ package functions_test
 import (
 	"bytes"
 	"errors"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/kptdev/krm-functions-sdk/go/fn"
-	"sigs.k8s.io/yaml"
 
 	"github.com/fleetpolicy/fleetpolicy/functions/internal/krmtest"
 )
@@ -20,18 +17,7 @@ import (
 // (krmtest.AliasedItems): each answers with exit code 1 (a Go panic exits 2),
 // an error naming an aliased field, and the items as they came in.
 func TestFunctionsAnswerAliasesWithoutPanicking(t *testing.T) {
-	root, err := filepath.Abs("..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, err := os.ReadFile(filepath.Join(root, "catalog.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var cat catalog
-	if err := yaml.Unmarshal(raw, &cat); err != nil {
-		t.Fatal(err)
-	}
+	_, cat := readCatalog(t)
 	in, err := fn.ParseResourceList([]byte(krmtest.AliasedItems))
 	if err != nil {
 		t.Fatal(err)

@@ -38,12 +38,10 @@ type function struct {
 
 var configKindDecl = regexp.MustCompile(`configKind\s*=\s*"([A-Za-z]+)"`)
 
-// TestCatalogMatchesFunctions fails when catalog.yaml and functions/ disagree:
-// a function missing from the catalog or listed but absent, a listed function
-// that does not build or reports another version, a functionConfig kind the
-// function does not read, an image or exec path not named after the function,
-// or an example path that does not exist.
-func TestCatalogMatchesFunctions(t *testing.T) {
+// readCatalog returns the repository's root and its catalog.yaml, read
+// strictly.
+func readCatalog(t *testing.T) (root string, cat catalog) {
+	t.Helper()
 	root, err := filepath.Abs("..")
 	if err != nil {
 		t.Fatal(err)
@@ -52,10 +50,19 @@ func TestCatalogMatchesFunctions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var cat catalog
 	if err := yaml.UnmarshalStrict(raw, &cat); err != nil {
 		t.Fatalf("catalog.yaml: %v", err)
 	}
+	return root, cat
+}
+
+// TestCatalogMatchesFunctions fails when catalog.yaml and functions/ disagree:
+// a function missing from the catalog or listed but absent, a listed function
+// that does not build or reports another version, a functionConfig kind the
+// function does not read, an image or exec path not named after the function,
+// or an example path that does not exist.
+func TestCatalogMatchesFunctions(t *testing.T) {
+	root, cat := readCatalog(t)
 	if cat.APIVersion != "fn.fleetpolicy.io/v1alpha1" || cat.Kind != "FunctionCatalog" {
 		t.Fatalf("catalog.yaml is %s %s", cat.APIVersion, cat.Kind)
 	}
