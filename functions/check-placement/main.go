@@ -29,7 +29,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
-	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/fleetpolicy/fleetpolicy/functions/internal/krm"
 	"github.com/fleetpolicy/fleetpolicy/shared/placement"
@@ -201,7 +200,7 @@ func process(ctx context.Context, rl *fn.ResourceList, explain bool) error {
 	// an item before it: deciding and applying each in turn, as ever, it sees
 	// that item's annotations applied.
 	var verdicts []verdict
-	decideFirst := !slices.ContainsFunc(governed, holdsAlias)
+	decideFirst := !slices.ContainsFunc(governed, krm.HoldsAlias)
 	if decideFirst {
 		verdicts = decideAll(ctx, engine, governed, cfg.Explain, timeout)
 	}
@@ -218,15 +217,6 @@ func process(ctx context.Context, rl *fn.ResourceList, explain bool) error {
 		rl.Results = append(rl.Results, v.results...)
 	}
 	return nil
-}
-
-// holdsAlias reports whether the item holds an alias node.
-func holdsAlias(item *fn.KubeObject) bool {
-	return aliasUnder(krm.Node(item))
-}
-
-func aliasUnder(n *yaml.Node) bool {
-	return n.Kind == yaml.AliasNode || slices.ContainsFunc(n.Content, aliasUnder)
 }
 
 // decideAll decides every item on runtime.GOMAXPROCS(0) goroutines, which

@@ -8,6 +8,17 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
+// InternalError is what the error result of a panic of Process that no YAML
+// alias explains says, after the function's name.
+const InternalError = "stopped on an internal error"
+
+// HoldsAlias reports whether the item holds a YAML alias node, which the kpt
+// SDK's accessors panic on.
+func HoldsAlias(item *fn.KubeObject) bool {
+	_, _, found := firstAlias(Node(item), "")
+	return found
+}
+
 // processPanic is a panic of Process, recovered.
 type processPanic struct{ value any }
 
@@ -34,14 +45,13 @@ func (f Function) failedList(input []byte, p *processPanic) *fn.ResourceList {
 		return &fn.ResourceList{Results: fn.Results{fn.ErrorResult(fmt.Errorf("%s stopped: %v", f.Name, p))}}
 	}
 	for _, item := range rl.Items {
-		node := Node(item)
-		if field, anchor, found := firstAlias(node, ""); found {
-			rl.Results = append(rl.Results, nodeResult(node, field, fmt.Sprintf(
+		if field, anchor, found := firstAlias(Node(item), ""); found {
+			rl.Results = append(rl.Results, ObjectResult(item, fn.Error, field, fmt.Sprintf(
 				"is a YAML alias (*%s), which %s cannot read: write the value out in full", anchor, f.Name)))
 		}
 	}
 	if len(rl.Results) == 0 {
-		rl.Results = append(rl.Results, fn.ErrorResult(fmt.Errorf("%s stopped on an internal error: %v", f.Name, p)))
+		rl.Results = append(rl.Results, fn.ErrorResult(fmt.Errorf("%s %s: %v", f.Name, InternalError, p)))
 	}
 	return rl
 }
@@ -73,26 +83,6 @@ func firstAlias(n *yaml.Node, path string) (field, anchor string, found bool) {
 		}
 	}
 	return "", "", false
-}
-
-// nodeResult is an error result about the object of node, made without the
-// SDK's accessors (which panic on aliases): its apiVersion, kind, name,
-// namespace and file as far as they are scalars, read through aliases.
-func nodeResult(node *yaml.Node, field, message string) *fn.Result {
-	metadata := mappingValue(node, "metadata")
-	annotations := mappingValue(metadata, "annotations")
-	r := &fn.Result{Severity: fn.Error, Message: message, Field: &fn.Field{Path: field},
-		ResourceRef: &fn.ResourceRef{
-			APIVersion: scalarValue(node, "apiVersion"),
-			Kind:       scalarValue(node, "kind"),
-			Name:       scalarValue(metadata, "name"),
-			Namespace:  scalarValue(metadata, "namespace"),
-		}}
-	if path := scalarValue(annotations, "internal.config.kubernetes.io/path"); path != "" {
-		index, _ := strconv.Atoi(scalarValue(annotations, "internal.config.kubernetes.io/index"))
-		r.File = &fn.File{Path: path, Index: index}
-	}
-	return r
 }
 
 // mappingValue is the value of key in the mapping n, or in the mapping n is

@@ -102,7 +102,9 @@ func TestFirstAlias(t *testing.T) {
 	}
 }
 
-func TestNodeResultReadsThroughAliases(t *testing.T) {
+// TestObjectResultReadsThroughAliases: a result about an item whose
+// metadata, or a field of it, is an alias names the object all the same.
+func TestObjectResultReadsThroughAliases(t *testing.T) {
 	rl, err := fn.ParseResourceList([]byte("kind: ResourceList\nitems:\n" +
 		"- {apiVersion: v1, kind: ConfigMap, metadata: &m {name: a, namespace: &ns n}}\n" +
 		"- {apiVersion: v1, kind: ConfigMap, metadata: *m}\n" +
@@ -111,9 +113,8 @@ func TestNodeResultReadsThroughAliases(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, want := range []string{"error: ConfigMap n/a metadata: m", "error: ConfigMap n/b metadata.namespace: m"} {
-		node := Node(rl.Items[i+1])
-		field, _, _ := firstAlias(node, "")
-		if got := FormatResult(nodeResult(node, field, "m")); got != want {
+		field, _, _ := firstAlias(Node(rl.Items[i+1]), "")
+		if got := FormatResult(ObjectResult(rl.Items[i+1], fn.Error, field, "m")); got != want {
 			t.Errorf("item %d: %q, want %q", i+1, got, want)
 		}
 	}

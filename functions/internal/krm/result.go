@@ -7,26 +7,32 @@ import (
 	"unicode/utf8"
 
 	"github.com/kptdev/krm-functions-sdk/go/fn"
+	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
 // ObjectResult is a result about obj and, when field is not empty, about that
 // field of it (a path such as spec.dependencies[0].compliance). The resourceRef
-// and file come from obj and its path and index annotations.
-// A nil obj gives a result about no object.
+// and file come from obj and its path and index annotations, read from its
+// nodes through any YAML alias (the SDK's accessors panic on aliases), as far
+// as they are scalars. A nil obj gives a result about no object.
 func ObjectResult(obj *fn.KubeObject, severity fn.Severity, field, message string) *fn.Result {
 	r := &fn.Result{Message: message, Severity: severity}
 	if obj == nil {
 		return r
 	}
+	node := Node(obj)
+	metadata := mappingValue(node, "metadata")
+	annotations := mappingValue(metadata, "annotations")
 	r.ResourceRef = &fn.ResourceRef{
-		APIVersion: obj.GetAPIVersion(),
-		Kind:       obj.GetKind(),
-		Name:       obj.GetName(),
-		Namespace:  obj.GetNamespace(),
+		APIVersion: scalarValue(node, "apiVersion"),
+		Kind:       scalarValue(node, "kind"),
+		Name:       scalarValue(metadata, "name"),
+		Namespace:  scalarValue(metadata, "namespace"),
 	}
-	if path := obj.PathAnnotation(); path != "" {
-		r.File = &fn.File{Path: path, Index: max(obj.IndexAnnotation(), 0)}
+	if path := scalarValue(annotations, kioutil.PathAnnotation); path != "" {
+		index, _ := strconv.Atoi(scalarValue(annotations, kioutil.IndexAnnotation))
+		r.File = &fn.File{Path: path, Index: max(index, 0)}
 	}
 	if field != "" {
 		r.Field = &fn.Field{Path: field}

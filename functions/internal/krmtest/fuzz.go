@@ -21,7 +21,7 @@ func RunParsed(t testing.TB, f krm.Function, input []byte) (*fn.ResourceList, in
 	if code != 0 && code != 1 {
 		t.Fatalf("exit code %d", code)
 	}
-	if strings.Contains(stderr.String(), "stopped on an internal error") {
+	if strings.Contains(stderr.String(), krm.InternalError) {
 		t.Fatalf("%s", stderr.String())
 	}
 	rl, err := fn.ParseResourceList(out.Bytes())
