@@ -170,10 +170,11 @@ verify: generate ## Fail when generated code or CRDs are stale, or tool versions
 ##@ Build
 
 .PHONY: build
-build: ## Build the controllers and every KRM function into bin/.
+build: ## Build the controllers, every KRM function and the Argo CD plugin's generate command into bin/.
 	@mkdir -p $(BIN)
 	@for b in $(CONTROLLER_BINARIES); do echo ">> bin/$$b"; go build -C controllers -o $(BIN)/$$b ./cmd/$$b; done
 	@for b in $(FUNCTION_BINARIES); do echo ">> bin/$$b"; go build -C functions -o $(BIN)/$$b ./$$b; done
+	@echo ">> bin/fleetpolicy-cmp-generate"; go build -C functions -o $(BIN)/fleetpolicy-cmp-generate ./cmd/fleetpolicy-cmp-generate
 
 ##@ Test
 

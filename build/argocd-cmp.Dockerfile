@@ -1,7 +1,8 @@
 # syntax=docker/dockerfile:1
 # The sidecar of argocd-repo-server that runs fleetpolicy's Argo CD config
 # management plugin (examples/argocd): kustomize, every fleetpolicy KRM
-# function and the plugin's init command on PATH, and the plugin's
+# function and the plugin's init and generate commands on PATH (generate
+# allows only the functions in its own directory, /usr/local/bin), and the plugin's
 # configuration where argocd-cmp-server reads it. argocd-cmp-server itself is not in the image: Argo CD's copyutil
 # init container puts it in the var-files volume, mounted at /var/run/argocd.
 # `make images` builds it; by hand, from the repository root:
@@ -20,7 +21,7 @@ COPY functions/ functions/
 COPY hack/tools/kustomize/ hack/tools/kustomize/
 RUN --mount=type=cache,target=/root/go/pkg/mod --mount=type=cache,target=/root/.cache/go-build \
     cd functions && \
-    CGO_ENABLED=0 go build -trimpath -o /out/ $(for main in */main.go; do echo "./${main%/main.go}"; done) && \
+    CGO_ENABLED=0 go build -trimpath -o /out/ $(for main in */main.go; do echo "./${main%/main.go}"; done) ./cmd/fleetpolicy-cmp-generate && \
     cd ../hack/tools/kustomize && \
     CGO_ENABLED=0 GOWORK=off go build -trimpath -o /out/kustomize sigs.k8s.io/kustomize/kustomize/v5
 
