@@ -467,8 +467,13 @@ func nested(obj map[string]any, fields ...string) any {
 	return v
 }
 
-// functionBinaries builds every KRM function of functions/ once per test
-// binary into a shared directory and returns it.
+// generateCommand is the plugin's generate command, relative to functions/;
+// the sidecar image installs it beside the functions.
+const generateCommand = "cmd/fleetpolicy-cmp-generate"
+
+// functionBinaries builds every KRM function of functions/ and the plugin's
+// generate command once per test binary into a shared directory and returns
+// it.
 func functionBinaries(t *testing.T) string {
 	t.Helper()
 	built.Do(func() {
@@ -495,7 +500,7 @@ func buildFunctions(root string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	args := []string{"build", "-o", dir + string(filepath.Separator)}
+	args := []string{"build", "-o", dir + string(filepath.Separator), "./" + generateCommand}
 	for _, m := range mains {
 		args = append(args, "./"+filepath.Base(filepath.Dir(m)))
 	}

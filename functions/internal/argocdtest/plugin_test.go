@@ -70,10 +70,8 @@ func TestPluginConfig(t *testing.T) {
 			p.Spec.PreserveFileMode, p.Spec.ProvideGitCreds)
 	}
 	generate := append(slices.Clone(p.Spec.Generate.Command), p.Spec.Generate.Args...)
-	for _, flag := range []string{"--enable-alpha-plugins", "--enable-exec"} {
-		if generate[0] != "kustomize" || !slices.Contains(generate, flag) {
-			t.Errorf("generate %v does not run kustomize with %s: kustomize would skip the exec functions", generate, flag)
-		}
+	if want := []string{filepath.Base(generateCommand)}; !slices.Equal(generate, want) {
+		t.Errorf("generate %v, want %v: the command that checks the app's functions before kustomize runs them", generate, want)
 	}
 	for _, a := range p.Spec.Parameters.Static {
 		if a.CollectionType != "string" || a.String == nil || *a.String != "" {
