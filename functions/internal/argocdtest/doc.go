@@ -18,7 +18,9 @@
 //     fails the request and its stderr is what the user sees.
 //
 // The sidecar's PATH holds what build/argocd-cmp.Dockerfile installs: every
-// KRM function of functions/ (built by the test), the repository's
+// KRM function of functions/ and the plugin's generate command
+// fleetpolicy-cmp-generate (built by the test, into one directory as the image
+// installs them), the repository's
 // bin/kustomize (`make kustomize`), the plugin's init command
 // examples/argocd/fleetpolicy-cmp-init, and only the shell tools the plugin's
 // commands use (sh, env, sed, grep), taken from the machine. Tests that need
