@@ -177,3 +177,43 @@ func appendToKustomization(t *testing.T, appDir, text string) {
 		t.Fatal(err)
 	}
 }
+
+// TestRelativePathResolvesFromTheListingKustomization: kustomize runs a
+// relative exec path from the directory of the kustomization that lists the
+// function, and the check resolves it there too: a nested symlink to an
+// installed function renders, and a script of the same name in the app
+// directory never runs.
+func TestRelativePathResolvesFromTheListingKustomization(t *testing.T) {
+	p := loadPlugin(t, repoPath(t, examplePlugin))
+	app := loadApplication(t, repoPath(t, exampleApplication))
+	s := newSidecar(t, p)
+	appDir := checkout(t, p, app)
+	marker := filepath.Join(t.TempDir(), "ran")
+	writeFile(t, filepath.Join(appDir, "validate"), "#!/bin/sh\necho ran > "+marker+"\n", 0o755)
+	nested := filepath.Join(appDir, "checks")
+	if err := os.Mkdir(nested, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(functionBinaries(t), "validate-dependencies"), filepath.Join(nested, "validate")); err != nil {
+		t.Fatal(err)
+	}
+	config, err := os.ReadFile(filepath.Join(appDir, "validate-dependencies.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(nested, "validate-dependencies.yaml"),
+		strings.Replace(string(config), "path: validate-dependencies", "path: ./validate", 1), 0o644)
+	writeFile(t, filepath.Join(nested, "kustomization.yaml"), "kind: Component\napiVersion: kustomize.config.k8s.io/v1alpha1\ntransformers:\n- validate-dependencies.yaml\n", 0o644)
+	appendToKustomization(t, appDir, "components:\n- checks\n")
+
+	r := s.generate(t, appDir, requestEnv(t, app))
+	if r.Err != nil {
+		t.Fatalf("manifest generation failed: %v\nstderr:\n%s", r.Err, r.Stderr)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Errorf("the app directory's script ran (it created %s)", marker)
+	}
+	if n := len(manifests(t, r.Stdout)); n != len(wantObjects) {
+		t.Errorf("rendered %d objects, want %d", n, len(wantObjects))
+	}
+}
