@@ -86,9 +86,9 @@ func wrapInPolicies(out *output, sources []*source, cfg Config) {
 // comments included, without its namespace (a template lives in the cluster's
 // namespace), its status and the orchestrators' annotations.
 func rootPolicy(s *source) (*fn.KubeObject, error) {
-	action := s.op.Spec.RemediationAction
-	if action == "" {
-		action = "inform"
+	action := policyv1.RemediationAction(s.op.Spec.RemediationAction)
+	if action == "" || s.op.Spec.RemediationAction.IsInformOnly() {
+		action = "inform" // a Policy cannot say InformOnly; its template keeps it
 	}
 	node, err := newNode(&policyv1.Policy{
 		TypeMeta:   typeMeta(policyv1.GroupVersion.String(), "Policy"),

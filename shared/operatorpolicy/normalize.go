@@ -176,14 +176,14 @@ func Normalize(op *v1beta1.OperatorPolicy) (Policy, error) {
 	return p, nil
 }
 
-func (n *normalizer) remediationAction(action policyv1.RemediationAction) bool {
+func (n *normalizer) remediationAction(action policyv1.TemplateRemediationAction) bool {
 	switch {
 	case action.IsEnforce():
 		return true
 	case action == "" || action.IsInform():
 		return false
 	}
-	n.fail(fmt.Sprintf("unsupported value %q: must be inform or enforce", action), "spec.remediationAction")
+	n.fail(fmt.Sprintf("unsupported value %q: must be inform, enforce or InformOnly", action), "spec.remediationAction")
 	return false
 }
 

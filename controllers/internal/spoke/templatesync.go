@@ -341,7 +341,7 @@ func (t *TemplateSync) isTemplateKind(ctx context.Context, gr schema.GroupResour
 // desiredTemplate is the template object as it should be on the managed
 // cluster: in the cluster namespace (when namespaced) and owned by the policy,
 // labelled with the policy and the cluster, with the policy's remediationAction
-// when it sets one.
+// inherited as OCM's framework add-on does (replication.InheritRemediationAction).
 func (t *TemplateSync) desiredTemplate(p *policyv1.Policy, def *unstructured.Unstructured, namespace string) *unstructured.Unstructured {
 	d := def.DeepCopy()
 	d.SetNamespace(namespace)
@@ -358,13 +358,7 @@ func (t *TemplateSync) desiredTemplate(p *policyv1.Policy, def *unstructured.Uns
 			APIVersion: policyv1.GroupVersion.String(), Kind: "Policy", Name: p.Name, UID: p.UID,
 		}})
 	}
-	if p.Spec.RemediationAction != "" {
-		if spec, ok := d.Object["spec"].(map[string]any); ok {
-			if _, has := spec["remediationAction"]; has {
-				spec["remediationAction"] = string(p.Spec.RemediationAction)
-			}
-		}
-	}
+	replication.InheritRemediationAction(p.Spec.RemediationAction, d.Object)
 	annotations := maps.Clone(d.GetAnnotations())
 	if annotations == nil {
 		annotations = map[string]string{}

@@ -76,8 +76,9 @@ type EvaluationInterval struct {
 type ConfigurationPolicySpec struct {
 	// +optional
 	Severity Severity `json:"severity,omitempty"`
-	// RemediationAction: inform reports, enforce changes the cluster.
-	RemediationAction RemediationAction `json:"remediationAction"`
+	// RemediationAction: inform reports, enforce changes the cluster; InformOnly
+	// reports whatever the parent Policy says.
+	RemediationAction TemplateRemediationAction `json:"remediationAction"`
 	// NamespaceSelector picks the namespaces for namespaced templates without one.
 	//
 	// +optional

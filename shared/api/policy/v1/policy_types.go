@@ -25,6 +25,30 @@ func (a RemediationAction) IsEnforce() bool { return strings.EqualFold(string(a)
 // IsInform reports whether the action is inform, in either capitalisation.
 func (a RemediationAction) IsInform() bool { return strings.EqualFold(string(a), string(Inform)) }
 
+// TemplateRemediationAction is the remediationAction of a policy template kind
+// (ConfigurationPolicy, OperatorPolicy): inform or enforce as on a Policy, or
+// InformOnly, which OCM accepts on templates only and which no parent Policy,
+// binding override or rollout can turn into enforce.
+//
+// +kubebuilder:validation:Enum=Inform;inform;Enforce;enforce;InformOnly;informonly
+type TemplateRemediationAction string
+
+// InformOnly is the template remediationAction that is never enforced.
+const InformOnly TemplateRemediationAction = "InformOnly"
+
+// IsEnforce reports whether the action is enforce, in either capitalisation.
+func (a TemplateRemediationAction) IsEnforce() bool { return RemediationAction(a).IsEnforce() }
+
+// IsInform reports whether the action is inform or InformOnly, in any capitalisation.
+func (a TemplateRemediationAction) IsInform() bool {
+	return RemediationAction(a).IsInform() || a.IsInformOnly()
+}
+
+// IsInformOnly reports whether the action is InformOnly, in any capitalisation.
+func (a TemplateRemediationAction) IsInformOnly() bool {
+	return strings.EqualFold(string(a), string(InformOnly))
+}
+
 // ComplianceState is the compliance of a policy, a template or a cluster.
 //
 // +kubebuilder:validation:Enum=Compliant;Pending;NonCompliant

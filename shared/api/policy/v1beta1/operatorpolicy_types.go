@@ -158,10 +158,11 @@ type ComplianceConfig struct {
 type OperatorPolicySpec struct {
 	// +optional
 	Severity policyv1.Severity `json:"severity,omitempty"`
-	// RemediationAction: inform only reads; enforce creates and approves.
+	// RemediationAction: inform only reads; enforce creates and approves;
+	// InformOnly only reads whatever the parent Policy says.
 	//
 	// +kubebuilder:default=inform
-	RemediationAction policyv1.RemediationAction `json:"remediationAction"`
+	RemediationAction policyv1.TemplateRemediationAction `json:"remediationAction"`
 	// ComplianceType is OCM's: mustnothave removes the operator per removalBehavior.
 	// Unset means musthave.
 	//
