@@ -1,6 +1,7 @@
 package dependency
 
 import (
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -45,7 +46,9 @@ func IndexPolicySets(sets []*policyv1beta1.PolicySet) PolicySets {
 //     a set missing from sets is kept as written;
 //   - any other dependency is kept as written.
 //
-// Only dependencies of the policy group are rewritten. The result keeps the order
+// A dependency on one of the policy group's kinds written without apiVersion
+// (the template-ordering seed's spelling) gets the policy group's apiVersion
+// first. Only dependencies of the policy group are rewritten. The result keeps the order
 // of deps.
 func Canonicalize(deps []policyv1.PolicyDependency, namespace string, sets PolicySets) []policyv1.PolicyDependency {
 	out := make([]policyv1.PolicyDependency, 0, len(deps))
@@ -56,6 +59,7 @@ func Canonicalize(deps []policyv1.PolicyDependency, namespace string, sets Polic
 }
 
 func canonicalize(dep policyv1.PolicyDependency, namespace string, sets PolicySets) []policyv1.PolicyDependency {
+	dep = withSeedAPIVersion(dep)
 	if groupOf(dep.APIVersion) != policyGroup {
 		return []policyv1.PolicyDependency{dep}
 	}
@@ -88,4 +92,19 @@ func canonicalize(dep policyv1.PolicyDependency, namespace string, sets PolicySe
 		return out
 	}
 	return []policyv1.PolicyDependency{dep}
+}
+
+// seedKinds are the policy group's kinds a dependency may name without an
+// apiVersion, as the template-ordering seed writes them ("kind: Policy").
+var seedKinds = []string{kindPolicy, kindPolicySet, "ConfigurationPolicy", "CertificatePolicy", "OperatorPolicy"}
+
+// withSeedAPIVersion gives a dependency written without an apiVersion on one of
+// the policy group's kinds the policy group's apiVersion, so that the seed's
+// spelling is read, gated and validated exactly like OCM's. Any other
+// dependency is returned as written.
+func withSeedAPIVersion(dep policyv1.PolicyDependency) policyv1.PolicyDependency {
+	if dep.APIVersion == "" && slices.Contains(seedKinds, dep.Kind) {
+		dep.APIVersion = policyv1.GroupVersion.String()
+	}
+	return dep
 }

@@ -156,7 +156,6 @@ func TestGraph(t *testing.T) {
 				nil,
 			},
 			wantIssues: []string{
-				"Policy default/p: spec.policy-templates[0].extraDependencies[0].apiVersion: apiVersion is required",
 				"Policy default/p: spec.policy-templates[0].extraDependencies[0].name: name is required",
 				`Policy default/p: spec.policy-templates[0].extraDependencies[0].compliance: compliance "Yes" is not one of Compliant, NonCompliant, Pending`,
 				"Policy default/p: spec.dependencies[1].compliance: dependency on Policy default.a has conflicting compliance states: NonCompliant here, Compliant at spec.dependencies[0] (which applies)",

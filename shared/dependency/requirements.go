@@ -40,7 +40,9 @@ type Requirement struct {
 // of spec.dependencies and the template's extraDependencies, canonicalised (see
 // Canonicalize) and without duplicates, in declaration order. A template number
 // out of range, or a null template, yields the policy's dependencies only.
-// Dependencies without apiVersion, kind or name are left out (Validate reports
+// A dependency on one of the policy group's kinds written without apiVersion (the
+// seed's spelling) is read as the policy group's; other dependencies without
+// apiVersion, and those without kind or name, are left out (Validate reports
 // them). The
 // same target asked for in two compliance states is an Issue; the first
 // declaration, policy-level ones first, is kept.
@@ -88,10 +90,11 @@ func addRequirements(reqs []Requirement, decls []declaration, p *policyv1.Policy
 	reqs = slices.Clip(reqs)
 	var issues []Issue
 	for _, decl := range decls {
-		if decl.dep.APIVersion == "" || decl.dep.Kind == "" || decl.dep.Name == "" {
+		written := withSeedAPIVersion(decl.dep)
+		if written.APIVersion == "" || written.Kind == "" || written.Name == "" {
 			continue
 		}
-		for _, dep := range canonicalize(decl.dep, p.Namespace, sets) {
+		for _, dep := range canonicalize(written, p.Namespace, sets) {
 			req := Requirement{Target: TargetOf(dep), Compliance: dep.Compliance, Field: decl.field}
 			i := slices.IndexFunc(reqs, func(r Requirement) bool { return r.Target == req.Target })
 			switch {
@@ -117,8 +120,8 @@ var validCompliance = []policyv1.ComplianceState{policyv1.Compliant, policyv1.No
 // (the Policy CRD rejects one).
 var kindsWithoutNamespace = []string{"ConfigurationPolicy", "CertificatePolicy"}
 
-// Validate checks every dependency of p as the Policy CRD does: apiVersion, kind
-// and name are required, compliance is one of Compliant, NonCompliant and
+// Validate checks every dependency of p as the Policy CRD does: apiVersion (except
+// for the policy group's kinds, see Requirements), kind and name are required, compliance is one of Compliant, NonCompliant and
 // Pending, and ConfigurationPolicy and CertificatePolicy dependencies have no
 // namespace. Issues come in declaration order.
 func Validate(p *policyv1.Policy) []Issue {
@@ -134,9 +137,9 @@ func Validate(p *policyv1.Policy) []Issue {
 		issues = append(issues, Issue{Policy: policyKey(p), Field: field, Message: fmt.Sprintf(format, args...)})
 	}
 	for _, decl := range decls {
-		dep := decl.dep
+		dep := withSeedAPIVersion(decl.dep)
 		if dep.APIVersion == "" {
-			report(decl.field+".apiVersion", "apiVersion is required")
+			report(decl.field+".apiVersion", "apiVersion is required (it may be left out only for %s)", strings.Join(seedKinds, ", "))
 		}
 		if dep.Kind == "" {
 			report(decl.field+".kind", "kind is required")

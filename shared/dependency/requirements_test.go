@@ -69,7 +69,7 @@ func TestValidate(t *testing.T) {
 		{"missing compliance", onPolicy("a", ""), []Issue{{Policy: key, Field: "spec.dependencies[0].compliance",
 			Message: `compliance "" is not one of Compliant, NonCompliant, Pending`}}},
 		{"missing apiVersion, kind and name", policyv1.PolicyDependency{Compliance: policyv1.Compliant}, []Issue{
-			{Policy: key, Field: "spec.dependencies[0].apiVersion", Message: "apiVersion is required"},
+			{Policy: key, Field: "spec.dependencies[0].apiVersion", Message: "apiVersion is required (it may be left out only for Policy, PolicySet, ConfigurationPolicy, CertificatePolicy, OperatorPolicy)"},
 			{Policy: key, Field: "spec.dependencies[0].kind", Message: "kind is required"},
 			{Policy: key, Field: "spec.dependencies[0].name", Message: "name is required"},
 		}},
@@ -103,5 +103,37 @@ func TestIssueString(t *testing.T) {
 	is := Issue{Policy: types.NamespacedName{Namespace: "ns", Name: "p"}, Field: "spec.dependencies[0].kind", Message: "kind is required"}
 	if got, want := is.String(), "Policy ns/p: spec.dependencies[0].kind: kind is required"; got != want {
 		t.Errorf("String() = %q, want %q", got, want)
+	}
+}
+
+// TestSeedSpellingWithoutAPIVersion reads dependencies written as the
+// template-ordering seed writes them (kind without apiVersion) exactly like the
+// OCM spelling, and still refuses an apiVersion-less dependency on another kind.
+func TestSeedSpellingWithoutAPIVersion(t *testing.T) {
+	seed := func(dep policyv1.PolicyDependency) policyv1.PolicyDependency {
+		dep.APIVersion = ""
+		return dep
+	}
+	ocm := policy("app",
+		[]policyv1.PolicyDependency{onPolicy("setup", policyv1.Compliant), onSet("base", policyv1.Compliant)},
+		config("first", onConfig("bar", policyv1.NonCompliant)))
+	seeded := policy("app",
+		[]policyv1.PolicyDependency{seed(onPolicy("setup", policyv1.Compliant)), seed(onSet("base", policyv1.Compliant))},
+		config("first", seed(onConfig("bar", policyv1.NonCompliant))))
+	sets := IndexPolicySets([]*policyv1beta1.PolicySet{policySet("base", "ns-setup")})
+	want, _ := Requirements(ocm, 0, sets)
+	got, issues := Requirements(seeded, 0, sets)
+	if len(want) != 3 || !reflect.DeepEqual(got, want) || issues != nil {
+		t.Errorf("seed spelling:\n got  %+v %v\n want %+v", got, issues, want)
+	}
+	if issues := Validate(seeded); issues != nil {
+		t.Errorf("Validate refuses the seed spelling: %v", issues)
+	}
+	other := policy("app", []policyv1.PolicyDependency{{Kind: "ConfigMap", Name: "cm", Compliance: policyv1.Compliant}})
+	if got, _ := Requirements(other, 0, nil); got != nil {
+		t.Errorf("a ConfigMap without apiVersion became a requirement: %+v", got)
+	}
+	if issues := Validate(other); len(issues) != 1 || issues[0].Field != "spec.dependencies[0].apiVersion" {
+		t.Errorf("Validate of a ConfigMap without apiVersion: %v", issues)
 	}
 }

@@ -277,3 +277,30 @@ func TestCycleStaysPendingAndIsNamed(t *testing.T) {
 		}
 	}
 }
+
+// TestSeedSpellingGates gates a policy and a template on dependencies written
+// as the template-ordering seed writes them, without apiVersion, exactly like
+// the OCM spelling.
+func TestSeedSpellingGates(t *testing.T) {
+	const ns, data = "seedspell", "seedspell-data"
+	configMap(t, data, "s")
+	configMap(t, data, "s2")
+	withExtra := policyOf(ns, "s", configPolicy("s-cm", "inform", "musthave", data, "s"),
+		"[{kind: Policy, name: first, compliance: Compliant}]") +
+		"  - objectDefinition: " + configPolicy("s2-cm", "inform", "musthave", data, "s2") + "\n" +
+		"    extraDependencies: [{kind: ConfigurationPolicy, name: first-cm, compliance: Compliant}]\n"
+	apply(t, hubC, policyOf(ns, "first", configPolicy("first-cm", "inform", "musthave", data, "first"), "")+"---"+withExtra)
+	bindToCluster(t, ns, "first", "s")
+
+	expectCompliance(t, ns, map[string]policyv1.ComplianceState{"first": policyv1.NonCompliant, "s": policyv1.Pending})
+	for _, name := range []string{"s-cm", "s2-cm"} {
+		if spokeConfigPolicy(t, name) != nil {
+			t.Errorf("template %s exists although its seed-spelled dependency is not met", name)
+		}
+	}
+	configMap(t, data, "first")
+	expectCompliance(t, ns, map[string]policyv1.ComplianceState{"first": policyv1.Compliant, "s": policyv1.Compliant})
+	if spokeConfigPolicy(t, "s2-cm") == nil {
+		t.Error("template s2-cm was not applied once its dependency was met")
+	}
+}
