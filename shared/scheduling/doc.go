@@ -71,9 +71,11 @@
 // # Decision groups of PlacementDecisions
 //
 // GroupOf reads the decision group one PlacementDecision carries, from its labels
-// and status.decisions, as OCM's PlacementDecisionClustersTracker does; a
-// missing or non-numeric decision-group-index is an error (the tracker's
-// "incorrect group index"), as is an empty clusterName. Package rollout merges
+// and status.decisions, as OCM's PlacementDecisionClustersTracker does. A
+// missing decision-group-index is group 0, as the hub reads it (OCM's propagator
+// works with such decisions when no rollout needs the groups); a non-numeric
+// or negative one is an error (the tracker's "incorrect group index"), as is an
+// empty clusterName. Package rollout merges
 // the groups of several PlacementDecisions.
 //
 // Schedule runs in O(g·n + n log n) for n clusters and g decision groups.
