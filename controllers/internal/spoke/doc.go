@@ -13,8 +13,10 @@
 //   - Template sync creates, updates and deletes each policy's templates
 //     (ConfigurationPolicy, OperatorPolicy, any kind whose CRD is labelled
 //     policy.open-cluster-management.io/policy-type=template) in the cluster
-//     namespace, owned by the policy, with the policy's remediationAction when
-//     it sets one — only while the template's dependencies are met
+//     namespace, owned by the policy, with the policy's remediationAction
+//     written on as OCM's framework add-on does (replication.
+//     InheritRemediationAction: with or without the key; InformOnly stays
+//     inform) — only while the template's dependencies are met
 //     (dependency.Evaluate). A blocked template is deleted, reports Pending (or
 //     Compliant with ignorePending) with a message naming every unmet
 //     dependency and, when the policy is on a dependency cycle, the whole cycle;
