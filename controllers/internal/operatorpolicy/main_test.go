@@ -127,7 +127,7 @@ func newNamespace(t *testing.T, prefix string) string {
 // policySpec is an enforcing spec for pkg from catalog allowing allowed.
 func policySpec(pkg, source string, allowed ...string) v1beta1.OperatorPolicySpec {
 	return v1beta1.OperatorPolicySpec{
-		RemediationAction: policyv1.Enforce,
+		RemediationAction: "enforce",
 		Severity:          "medium",
 		Subscription: v1beta1.Subscription{
 			Name: pkg, Channel: "stable", Source: source, SourceNamespace: catalogNS,

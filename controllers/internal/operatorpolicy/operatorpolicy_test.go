@@ -134,7 +134,7 @@ func installPlanName(t *testing.T, ns string) string {
 func TestInformReportsWithoutWriting(t *testing.T) {
 	ns := newNamespace(t, "inform")
 	spec := policySpec("inform-op", catalog, "inform-op.v1")
-	spec.RemediationAction = policyv1.Inform
+	spec.RemediationAction = "inform"
 	createPolicy(t, ns, "watcher", spec)
 
 	op := waitPolicy(t, ns, "watcher", "NonCompliant, nothing created", all(
@@ -396,7 +396,7 @@ func TestRemoval(t *testing.T) {
 			name: "an inform policy removes nothing",
 			pkg:  "remove-inform",
 			remove: func(t *testing.T, ns string) {
-				editPolicy(t, ns, "remove-inform", func(s *v1beta1.OperatorPolicySpec) { s.RemediationAction = policyv1.Inform })
+				editPolicy(t, ns, "remove-inform", func(s *v1beta1.OperatorPolicySpec) { s.RemediationAction = "inform" })
 				waitPolicy(t, ns, "remove-inform", "no finalizer once inform", func(op *v1beta1.OperatorPolicy) string {
 					if controllerutil.ContainsFinalizer(op, operatorpolicy.Finalizer) {
 						return "finalizer still there"
