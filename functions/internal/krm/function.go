@@ -59,6 +59,10 @@ func (f Function) main(args []string, stdin io.Reader, stdout, stderr io.Writer)
 // ResourceList to stdout and the error and warning results to stderr, and
 // returns the exit code: 1 when any result is an error, 0 otherwise.
 //
+// A key given twice at the top level of the ResourceList or of its
+// functionConfig makes the input unreadable: the YAML parser would keep the
+// last one silently.
+//
 // A panic of Process (the kpt SDK's accessors panic on an item holding a YAML
 // alias where they read) is an error result too: the items are written as
 // they came in, with an error naming each item that holds an alias and the
@@ -78,6 +82,9 @@ func (f Function) run(stdin io.Reader, stdout, stderr io.Writer, limit int64) in
 	var rl *fn.ResourceList
 	if err == nil {
 		rl, err = fn.ParseResourceList(in)
+	}
+	if err == nil {
+		err = duplicateKey(in, rl)
 	}
 	if err != nil {
 		rl = &fn.ResourceList{Results: fn.Results{fn.ErrorResult(fmt.Errorf("reading the ResourceList on stdin: %w", err))}}
