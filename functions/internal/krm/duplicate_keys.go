@@ -9,6 +9,20 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
+// ParseResourceList is fn.ParseResourceList refusing, in addition, a key given
+// twice at the top level of the list or of its functionConfig (the YAML parser
+// keeps the last silently: a second items: would drop the first).
+func ParseResourceList(in []byte) (*fn.ResourceList, error) {
+	rl, err := fn.ParseResourceList(in)
+	if err != nil {
+		return nil, err
+	}
+	if err := duplicateKey(in, rl); err != nil {
+		return nil, err
+	}
+	return rl, nil
+}
+
 // duplicateKey names the first key given twice at the top level of the
 // ResourceList in (the second items: would silently replace the first) or of
 // its functionConfig, or returns nil. The top level is read from the text's
@@ -86,11 +100,13 @@ func blockTopLevelKeys(in []byte) (keys []keyAt, ok bool) {
 			in = nil
 		}
 		line = bytes.TrimSuffix(line, []byte{'\r'})
-		if len(line) == 0 {
+		if content := bytes.TrimLeft(line, " "); len(content) == 0 || content[0] == '#' {
 			continue
 		}
 		switch c := line[0]; {
-		case c == ' ' || c == '#':
+		case (c == ' ' || c == '-') && len(keys) == 0:
+			return nil, false // an indented mapping, or not a mapping
+		case c == ' ':
 			continue
 		case bytes.Equal(line, []byte("---")) || bytes.HasPrefix(line, []byte("--- ")):
 			if len(keys) > 0 {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/kptdev/krm-functions-sdk/go/fn"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
 // TestRunRefusesDuplicateKeys: a key given twice at the top level of the
@@ -95,4 +96,34 @@ func TestBlockTopLevelKeys(t *testing.T) {
 			t.Errorf("%q: read %v from the lines, want the parser asked", text, keys)
 		}
 	}
+}
+
+// FuzzBlockTopLevelKeys: whenever the keys are read from the lines, they are
+// those the YAML parser reads.
+func FuzzBlockTopLevelKeys(f *testing.F) {
+	f.Add([]byte(canonical))
+	f.Add([]byte("a: 1\nb:\n- x\nc: |\n  text\n# comment\nd: []\n"))
+	f.Add([]byte("---\na: &x 1\nb: *x\n"))
+	f.Fuzz(func(t *testing.T, input []byte) {
+		keys, ok := blockTopLevelKeys(input)
+		if !ok {
+			return
+		}
+		var doc yaml.Node
+		if err := yaml.Unmarshal(input, &doc); err != nil {
+			return
+		}
+		want := mappingKeys(&doc)
+		if len(want) == 0 {
+			return // not a mapping: fn.ParseResourceList refuses it
+		}
+		if len(keys) != len(want) {
+			t.Fatalf("keys %v, want %v", keys, want)
+		}
+		for i := range keys {
+			if keys[i] != want[i] {
+				t.Fatalf("key %d: %v, want %v", i, keys[i], want[i])
+			}
+		}
+	})
 }

@@ -81,10 +81,7 @@ func (f Function) run(stdin io.Reader, stdout, stderr io.Writer, limit int64) in
 	in, err := ReadAtMost(stdin, limit)
 	var rl *fn.ResourceList
 	if err == nil {
-		rl, err = fn.ParseResourceList(in)
-	}
-	if err == nil {
-		err = duplicateKey(in, rl)
+		rl, err = ParseResourceList(in)
 	}
 	if err != nil {
 		rl = &fn.ResourceList{Results: fn.Results{fn.ErrorResult(fmt.Errorf("reading the ResourceList on stdin: %w", err))}}
