@@ -46,6 +46,10 @@ const (
 	explainFlag = "--explain"
 	// defaultTimeout bounds the evaluation of one resource.
 	defaultTimeout = 10 * time.Second
+	// maxFileBytes bounds the size of each file under policies and clusters
+	// (64 MiB: some 10,000 ManagedClusters with their status): a larger file,
+	// or one without end such as /dev/zero, is refused before it is read whole.
+	maxFileBytes = 64 << 20
 )
 
 var checkPlacement = function(false)
@@ -147,7 +151,7 @@ func process(ctx context.Context, rl *fn.ResourceList, explain bool) error {
 		}
 	}
 	for i, path := range cfg.Policies {
-		objs, err := readObjects(path)
+		objs, err := readObjects(path, maxFileBytes)
 		if err != nil {
 			return configError(rl, fmt.Sprintf("policies[%d]", i), err)
 		}
@@ -165,7 +169,7 @@ func process(ctx context.Context, rl *fn.ResourceList, explain bool) error {
 		}
 	}
 	for i, path := range cfg.Clusters {
-		objs, err := readObjects(path)
+		objs, err := readObjects(path, maxFileBytes)
 		if err != nil {
 			return configError(rl, fmt.Sprintf("clusters[%d]", i), err)
 		}
@@ -375,11 +379,17 @@ func policyResult(src policySource, err *placement.PolicyError) *fn.Result {
 		ResourceRef: &fn.ResourceRef{APIVersion: "v1", Kind: "ConfigMap", Namespace: placement.Namespace, Name: err.Policy.ConfigMap}}
 }
 
-// readObjects reads a YAML (or JSON) stream of objects, expanding Lists.
-func readObjects(path string) ([]*unstructured.Unstructured, error) {
-	raw, err := os.ReadFile(path)
+// readObjects reads a YAML (or JSON) stream of objects, expanding Lists. A
+// file larger than limit bytes is refused.
+func readObjects(path string, limit int64) ([]*unstructured.Unstructured, error) {
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
+	}
+	defer func() { _ = f.Close() }()
+	raw, err := krm.ReadAtMost(f, limit)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(raw), 4096)
 	var objs []*unstructured.Unstructured

@@ -1,7 +1,12 @@
 package main
 
 import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/kptdev/krm-functions-sdk/go/fn"
@@ -160,5 +165,46 @@ items:
 	}
 	if want := map[string]string{"p-1": "none", "p-2": "set"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("example.io/copied-mark by Policy: %v, want %v", got, want)
+	}
+}
+
+// TestFilesOverTheLimitAreRefused gives the function a policies or clusters
+// file without end (/dev/zero) and one a byte over maxFileBytes: each is
+// refused with an error naming the config's field, before it is read whole.
+func TestFilesOverTheLimitAreRefused(t *testing.T) {
+	overLimit := filepath.Join(t.TempDir(), "big.yaml")
+	f, err := os.Create(overLimit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(maxFileBytes + 1); err != nil { // sparse: costs no disk
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ field, path string }{
+		{"policies", "/dev/zero"},
+		{"clusters", "/dev/zero"},
+		{"policies", overLimit},
+		{"clusters", overLimit},
+	} {
+		t.Run(c.field+" "+c.path, func(t *testing.T) {
+			input := "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\nfunctionConfig:\n" +
+				"  apiVersion: fn.fleetpolicy.io/v1alpha1\n  kind: CheckPlacement\n  metadata:\n    name: c\n" +
+				"  " + c.field + ":\n  - " + c.path + "\n"
+			var stdout, stderr bytes.Buffer
+			if code := checkPlacement.Run(strings.NewReader(input), &stdout, &stderr); code != 1 {
+				t.Errorf("exit code %d, want 1", code)
+			}
+			want := fmt.Sprintf(`check-placement: error: functionConfig CheckPlacement "c": %s[0]: %s: larger than the limit of %d bytes`,
+				c.field, c.path, maxFileBytes)
+			if !strings.Contains(stderr.String(), want) {
+				t.Errorf("stderr does not say %q:\n%s", want, stderr.String())
+			}
+			if !strings.Contains(stdout.String(), "severity: error") {
+				t.Errorf("no error result:\n%s", stdout.String())
+			}
+		})
 	}
 }

@@ -22,8 +22,11 @@
 //     prefixed with the function's name, because kustomize shows nothing but
 //     stderr. The exit code is 1 when any result is an error (kustomize and kpt
 //     both pass a function that reports errors but exits 0), 0 otherwise.
-//   - Input that is not a ResourceList yields an error result, an empty item
-//     list and exit code 1; nothing panics on bad input.
+//   - Input that is not a ResourceList, holds a key twice at its top level or
+//     at its functionConfig's (a second items: would replace the first), or
+//     is larger than MaxResourceListBytes (512 MiB), yields an error result,
+//     an empty item list and exit code 1; nothing panics on bad input. Files a
+//     function reads are bounded the same way (ReadAtMost).
 //   - A panic of Process is answered like bad input: the items are written as
 //     they came in, with an error result for each item holding a YAML alias
 //     (naming the alias's field: the kpt SDK's accessors panic on aliases,

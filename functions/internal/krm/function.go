@@ -59,15 +59,29 @@ func (f Function) main(args []string, stdin io.Reader, stdout, stderr io.Writer)
 // ResourceList to stdout and the error and warning results to stderr, and
 // returns the exit code: 1 when any result is an error, 0 otherwise.
 //
+// A key given twice at the top level of the ResourceList or of its
+// functionConfig makes the input unreadable: the YAML parser would keep the
+// last one silently.
+//
 // A panic of Process (the kpt SDK's accessors panic on an item holding a YAML
 // alias where they read) is an error result too: the items are written as
 // they came in, with an error naming each item that holds an alias and the
 // alias's field.
 func (f Function) Run(stdin io.Reader, stdout, stderr io.Writer) int {
-	in, err := io.ReadAll(stdin)
+	return f.run(stdin, stdout, stderr, MaxResourceListBytes)
+}
+
+// MaxResourceListBytes bounds the ResourceList a function reads on stdin
+// (512 MiB, some 10,000 objects of 50 KiB): a larger input, or one without
+// end, is refused with an error result before it is read whole.
+const MaxResourceListBytes = 512 << 20
+
+// run is Run reading at most limit bytes of stdin.
+func (f Function) run(stdin io.Reader, stdout, stderr io.Writer, limit int64) int {
+	in, err := ReadAtMost(stdin, limit)
 	var rl *fn.ResourceList
 	if err == nil {
-		rl, err = fn.ParseResourceList(in)
+		rl, err = ParseResourceList(in)
 	}
 	if err != nil {
 		rl = &fn.ResourceList{Results: fn.Results{fn.ErrorResult(fmt.Errorf("reading the ResourceList on stdin: %w", err))}}
@@ -91,6 +105,17 @@ func (f Function) Run(stdin io.Reader, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// ReadAtMost reads r to its end, or fails when it holds more than limit bytes
+// (reading limit+1 of them at most): every file and stream a function reads is
+// bounded so.
+func ReadAtMost(r io.Reader, limit int64) ([]byte, error) {
+	in, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err == nil && int64(len(in)) > limit {
+		err = fmt.Errorf("larger than the limit of %d bytes", limit)
+	}
+	return in, err
 }
 
 // entriesPerDocument is how many items and results writeResourceList encodes

@@ -3,6 +3,8 @@ package krm
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"io"
 	"strings"
 	"testing"
 
@@ -209,4 +211,33 @@ func TestObjectResultWithoutObject(t *testing.T) {
 	if got.ResourceRef != nil || got.Field != nil || got.File != nil || got.Message != "m" || got.Severity != fn.Error {
 		t.Errorf("ObjectResult(nil) = %+v, want a bare error result", got)
 	}
+}
+
+// TestRunRefusesInputOverTheLimit feeds Run a stream of zeros a byte longer
+// than the limit: it is refused with an error result and exit code 1, before
+// it is read whole; an input of exactly the limit is read.
+func TestRunRefusesInputOverTheLimit(t *testing.T) {
+	f := Function{Name: "f", Process: func(*fn.ResourceList) error { return nil }}
+	limit := int64(len(canonical))
+	var stdout, stderr bytes.Buffer
+	if code := f.run(io.LimitReader(zeros{}, limit+1), &stdout, &stderr, limit); code != 1 {
+		t.Errorf("exit code %d, want 1", code)
+	}
+	want := fmt.Sprintf("f: error: reading the ResourceList on stdin: larger than the limit of %d bytes", limit)
+	if !strings.Contains(stderr.String(), want) {
+		t.Errorf("stderr does not say %q:\n%s", want, stderr.String())
+	}
+	stdout.Reset()
+	stderr.Reset()
+	if code := f.run(strings.NewReader(canonical), &stdout, &stderr, limit); code != 0 {
+		t.Errorf("input of the limit's size: exit code %d:\n%s", code, stderr.String())
+	}
+}
+
+// zeros is an endless stream of zero bytes, as /dev/zero.
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) {
+	clear(p)
+	return len(p), nil
 }

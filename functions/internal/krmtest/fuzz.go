@@ -38,7 +38,7 @@ func RunParsed(t testing.TB, f krm.Function, input []byte) (*fn.ResourceList, in
 func FuzzRun(t testing.TB, f krm.Function, input []byte) (in, out *fn.ResourceList, code int, ok bool) {
 	t.Helper()
 	out, code = RunParsed(t, f, input)
-	in, err := fn.ParseResourceList(input)
+	in, err := krm.ParseResourceList(input)
 	if err != nil {
 		if code != 1 {
 			t.Fatalf("unreadable input passed: %v", err)
