@@ -9,13 +9,16 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
@@ -87,6 +90,10 @@ func setup(ctx context.Context, mgr ctrl.Manager, opts Options) (*placementEngin
 		Watches(&policyv1beta1.PolicySet{}, handler.EnqueueRequestsFromMapFunc(maps.forPolicySet)).
 		Watches(&clusterv1beta1.PlacementDecision{}, handler.EnqueueRequestsFromMapFunc(maps.forPlacementDecision)).
 		Watches(&appsv1.PlacementRule{}, handler.EnqueueRequestsFromMapFunc(maps.forPlacementRule)).
+		// Replicas go only to clusters that have a ManagedCluster: one that
+		// appears or leaves reaches the roots placed on it.
+		Watches(&clusterv1.ManagedCluster{}, handler.EnqueueRequestsFromMapFunc(maps.forManagedCluster),
+			builder.WithPredicates(predicate.Funcs{UpdateFunc: func(event.UpdateEvent) bool { return false }})).
 		// A RolloutPlan is compared with the root policy of the same name.
 		Watches(&fleetv1alpha1.RolloutPlan{}, &handler.EnqueueRequestForObject{}).
 		Complete(logging.QuietWhenStopping(propagator)); err != nil {
@@ -235,6 +242,25 @@ func (m *rootMapper) forPlacementDecision(ctx context.Context, o client.Object) 
 		return nil
 	}
 	return m.bindingsTo(ctx, o.GetNamespace(), binding.KindPlacement, name)
+}
+
+// forManagedCluster maps a ManagedCluster to the roots bound to a placement
+// that decided on it.
+func (m *rootMapper) forManagedCluster(ctx context.Context, o client.Object) []reconcile.Request {
+	var out []reconcile.Request
+	decisions := &clusterv1beta1.PlacementDecisionList{}
+	if err := m.client.List(ctx, decisions, client.MatchingFields{indexDecidedCluster: o.GetName()}); err == nil {
+		for i := range decisions.Items {
+			out = append(out, m.forPlacementDecision(ctx, &decisions.Items[i])...)
+		}
+	}
+	rules := &appsv1.PlacementRuleList{}
+	if err := m.client.List(ctx, rules, client.MatchingFields{indexDecidedCluster: o.GetName()}); err == nil {
+		for i := range rules.Items {
+			out = append(out, m.forPlacementRule(ctx, &rules.Items[i])...)
+		}
+	}
+	return out
 }
 
 func (m *rootMapper) forPlacementRule(ctx context.Context, o client.Object) []reconcile.Request {
