@@ -2,8 +2,10 @@ package hub
 
 import (
 	"context"
+	"fmt"
 	"time"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/types"
@@ -51,6 +53,11 @@ type Options struct {
 	// PlacementRetries is how often a transient evaluation error is retried
 	// within PlacementTimeout.
 	PlacementRetries int
+	// Identity is the username the hub writes replicas as: the admission
+	// webhook passes a replica only when this user sent it. Empty: the
+	// identity of the hub's own credentials, asked of the API server
+	// (SelfSubjectReview) at startup.
+	Identity string
 }
 
 // DefaultOptions are the defaults of the hub binary's flags.
@@ -110,13 +117,21 @@ func setup(ctx context.Context, mgr ctrl.Manager, opts Options) (*placementEngin
 	if !opts.Placement {
 		return nil, nil
 	}
-	return setupPlacement(mgr, opts)
+	return setupPlacement(ctx, mgr, opts)
 }
 
 // setupPlacement registers policy-based placement: the engine (every process),
 // the admission webhook and explain endpoint (every process) and the leader's
 // placement controller.
-func setupPlacement(mgr ctrl.Manager, opts Options) (*placementEngine, error) {
+func setupPlacement(ctx context.Context, mgr ctrl.Manager, opts Options) (*placementEngine, error) {
+	identity := opts.Identity
+	if identity == "" {
+		review := &authenticationv1.SelfSubjectReview{}
+		if err := mgr.GetClient().Create(ctx, review); err != nil {
+			return nil, fmt.Errorf("asking the API server who the hub is (set the hub's identity explicitly instead): %w", err)
+		}
+		identity = review.Status.UserInfo.Username
+	}
 	engine := newPlacementEngine()
 	if err := mgr.Add(engineRunnable{engine: engine, cache: mgr.GetCache()}); err != nil {
 		return nil, err
@@ -125,6 +140,7 @@ func setupPlacement(mgr ctrl.Manager, opts Options) (*placementEngine, error) {
 	server := mgr.GetWebhookServer()
 	server.Register(MutatePlacementPath, &webhook.Admission{Handler: &placementAdmission{
 		engine: engine, recorder: recorder, timeout: opts.PlacementTimeout, retries: opts.PlacementRetries,
+		identity: identity, clusters: mgr.GetCache(),
 	}})
 	server.Register(ExplainPath, &explainHandler{engine: engine, timeout: opts.PlacementTimeout})
 	return engine, ctrl.NewControllerManagedBy(mgr).
