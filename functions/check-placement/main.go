@@ -32,7 +32,6 @@ import (
 
 	"github.com/fleetpolicy/fleetpolicy/functions/internal/krm"
 	"github.com/fleetpolicy/fleetpolicy/shared/placement"
-	"github.com/fleetpolicy/fleetpolicy/shared/replication"
 )
 
 //go:embed README.md
@@ -242,18 +241,18 @@ func decideAll(ctx context.Context, engine *placement.Evaluator, items []*fn.Kub
 	return verdicts
 }
 
-// isGoverned reports whether placement policies govern the item: a root
-// Policy (not a replica) or a Placement that is applied to the hub.
+// isGoverned reports whether placement policies govern the item: a Policy or
+// a Placement that is applied to the hub. The root-policy label exempts
+// nothing: the hub passes only the replicas it writes itself, by identity, and
+// a package never holds those.
 func isGoverned(item *fn.KubeObject) bool {
 	if item.IsLocalConfig() {
 		return false
 	}
 	gk := item.GroupKind()
 	switch {
-	case gk.Group == "policy.open-cluster-management.io" && gk.Kind == "Policy":
-		_, replica := item.GetLabels()[replication.LabelRootPolicy]
-		return !replica
-	case gk.Group == clusterv1.GroupName && gk.Kind == "Placement":
+	case gk.Group == "policy.open-cluster-management.io" && gk.Kind == "Policy",
+		gk.Group == clusterv1.GroupName && gk.Kind == "Placement":
 		return true
 	}
 	return false

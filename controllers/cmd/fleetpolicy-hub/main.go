@@ -47,6 +47,7 @@ func main() {
 	flag.BoolVar(&o.Placement, "placement", o.Placement, "serve policy-based placement: the admission webhook, /explain and the remediator")
 	flag.IntVar(&o.WebhookPort, "webhook-port", o.WebhookPort, "port of the placement webhook and /explain (TLS)")
 	flag.StringVar(&o.WebhookCertDir, "webhook-cert-dir", "", "folder with tls.crt and tls.key for the webhook server (default: controller-runtime's)")
+	flag.StringVar(&o.Identity, "identity", "", "username the hub writes replicas as, which the webhook trusts to write them (default: asked of the API server)")
 	flag.DurationVar(&o.PlacementTimeout, "placement-timeout", o.PlacementTimeout, "time bound of one placement evaluation")
 	cpuProfile := flag.String("cpu-profile", "", "write a CPU profile of the whole run to this file (for benchmarks)")
 	zapOpts := zap.Options{}

@@ -56,7 +56,7 @@ func TestHubConvergesAcrossAnAPIServerOutage(t *testing.T) {
 	var decisions string
 	for i := range n {
 		cluster := fmt.Sprintf("outage-%02d", i)
-		if err := localplane.EnsureNamespace(ctx, plane.Client, cluster); err != nil {
+		if err := localplane.EnsureCluster(ctx, plane.Client, cluster); err != nil {
 			t.Fatal(err)
 		}
 		decisions += fmt.Sprintf("\n  - {clusterName: %s, clusterNamespace: %s}", cluster, cluster)

@@ -27,7 +27,13 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	for _, ns := range []string{"fleetpolicy-system", "cluster-1", "cluster-2"} {
+	for _, ns := range []string{"cluster-1", "cluster-2"} {
+		if err := localplane.EnsureCluster(context.Background(), plane.Client, ns); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+	}
+	for _, ns := range []string{"fleetpolicy-system"} {
 		if err := localplane.EnsureNamespace(context.Background(), plane.Client, ns); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)

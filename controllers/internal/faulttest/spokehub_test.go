@@ -103,7 +103,10 @@ func TestSpokeCatchesUpAfterLosingItsHub(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = managed.Stop() })
-	for _, ns := range []string{lostCluster, lostRoots} {
+	if err := localplane.EnsureCluster(ctx, plane.Client, lostCluster); err != nil {
+		t.Fatal(err)
+	}
+	for _, ns := range []string{lostRoots} {
 		if err := localplane.EnsureNamespace(ctx, plane.Client, ns); err != nil {
 			t.Fatal(err)
 		}

@@ -12,12 +12,16 @@ import (
 
 	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/tools/events"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 	"github.com/fleetpolicy/fleetpolicy/shared/binding"
 	"github.com/fleetpolicy/fleetpolicy/shared/placement"
 	"github.com/fleetpolicy/fleetpolicy/shared/replication"
@@ -46,6 +50,26 @@ type placementAdmission struct {
 	recorder events.EventRecorder
 	timeout  time.Duration
 	retries  int
+	// identity is the username the hub writes replicas as.
+	identity string
+	// clusters reads ManagedClusters: a replica lives in a cluster's namespace.
+	clusters client.Reader
+}
+
+// isHubReplica reports whether the request is the hub writing one of its own
+// replicas: sent by the hub's identity, a Policy carrying the root-policy label,
+// in the namespace of a ManagedCluster. The label alone proves nothing: anyone
+// who may write a Policy or a Placement can set it.
+func (a *placementAdmission) isHubReplica(ctx context.Context, req admission.Request, obj *unstructured.Unstructured) (bool, error) {
+	if a.identity == "" || req.UserInfo.Username != a.identity ||
+		req.Kind.Group != policyv1.GroupVersion.Group || req.Kind.Kind != "Policy" || !replication.IsReplica(obj) {
+		return false, nil
+	}
+	err := a.clusters.Get(ctx, client.ObjectKey{Name: req.Namespace}, &clusterv1.ManagedCluster{})
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
+	return err == nil, err
 }
 
 func (a *placementAdmission) Handle(ctx context.Context, req admission.Request) admission.Response {
@@ -56,7 +80,9 @@ func (a *placementAdmission) Handle(ctx context.Context, req admission.Request) 
 	if err := json.Unmarshal(req.Object.Raw, &obj.Object); err != nil {
 		return admission.Errored(http.StatusBadRequest, err)
 	}
-	if replication.IsReplica(obj) {
+	if replica, err := a.isHubReplica(ctx, req, obj); err != nil {
+		return admission.Errored(http.StatusServiceUnavailable, err)
+	} else if replica {
 		return admission.Allowed("replicated policies are placed by their root")
 	}
 	if !a.engine.WaitReady(ctx) {

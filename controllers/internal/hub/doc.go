@@ -14,4 +14,8 @@
 // per batch window), so a large fleet reporting compliance does not cause one
 // reconcile per replica. All state lives in API objects: a restarted controller
 // recomputes and resumes.
+//
+// Replicas are written only for decided clusters that have a ManagedCluster
+// (the root's ClustersUnknown condition names the others), and a ManagedCluster
+// created or deleted enqueues the roots whose placements decided on it.
 package hub

@@ -43,7 +43,7 @@ func runMain(m *testing.M) int {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	for _, cl := range clusters {
-		if err := localplane.EnsureNamespace(ctx, c, cl); err != nil {
+		if err := localplane.EnsureCluster(ctx, c, cl); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}

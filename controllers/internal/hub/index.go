@@ -7,6 +7,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
+	appsv1 "github.com/fleetpolicy/fleetpolicy/shared/api/apps/v1"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 	policyv1beta1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1beta1"
 	"github.com/fleetpolicy/fleetpolicy/shared/replication"
@@ -27,6 +28,10 @@ const (
 	// indexSetDependency: "<ns>/<set>" of each PolicySet a root policy (or one of
 	// its templates) depends on; replicas carry the set expanded.
 	indexSetDependency = "fleetpolicy.setDependency"
+	// indexDecidedCluster: each cluster a PlacementDecision or a PlacementRule's
+	// status names, so that a ManagedCluster appearing or leaving reaches the
+	// root policies placed on it.
+	indexDecidedCluster = "fleetpolicy.decidedCluster"
 )
 
 // placementLabel is the label OCM puts on a Placement's PlacementDecisions.
@@ -94,6 +99,26 @@ func setupIndexes(ctx context.Context, mgr manager.Manager) error {
 			}
 		}
 		return sets
+	}); err != nil {
+		return err
+	}
+	if err := idx.IndexField(ctx, &clusterv1beta1.PlacementDecision{}, indexDecidedCluster, func(o client.Object) []string {
+		d := o.(*clusterv1beta1.PlacementDecision)
+		out := make([]string, 0, len(d.Status.Decisions))
+		for _, cd := range d.Status.Decisions {
+			out = append(out, cd.ClusterName)
+		}
+		return out
+	}); err != nil {
+		return err
+	}
+	if err := idx.IndexField(ctx, &appsv1.PlacementRule{}, indexDecidedCluster, func(o client.Object) []string {
+		rule := o.(*appsv1.PlacementRule)
+		out := make([]string, 0, len(rule.Status.Decisions))
+		for _, d := range rule.Status.Decisions {
+			out = append(out, d.ClusterName)
+		}
+		return out
 	}); err != nil {
 		return err
 	}

@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1alpha1 "open-cluster-management.io/api/cluster/v1alpha1"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -98,6 +99,7 @@ func (p *Propagator) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	var step rollout.StepResult
 	var planCondition *metav1.Condition
 	var sets []policyv1beta1.PolicySet
+	var unknown []string
 	if root != nil {
 		var bindings []policyv1.PlacementBinding
 		sets, bindings, err = p.bindingInputs(ctx, root)
@@ -106,6 +108,9 @@ func (p *Propagator) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		decisions, groups, err := p.decisions(ctx, root.Namespace, bindings)
 		if err != nil {
+			return ctrl.Result{}, err
+		}
+		if unknown, err = p.dropUnknownClusters(ctx, decisions, groups); err != nil {
 			return ctrl.Result{}, err
 		}
 		resolution, err = binding.Resolve(root, sets, bindings, decisions)
@@ -144,7 +149,7 @@ func (p *Propagator) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		p.reportWave(root, step, now)
 	}
 
-	statusChanged, statusErr := p.updateRootStatus(ctx, root, resolution, step, planCondition, existing)
+	statusChanged, statusErr := p.updateRootStatus(ctx, root, resolution, step, planCondition, unknownClustersCondition(root, unknown), existing)
 	err = errors.Join(writeErr, statusErr)
 	reconcileTotal.WithLabelValues(outcome(err)).Inc()
 	switch {
@@ -275,6 +280,64 @@ func (p *Propagator) decisions(ctx context.Context, namespace string, bindings [
 		out[ref] = clusters
 	}
 	return out, groups, nil
+}
+
+// ConditionClustersUnknown is the root condition that names the clusters its
+// placements decided on that have no ManagedCluster: they get no replica, so
+// that a decision cannot make the hub write into an arbitrary namespace
+// (kube-system, say). A ManagedCluster created later gets its replica.
+const ConditionClustersUnknown = "ClustersUnknown"
+
+// dropUnknownClusters removes from decisions and groups every cluster without a
+// ManagedCluster, and returns those clusters sorted.
+func (p *Propagator) dropUnknownClusters(ctx context.Context, decisions binding.Decisions, groups map[binding.PlacementRef][]rollout.DecisionGroup) ([]string, error) {
+	known := map[string]bool{}
+	for _, clusters := range decisions {
+		for _, name := range clusters {
+			if _, seen := known[name]; seen {
+				continue
+			}
+			err := p.Client.Get(ctx, types.NamespacedName{Name: name}, &clusterv1.ManagedCluster{})
+			if err != nil && !apierrors.IsNotFound(err) {
+				return nil, err
+			}
+			known[name] = err == nil
+		}
+	}
+	isUnknown := func(name string) bool { return !known[name] }
+	for ref, clusters := range decisions {
+		decisions[ref] = slices.DeleteFunc(clusters, isUnknown)
+	}
+	for ref, gs := range groups {
+		for i := range gs {
+			gs[i].Clusters = slices.DeleteFunc(slices.Clone(gs[i].Clusters), isUnknown)
+		}
+		groups[ref] = gs
+	}
+	var unknown []string
+	for name, ok := range known {
+		if !ok {
+			unknown = append(unknown, name)
+		}
+	}
+	slices.Sort(unknown)
+	return unknown, nil
+}
+
+// unknownClustersCondition says which decided clusters have no ManagedCluster;
+// nil when all have one.
+func unknownClustersCondition(root *policyv1.Policy, unknown []string) *metav1.Condition {
+	if len(unknown) == 0 {
+		return nil
+	}
+	shown := unknown
+	if len(shown) > 10 {
+		shown = append(shown[:10:10], fmt.Sprintf("and %d more", len(unknown)-10))
+	}
+	return &metav1.Condition{Type: ConditionClustersUnknown, Status: metav1.ConditionTrue,
+		ObservedGeneration: root.Generation, Reason: "ManagedClusterMissing",
+		Message: fmt.Sprintf("no replica for %d decided cluster(s) without a ManagedCluster: %s",
+			len(unknown), strings.Join(shown, ", "))}
 }
 
 // step runs one rollout step for the bound clusters over rollout.BoundFleet; each
@@ -492,7 +555,7 @@ func (p *Propagator) writeOne(ctx context.Context, w replicaWrite) error {
 
 // updateRootStatus writes placement[], status[] (compliance and rollout progress
 // per cluster), compliant and rolloutStatus when they changed.
-func (p *Propagator) updateRootStatus(ctx context.Context, root *policyv1.Policy, res *binding.Resolution, step rollout.StepResult, planCondition *metav1.Condition, existing map[string]*policyv1.Policy) (changed bool, err error) {
+func (p *Propagator) updateRootStatus(ctx context.Context, root *policyv1.Policy, res *binding.Resolution, step rollout.StepResult, planCondition, unknownCondition *metav1.Condition, existing map[string]*policyv1.Policy) (changed bool, err error) {
 	observed := make(map[string]policyv1.ComplianceState, len(existing))
 	for ns, replica := range existing {
 		observed[ns] = replica.Status.ComplianceState
@@ -523,6 +586,11 @@ func (p *Propagator) updateRootStatus(ctx context.Context, root *policyv1.Policy
 			p.Recorder.Eventf(root, nil, corev1.EventTypeWarning, "RolloutPlanDiverged", "Rollout", "%s", planCondition.Message)
 		}
 		meta.SetStatusCondition(&status.Conditions, *planCondition)
+	}
+	if unknownCondition == nil {
+		meta.RemoveStatusCondition(&status.Conditions, ConditionClustersUnknown)
+	} else {
+		meta.SetStatusCondition(&status.Conditions, *unknownCondition)
 	}
 	if equality.Semantic.DeepEqual(*status, root.Status) {
 		return false, nil

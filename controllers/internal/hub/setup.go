@@ -2,20 +2,25 @@ package hub
 
 import (
 	"context"
+	"fmt"
 	"time"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
@@ -48,6 +53,11 @@ type Options struct {
 	// PlacementRetries is how often a transient evaluation error is retried
 	// within PlacementTimeout.
 	PlacementRetries int
+	// Identity is the username the hub writes replicas as: the admission
+	// webhook passes a replica only when this user sent it. Empty: the
+	// identity of the hub's own credentials, asked of the API server
+	// (SelfSubjectReview) at startup.
+	Identity string
 }
 
 // DefaultOptions are the defaults of the hub binary's flags.
@@ -87,6 +97,10 @@ func setup(ctx context.Context, mgr ctrl.Manager, opts Options) (*placementEngin
 		Watches(&policyv1beta1.PolicySet{}, handler.EnqueueRequestsFromMapFunc(maps.forPolicySet)).
 		Watches(&clusterv1beta1.PlacementDecision{}, handler.EnqueueRequestsFromMapFunc(maps.forPlacementDecision)).
 		Watches(&appsv1.PlacementRule{}, handler.EnqueueRequestsFromMapFunc(maps.forPlacementRule)).
+		// Replicas go only to clusters that have a ManagedCluster: one that
+		// appears or leaves reaches the roots placed on it.
+		Watches(&clusterv1.ManagedCluster{}, handler.EnqueueRequestsFromMapFunc(maps.forManagedCluster),
+			builder.WithPredicates(predicate.Funcs{UpdateFunc: func(event.UpdateEvent) bool { return false }})).
 		// A RolloutPlan is compared with the root policy of the same name.
 		Watches(&fleetv1alpha1.RolloutPlan{}, &handler.EnqueueRequestForObject{}).
 		Complete(logging.QuietWhenStopping(propagator)); err != nil {
@@ -103,13 +117,21 @@ func setup(ctx context.Context, mgr ctrl.Manager, opts Options) (*placementEngin
 	if !opts.Placement {
 		return nil, nil
 	}
-	return setupPlacement(mgr, opts)
+	return setupPlacement(ctx, mgr, opts)
 }
 
 // setupPlacement registers policy-based placement: the engine (every process),
 // the admission webhook and explain endpoint (every process) and the leader's
 // placement controller.
-func setupPlacement(mgr ctrl.Manager, opts Options) (*placementEngine, error) {
+func setupPlacement(ctx context.Context, mgr ctrl.Manager, opts Options) (*placementEngine, error) {
+	identity := opts.Identity
+	if identity == "" {
+		review := &authenticationv1.SelfSubjectReview{}
+		if err := mgr.GetClient().Create(ctx, review); err != nil {
+			return nil, fmt.Errorf("asking the API server who the hub is (set the hub's identity explicitly instead): %w", err)
+		}
+		identity = review.Status.UserInfo.Username
+	}
 	engine := newPlacementEngine()
 	if err := mgr.Add(engineRunnable{engine: engine, cache: mgr.GetCache()}); err != nil {
 		return nil, err
@@ -118,6 +140,7 @@ func setupPlacement(mgr ctrl.Manager, opts Options) (*placementEngine, error) {
 	server := mgr.GetWebhookServer()
 	server.Register(MutatePlacementPath, &webhook.Admission{Handler: &placementAdmission{
 		engine: engine, recorder: recorder, timeout: opts.PlacementTimeout, retries: opts.PlacementRetries,
+		identity: identity, clusters: mgr.GetCache(),
 	}})
 	server.Register(ExplainPath, &explainHandler{engine: engine, timeout: opts.PlacementTimeout})
 	return engine, ctrl.NewControllerManagedBy(mgr).
@@ -235,6 +258,25 @@ func (m *rootMapper) forPlacementDecision(ctx context.Context, o client.Object) 
 		return nil
 	}
 	return m.bindingsTo(ctx, o.GetNamespace(), binding.KindPlacement, name)
+}
+
+// forManagedCluster maps a ManagedCluster to the roots bound to a placement
+// that decided on it.
+func (m *rootMapper) forManagedCluster(ctx context.Context, o client.Object) []reconcile.Request {
+	var out []reconcile.Request
+	decisions := &clusterv1beta1.PlacementDecisionList{}
+	if err := m.client.List(ctx, decisions, client.MatchingFields{indexDecidedCluster: o.GetName()}); err == nil {
+		for i := range decisions.Items {
+			out = append(out, m.forPlacementDecision(ctx, &decisions.Items[i])...)
+		}
+	}
+	rules := &appsv1.PlacementRuleList{}
+	if err := m.client.List(ctx, rules, client.MatchingFields{indexDecidedCluster: o.GetName()}); err == nil {
+		for i := range rules.Items {
+			out = append(out, m.forPlacementRule(ctx, &rules.Items[i])...)
+		}
+	}
+	return out
 }
 
 func (m *rootMapper) forPlacementRule(ctx context.Context, o client.Object) []reconcile.Request {

@@ -17,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -137,4 +138,17 @@ func APIObjects(objs []*unstructured.Unstructured) []*unstructured.Unstructured 
 		out = append(out, o)
 	}
 	return out
+}
+
+// EnsureCluster registers a managed cluster on a hub: its namespace and its
+// ManagedCluster (the hub replicates only to clusters that have one).
+func EnsureCluster(ctx context.Context, c client.Client, name string) error {
+	if err := EnsureNamespace(ctx, c, name); err != nil {
+		return err
+	}
+	mc := &clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	if err := c.Create(ctx, mc); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("managed cluster %s: %w", name, err)
+	}
+	return nil
 }

@@ -80,7 +80,7 @@ func TestHubRBACIsSufficientAndLeast(t *testing.T) {
 	}
 	go func() { _ = mgr.Start(ctx) }()
 
-	if err := localplane.EnsureNamespace(ctx, admin, "cluster-1"); err != nil {
+	if err := localplane.EnsureCluster(ctx, admin, "cluster-1"); err != nil {
 		t.Fatal(err)
 	}
 	objs, err = localplane.ReadManifests("rbac case", bytes.NewBufferString(`

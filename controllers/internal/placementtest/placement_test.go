@@ -20,6 +20,7 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -374,12 +375,15 @@ func TestWebhookDownFailsClosedWhilePoliciesExist(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "failed calling webhook") {
 		t.Fatalf("want the API server to refuse while the webhook is down, got %v", err)
 	}
-	// Replicas are not governed: the hub's own writes never depend on the webhook.
-	if err := c.Create(context.Background(), &policyv1.Policy{
+	// The root-policy label exempts nothing at the API server: the webhook
+	// itself tells the hub's replicas apart by their writer, so a labelled
+	// Policy is refused too while the webhook is down.
+	err = c.Create(context.Background(), &policyv1.Policy{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "us-virginia", Name: "down.r", Labels: map[string]string{replication.LabelRootPolicy: "down.r"}},
 		Spec:       policyv1.PolicySpec{PolicyTemplates: []*policyv1.PolicyTemplate{}},
-	}); err != nil {
-		t.Fatalf("a replica was refused while the webhook is down: %v", err)
+	})
+	if err == nil || !strings.Contains(err.Error(), "failed calling webhook") {
+		t.Fatalf("want a labelled Policy refused while the webhook is down, got %v", err)
 	}
 	startHub(t)
 	deletePolicies(t)
@@ -438,4 +442,61 @@ func TestExplainEndpoint(t *testing.T) {
 		t.Fatal("explain created the resource")
 	}
 	deletePolicies(t)
+}
+
+// TestRootPolicyLabelExemptsNothingFromTenants: a Placement, and a Policy in a
+// cluster namespace, labelled as replicas but written by a tenant (not the
+// hub's identity) are still evaluated: the placement policy's annotation is
+// merged into both.
+func TestRootPolicyLabelExemptsNothingFromTenants(t *testing.T) {
+	startHub(t)
+	deletePolicies(t)
+	applyFile(t, "examples/placement/clusters.yaml")
+	mustApply(t, regoPolicy("pin", `annotations["placement.fleetpolicy.io/clusters"] := "eu-paris"`))
+	waitFailurePolicy(t, admissionregistrationv1.Fail)
+	defer func() {
+		deletePolicies(t)
+		waitFailurePolicy(t, admissionregistrationv1.Ignore)
+	}()
+
+	cfg := rest.CopyConfig(plane.Config)
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: "tenant", Groups: []string{"system:masters"}}
+	tenant, err := client.New(cfg, client.Options{Scheme: c.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs, err := localplane.ReadManifests(t.Name(), strings.NewReader(`
+apiVersion: cluster.open-cluster-management.io/v1beta1
+kind: Placement
+metadata:
+  name: disguised
+  namespace: tenant-ns
+  labels: {policy.open-cluster-management.io/root-policy: tenant-ns.disguised}
+spec: {}
+---
+apiVersion: policy.open-cluster-management.io/v1
+kind: Policy
+metadata:
+  name: tenant-ns.disguised
+  namespace: us-virginia
+  labels: {policy.open-cluster-management.io/root-policy: tenant-ns.disguised}
+spec:
+  disabled: false
+  remediationAction: inform
+  policy-templates: []
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The stored objects, as admission left them (the hub deletes the
+	// orphaned "replica" soon after).
+	stored, err := localplane.Apply(context.Background(), tenant, objs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range stored {
+		if got := o.GetAnnotations()[placement.ClustersAnnotation]; got != "eu-paris" {
+			t.Errorf("the tenant's labelled %s %s/%s was not evaluated: clusters annotation %q", o.GetKind(), o.GetNamespace(), o.GetName(), got)
+		}
+	}
 }

@@ -38,7 +38,7 @@ func TestMain(m *testing.M) {
 	}
 	c = plane.Client
 	for _, cl := range fleet {
-		if err := localplane.EnsureNamespace(context.Background(), c, cl); err != nil {
+		if err := localplane.EnsureCluster(context.Background(), c, cl); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}

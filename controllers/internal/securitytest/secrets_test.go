@@ -240,7 +240,10 @@ func TestNoSecretIsLogged(t *testing.T) {
 	logVerboselyInto(t, &logs)
 	ctx := context.Background()
 	hubPlane, managed := startPlanes(t)
-	for _, ns := range []string{cluster, roots, placement.Namespace} {
+	if err := localplane.EnsureCluster(ctx, hubPlane.Client, cluster); err != nil {
+		t.Fatal(err)
+	}
+	for _, ns := range []string{roots, placement.Namespace} {
 		if err := localplane.EnsureNamespace(ctx, hubPlane.Client, ns); err != nil {
 			t.Fatal(err)
 		}

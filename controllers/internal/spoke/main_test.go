@@ -49,7 +49,7 @@ func runMain(m *testing.M) int {
 	}
 	defer fleet.Stop()
 	hubC, spokeC = fleet.Hub.Client, fleet.Spokes[0].Client
-	if err := localplane.EnsureNamespace(ctx, hubC, cluster); err != nil {
+	if err := localplane.EnsureCluster(ctx, hubC, cluster); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}

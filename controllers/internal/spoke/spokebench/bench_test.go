@@ -91,7 +91,7 @@ func benchmarkTemplateSync(b *testing.B) {
 	fleet := localplane.StartFleetForTest(b, 1)
 	hub, managed := unlimited(b, fleet.Hub), unlimited(b, fleet.Spokes[0])
 	for _, step := range []func() error{
-		func() error { return localplane.EnsureNamespace(b.Context(), hub, cluster) },
+		func() error { return localplane.EnsureCluster(b.Context(), hub, cluster) },
 		func() error { return localplane.EnsureNamespace(b.Context(), managed, dataNS) },
 		func() error { return localplane.EnsureNamespace(b.Context(), managed, "floor-data") },
 	} {

@@ -1,0 +1,91 @@
+package hub_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/hub"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
+	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
+	"github.com/fleetpolicy/fleetpolicy/shared/replication"
+)
+
+// TestReplicasOnlyForManagedClusters: a PlacementDecision naming kube-system
+// and clusters without a ManagedCluster gets no replica there, and the root's
+// status says so; a real cluster still gets its replica, and a cluster whose
+// ManagedCluster appears later gets one then.
+func TestReplicasOnlyForManagedClusters(t *testing.T) {
+	ctx := context.Background()
+	const ns, late = "unknownclusters", "late-cluster"
+	if err := localplane.EnsureNamespace(ctx, c, late); err != nil {
+		t.Fatal(err)
+	}
+	applyYAML(t, policyYAML(ns, "p", "inform"))
+	applyYAML(t, `
+apiVersion: cluster.open-cluster-management.io/v1beta1
+kind: Placement
+metadata: {name: pl, namespace: unknownclusters}
+spec: {}
+---
+apiVersion: cluster.open-cluster-management.io/v1beta1
+kind: PlacementDecision
+metadata:
+  name: pl-decision-1
+  namespace: unknownclusters
+  labels: {cluster.open-cluster-management.io/placement: pl}
+status:
+  decisions:
+  - {clusterName: cluster-a, reason: ""}
+  - {clusterName: kube-system, reason: ""}
+  - {clusterName: ghost-cluster, reason: ""}
+  - {clusterName: late-cluster, reason: ""}
+---
+apiVersion: policy.open-cluster-management.io/v1
+kind: PlacementBinding
+metadata: {name: pb, namespace: unknownclusters}
+placementRef: {apiGroup: cluster.open-cluster-management.io, kind: Placement, name: pl}
+subjects: [{apiGroup: policy.open-cluster-management.io, kind: Policy, name: p}]
+`)
+	expectReplicas(t, ns, "p", want([]string{"cluster-a"}, nil))
+	localplane.Eventually(t, 20*time.Second, "the root names the unknown clusters", func() string {
+		cond := meta.FindStatusCondition(rootStatus(t, ns, "p").Conditions, hub.ConditionClustersUnknown)
+		want := "no replica for 3 decided cluster(s) without a ManagedCluster: ghost-cluster, kube-system, late-cluster"
+		if cond == nil || cond.Status != metav1.ConditionTrue || cond.Message != want {
+			return fmt.Sprintf("condition %+v", cond)
+		}
+		if got := statusClusters(rootStatus(t, ns, "p")); !slices.Equal(got, []string{"cluster-a"}) {
+			return fmt.Sprintf("status clusters %v", got)
+		}
+		return ""
+	})
+	for _, other := range []string{"kube-system", late} {
+		err := c.Get(ctx, client.ObjectKey{Namespace: other, Name: replication.Name(ns, "p")}, &policyv1.Policy{})
+		if !apierrors.IsNotFound(err) {
+			t.Fatalf("replica in %s: %v", other, err)
+		}
+	}
+
+	if err := c.Create(ctx, &clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: late}}); err != nil {
+		t.Fatal(err)
+	}
+	localplane.Eventually(t, 20*time.Second, "the late cluster's replica", func() string {
+		err := c.Get(ctx, client.ObjectKey{Namespace: late, Name: replication.Name(ns, "p")}, &policyv1.Policy{})
+		if err != nil {
+			return err.Error()
+		}
+		cond := meta.FindStatusCondition(rootStatus(t, ns, "p").Conditions, hub.ConditionClustersUnknown)
+		if cond == nil || cond.Message != "no replica for 2 decided cluster(s) without a ManagedCluster: ghost-cluster, kube-system" {
+			return fmt.Sprintf("condition %+v", cond)
+		}
+		return ""
+	})
+}
