@@ -283,24 +283,24 @@ func TestCycleStaysPendingAndIsNamed(t *testing.T) {
 // the OCM spelling.
 func TestSeedSpellingGates(t *testing.T) {
 	const ns, data = "seedspell", "seedspell-data"
-	configMap(t, data, "s")
-	configMap(t, data, "s2")
-	withExtra := policyOf(ns, "s", configPolicy("s-cm", "inform", "musthave", data, "s"),
-		"[{kind: Policy, name: first, compliance: Compliant}]") +
-		"  - objectDefinition: " + configPolicy("s2-cm", "inform", "musthave", data, "s2") + "\n" +
-		"    extraDependencies: [{kind: ConfigurationPolicy, name: first-cm, compliance: Compliant}]\n"
-	apply(t, hubC, policyOf(ns, "first", configPolicy("first-cm", "inform", "musthave", data, "first"), "")+"---"+withExtra)
-	bindToCluster(t, ns, "first", "s")
+	configMap(t, data, "seed-gated")
+	configMap(t, data, "seed-gated2")
+	withExtra := policyOf(ns, "seed-gated", configPolicy("seed-gated-cm", "inform", "musthave", data, "seed-gated"),
+		"[{kind: Policy, name: seed-first, compliance: Compliant}]") +
+		"  - objectDefinition: " + configPolicy("seed-gated2-cm", "inform", "musthave", data, "seed-gated2") + "\n" +
+		"    extraDependencies: [{kind: ConfigurationPolicy, name: seed-first-cm, compliance: Compliant}]\n"
+	apply(t, hubC, policyOf(ns, "seed-first", configPolicy("seed-first-cm", "inform", "musthave", data, "seed-first"), "")+"---"+withExtra)
+	bindToCluster(t, ns, "seed-first", "seed-gated")
 
-	expectCompliance(t, ns, map[string]policyv1.ComplianceState{"first": policyv1.NonCompliant, "s": policyv1.Pending})
-	for _, name := range []string{"s-cm", "s2-cm"} {
+	expectCompliance(t, ns, map[string]policyv1.ComplianceState{"seed-first": policyv1.NonCompliant, "seed-gated": policyv1.Pending})
+	for _, name := range []string{"seed-gated-cm", "seed-gated2-cm"} {
 		if spokeConfigPolicy(t, name) != nil {
 			t.Errorf("template %s exists although its seed-spelled dependency is not met", name)
 		}
 	}
-	configMap(t, data, "first")
-	expectCompliance(t, ns, map[string]policyv1.ComplianceState{"first": policyv1.Compliant, "s": policyv1.Compliant})
-	if spokeConfigPolicy(t, "s2-cm") == nil {
-		t.Error("template s2-cm was not applied once its dependency was met")
+	configMap(t, data, "seed-first")
+	expectCompliance(t, ns, map[string]policyv1.ComplianceState{"seed-first": policyv1.Compliant, "seed-gated": policyv1.Compliant})
+	if spokeConfigPolicy(t, "seed-gated2-cm") == nil {
+		t.Error("template seed-gated2-cm was not applied once its dependency was met")
 	}
 }
