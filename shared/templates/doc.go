@@ -1,0 +1,33 @@
+// Package templates is the part of OCM's policy templates that
+// github.com/stolostron/go-template-utils/v7 leaves to its caller, written once
+// for both exposures (the hub controller, the spoke controller and the KRM
+// functions' offline preview). It does no I/O: reads happen in the Resolver a
+// caller passes in (the library's *TemplateResolver, backed by a live API
+// server through kubernetes-dependency-watches, or by an exported inventory),
+// and randomness comes from an injected reader.
+//
+// Hub templates ({{hub ... hub}}) are resolved per managed cluster when a root
+// Policy is replicated, as OCM's propagator v0.19 resolves them:
+//
+//   - Context: .ManagedClusterName, .ManagedClusterLabels and .PolicyMetadata
+//     (the root's name, namespace, labels and annotations) — HubContext.
+//   - Access rule (HubResolveOptions): without
+//     spec.hubTemplateOptions.serviceAccountName a template may read only the
+//     root policy's namespace, plus the cluster's own ManagedCluster; with it,
+//     whatever that ServiceAccount may read (the caller builds the Resolver
+//     with the ServiceAccount's credentials).
+//   - Encryption: a policy template that uses protect, fromSecret or
+//     copySecretData is resolved with the cluster's AES-256 key and the
+//     replica's initialization vector (annotation
+//     policy.open-cluster-management.io/encryption-iv, kept while it is valid,
+//     made from the injected random reader otherwise), and the resolved
+//     template carries the same annotation so that the spoke can decrypt.
+//   - The annotation policy.open-cluster-management.io/disable-templates: "true"
+//     (any form strconv.ParseBool reads as true) turns hub templates off; the
+//     trigger-update annotation is never copied to a replica.
+//   - Errors: ResolveHubTemplates resolves every template of the replica or
+//     none. On any error it leaves the replica as it was and returns a
+//     *HubTemplateError naming the policy template (index, kind and name) and
+//     the library's message, so that the caller keeps the last good replica and
+//     reports the error; it never returns a half-resolved replica.
+package templates

@@ -1,0 +1,293 @@
+package templates
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+
+	gotemplates "github.com/stolostron/go-template-utils/v7/pkg/templates"
+
+	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
+)
+
+const (
+	// HubStartDelim and HubStopDelim delimit a hub template.
+	HubStartDelim = "{{hub"
+	HubStopDelim  = "hub}}"
+
+	// DisableAnnotation on a root Policy, when true, turns hub templates off.
+	DisableAnnotation = "policy.open-cluster-management.io/disable-templates"
+	// TriggerUpdateAnnotation on a root Policy asks for its hub templates to be
+	// resolved again; it is never copied to a replica.
+	TriggerUpdateAnnotation = "policy.open-cluster-management.io/trigger-update"
+	// IVAnnotation holds, base64, the initialization vector a replica's
+	// encrypted values were made with; resolved templates that use encryption
+	// carry it too.
+	IVAnnotation = "policy.open-cluster-management.io/encryption-iv"
+	// HubErrorAnnotation on a policy template carries a hub template error to
+	// the managed cluster (OCM's propagator writes it; a spoke reports the
+	// template NonCompliant with it).
+	HubErrorAnnotation = "policy.open-cluster-management.io/hub-templates-error"
+
+	// EncryptionKeySecret is the Secret, in each cluster namespace on the hub,
+	// whose data "key" is the cluster's AES-256 key (and "previousKey" the one
+	// before the last rotation).
+	EncryptionKeySecret = "policy-encryption-key"
+	// LastRotatedAnnotation on the key Secret records its last rotation (RFC 3339).
+	LastRotatedAnnotation = "policy.open-cluster-management.io/last-rotated"
+	// KeySize is the size in bytes of an AES-256 key.
+	KeySize = 32
+)
+
+// Resolver resolves the templates of one JSON or YAML document. The library's
+// *gotemplates.TemplateResolver is one.
+type Resolver interface {
+	ResolveTemplate(raw []byte, context any, options *gotemplates.ResolveOptions) (gotemplates.TemplateResult, error)
+}
+
+// HubContext is the data a hub template sees, as OCM's propagator gives it.
+type HubContext struct {
+	ManagedClusterName   string
+	ManagedClusterLabels map[string]string
+	PolicyMetadata       map[string]any
+}
+
+// Disabled reports whether annotations turn hub templates off.
+func Disabled(annotations map[string]string) bool {
+	v, ok := annotations[DisableAnnotation]
+	if !ok {
+		return false
+	}
+	b, err := strconv.ParseBool(v)
+	return err == nil && b
+}
+
+// HasHubTemplate reports whether a policy template holds a hub template.
+func HasHubTemplate(objectDefinition []byte) bool {
+	return gotemplates.HasTemplate(objectDefinition, HubStartDelim, false)
+}
+
+// UsesHubTemplates reports whether any policy template of root holds a hub
+// template and templates are not disabled.
+func UsesHubTemplates(root *policyv1.Policy) bool {
+	if Disabled(root.Annotations) {
+		return false
+	}
+	for _, t := range root.Spec.PolicyTemplates {
+		if t != nil && HasHubTemplate(t.ObjectDefinition.Raw) {
+			return true
+		}
+	}
+	return false
+}
+
+// ServiceAccount returns the ServiceAccount a root's hub templates read as, or
+// "" when they read with the hub's own, namespace-restricted access.
+func ServiceAccount(root *policyv1.Policy) string {
+	if root.Spec.HubTemplateOptions == nil {
+		return ""
+	}
+	return root.Spec.HubTemplateOptions.ServiceAccountName
+}
+
+// HubResolveOptions is the access rule of a root's hub templates resolved for
+// cluster: without a ServiceAccount, reads are confined to the root's namespace
+// and, of cluster-scoped objects, the cluster's own ManagedCluster; with one,
+// the ServiceAccount's own permissions decide (the caller's Resolver reads with
+// its credentials).
+func HubResolveOptions(root *policyv1.Policy, cluster string) gotemplates.ResolveOptions {
+	if ServiceAccount(root) != "" {
+		return gotemplates.ResolveOptions{}
+	}
+	return gotemplates.ResolveOptions{
+		LookupNamespace: root.Namespace,
+		ClusterScopedAllowList: []gotemplates.ClusterScopedObjectIdentifier{{
+			Group: "cluster.open-cluster-management.io",
+			Kind:  "ManagedCluster",
+			Name:  cluster,
+		}},
+	}
+}
+
+// NewHubContext is the context of root's hub templates for cluster.
+func NewHubContext(root *policyv1.Policy, cluster string, clusterLabels map[string]string) HubContext {
+	return HubContext{
+		ManagedClusterName:   cluster,
+		ManagedClusterLabels: clusterLabels,
+		PolicyMetadata: map[string]any{
+			"annotations": root.Annotations,
+			"labels":      root.Labels,
+			"name":        root.Name,
+			"namespace":   root.Namespace,
+		},
+	}
+}
+
+// HubInputs is what resolving one replica's hub templates needs besides the
+// Resolver.
+type HubInputs struct {
+	// Root is the root policy; Cluster the managed cluster the replica is for.
+	Root    *policyv1.Policy
+	Cluster string
+	// ClusterLabels are the ManagedCluster's labels (.ManagedClusterLabels).
+	ClusterLabels map[string]string
+	// Options are the caller's resolve options (from HubResolveOptions, with a
+	// Watcher or ContextTransformers where the caller's Resolver needs them).
+	Options gotemplates.ResolveOptions
+	// Key returns the cluster's AES-256 key; it is called only when a template
+	// uses encryption. Nil means encryption is unavailable (an error then).
+	Key func() ([]byte, error)
+	// PreviousIV is the IVAnnotation of the replica last written for the
+	// cluster, kept while it is valid so that encrypted values stay stable.
+	PreviousIV string
+	// Random makes a new initialization vector when PreviousIV is not valid.
+	Random io.Reader
+}
+
+// HubTemplateError is a hub template that could not be resolved.
+type HubTemplateError struct {
+	// Index is the policy template's position in spec.policy-templates.
+	Index int
+	// Kind and Name name the policy template (as written, possibly empty).
+	Kind, Name string
+	Err        error
+}
+
+func (e *HubTemplateError) Error() string {
+	what := fmt.Sprintf("policy-templates[%d]", e.Index)
+	if e.Kind != "" || e.Name != "" {
+		what = fmt.Sprintf("%s (%s %s)", what, e.Kind, e.Name)
+	}
+	return fmt.Sprintf("hub templates of %s: %v", what, e.Err)
+}
+
+func (e *HubTemplateError) Unwrap() error { return e.Err }
+
+// ResolveHubTemplates resolves, for in.Cluster, the hub templates of replica's
+// policy templates (replica is a replica built from in.Root). When a template
+// needs encryption, the replica gets the IVAnnotation (in.PreviousIV while it
+// is valid, a new one otherwise), and so does the resolved template. It resolves all templates or changes nothing: on
+// error replica is untouched and the error is a *HubTemplateError.
+//
+// When in.Root disables templates, nothing is resolved.
+func ResolveHubTemplates(r Resolver, replica *policyv1.Policy, in HubInputs) error {
+	if Disabled(in.Root.Annotations) {
+		return nil
+	}
+	resolved := make([][]byte, len(replica.Spec.PolicyTemplates))
+	var iv []byte
+	var ivAnnotation string
+	var key []byte
+	ctx := NewHubContext(in.Root, in.Cluster, in.ClusterLabels)
+	for i, t := range replica.Spec.PolicyTemplates {
+		if t == nil || !HasHubTemplate(t.ObjectDefinition.Raw) {
+			continue
+		}
+		fail := func(err error) error {
+			kind, name := templateIdentity(t.ObjectDefinition.Raw)
+			return &HubTemplateError{Index: i, Kind: kind, Name: name, Err: err}
+		}
+		opts := in.Options
+		opts.DenylistFunctions = append([]string(nil), in.Options.DenylistFunctions...)
+		if gotemplates.UsesEncryption(t.ObjectDefinition.Raw, HubStartDelim, HubStopDelim) {
+			if key == nil {
+				if in.Key == nil {
+					return fail(fmt.Errorf("encryption is not available"))
+				}
+				k, err := in.Key()
+				if err != nil {
+					return fail(fmt.Errorf("the encryption key of cluster %s: %w", in.Cluster, err))
+				}
+				if len(k) != KeySize {
+					return fail(fmt.Errorf("the encryption key of cluster %s is %d bytes, not %d", in.Cluster, len(k), KeySize))
+				}
+				key = k
+				var err2 error
+				iv, ivAnnotation, err2 = initializationVector(in.PreviousIV, in.Random)
+				if err2 != nil {
+					return fail(err2)
+				}
+			}
+			opts.EncryptionConfig = gotemplates.EncryptionConfig{
+				EncryptionEnabled:    true,
+				AESKey:               key,
+				InitializationVector: iv,
+			}
+		}
+		res, err := r.ResolveTemplate(t.ObjectDefinition.Raw, ctx, &opts)
+		if err != nil {
+			return fail(err)
+		}
+		out := res.ResolvedJSON
+		if opts.EncryptionEnabled {
+			out, err = withAnnotation(out, IVAnnotation, ivAnnotation)
+			if err != nil {
+				return fail(err)
+			}
+		}
+		resolved[i] = out
+	}
+	for i, raw := range resolved {
+		if raw != nil {
+			replica.Spec.PolicyTemplates[i].ObjectDefinition.Raw = raw
+			replica.Spec.PolicyTemplates[i].ObjectDefinition.Object = nil
+		}
+	}
+	if ivAnnotation != "" {
+		if replica.Annotations == nil {
+			replica.Annotations = map[string]string{}
+		}
+		replica.Annotations[IVAnnotation] = ivAnnotation
+	}
+	return nil
+}
+
+// initializationVector returns the previous IV when it is valid, or a
+// new one read from random, with its annotation value.
+func initializationVector(previous string, random io.Reader) ([]byte, string, error) {
+	if iv, err := base64.StdEncoding.DecodeString(previous); err == nil && len(iv) == gotemplates.IVSize {
+		return iv, previous, nil
+	}
+	if random == nil {
+		return nil, "", fmt.Errorf("no source of randomness for an initialization vector")
+	}
+	iv := make([]byte, gotemplates.IVSize)
+	if _, err := io.ReadFull(random, iv); err != nil {
+		return nil, "", fmt.Errorf("making an initialization vector: %w", err)
+	}
+	return iv, base64.StdEncoding.EncodeToString(iv), nil
+}
+
+// withAnnotation sets an annotation on a JSON object.
+func withAnnotation(raw []byte, key, value string) ([]byte, error) {
+	var obj map[string]any
+	if err := json.Unmarshal(raw, &obj); err != nil {
+		return nil, fmt.Errorf("the resolved template is not an object: %w", err)
+	}
+	meta, _ := obj["metadata"].(map[string]any)
+	if meta == nil {
+		meta = map[string]any{}
+		obj["metadata"] = meta
+	}
+	ann, _ := meta["annotations"].(map[string]any)
+	if ann == nil {
+		ann = map[string]any{}
+		meta["annotations"] = ann
+	}
+	ann[key] = value
+	return json.Marshal(obj)
+}
+
+// templateIdentity reads kind and metadata.name of a policy template as written.
+func templateIdentity(raw []byte) (kind, name string) {
+	var obj struct {
+		Kind     string `json:"kind"`
+		Metadata struct {
+			Name string `json:"name"`
+		} `json:"metadata"`
+	}
+	_ = json.Unmarshal(raw, &obj)
+	return obj.Kind, obj.Metadata.Name
+}
