@@ -31,6 +31,10 @@ OCM_PLACEMENT    := $(BIN)/ocm-placement-$(OCM_VERSION)
 KPT            ?= $(shell command -v kpt 2>/dev/null)
 
 MODULES := shared functions controllers
+# OCM's policy components whose CRDs our schemas are compared with
+# (controllers/internal/crdtest); `make generate` copies them into testdata.
+OCM_POLICY_VERSION := v0.19.0
+OCM_POLICY_CRDS_DIR := controllers/internal/crdtest/testdata/ocm-$(OCM_POLICY_VERSION)
 # The CRDs of library-owned kinds that `make generate` copies from their Go modules.
 OCM_CRDS := cluster/v1/0000_00_clusters.open-cluster-management.io_managedclusters.crd.yaml \
 	cluster/v1alpha1/0000_02_clusters.open-cluster-management.io_clusterclaims.crd.yaml \
@@ -137,6 +141,11 @@ generate: $(CONTROLLER_GEN) ## Regenerate deepcopy code and CRDs (ours from shar
 	  for f in $(OCM_CRDS); do install -m 0644 $$ocm/$$f manifests/crds/ocm/; done
 	@olm=$$(go list -C shared -m -f '{{.Dir}}' github.com/operator-framework/api); \
 	  install -m 0644 $$olm/crds/operators.coreos.com_*.yaml manifests/crds/olm/
+	@rm -rf $(OCM_POLICY_CRDS_DIR) && mkdir -p $(OCM_POLICY_CRDS_DIR)
+	@cfg=$$(go mod download -json open-cluster-management.io/config-policy-controller@$(OCM_POLICY_VERSION) | sed -n 's/^\t"Dir": "\(.*\)",$$/\1/p'); \
+	  install -m 0644 $$cfg/deploy/crds/policy.open-cluster-management.io_*.yaml $(OCM_POLICY_CRDS_DIR)/
+	@prop=$$(go mod download -json open-cluster-management.io/governance-policy-propagator@$(OCM_POLICY_VERSION) | sed -n 's/^\t"Dir": "\(.*\)",$$/\1/p'); \
+	  for k in policies policysets placementbindings; do install -m 0644 $$prop/deploy/crds/policy.open-cluster-management.io_$$k.yaml $(OCM_POLICY_CRDS_DIR)/; done
 
 .PHONY: fmt
 fmt: ## gofmt every Go file.
@@ -151,9 +160,9 @@ lint: ## go vet every module and fail on unformatted files.
 
 .PHONY: verify
 verify: generate ## Fail when generated code or CRDs are stale, or tool versions disagree with hack/tools.
-	@git diff --exit-code -- shared/api manifests/crds || \
+	@git diff --exit-code -- shared/api manifests/crds $(OCM_POLICY_CRDS_DIR) || \
 	  { echo "generated files are stale: run 'make generate' and commit"; exit 1; }
-	@untracked=$$(git ls-files --others --exclude-standard -- shared/api manifests/crds); \
+	@untracked=$$(git ls-files --others --exclude-standard -- shared/api manifests/crds $(OCM_POLICY_CRDS_DIR)); \
 	  if [ -n "$$untracked" ]; then echo "generated files not committed: $$untracked"; exit 1; fi
 	@grep -q "k8s.io/kubernetes $(KUBE_VERSION)" hack/tools/kube-apiserver/go.mod
 	@grep -q "go.etcd.io/etcd/server/v3 $(ETCD_VERSION)" hack/tools/etcd/go.mod
