@@ -15,7 +15,9 @@ import (
 // TestFunctionsAnswerAliasesWithoutPanicking runs every function of the
 // catalog on items holding YAML aliases where the kpt SDK's accessors panic
 // (krmtest.AliasedItems): each answers with exit code 1 (a Go panic exits 2),
-// an error naming an aliased field, and the items as they came in.
+// an error naming an aliased field of an item it reads (or, for
+// expand-operator-policy, which follows the alias it reads, what is wrong
+// with the OperatorPolicy), and the items as they came in.
 func TestFunctionsAnswerAliasesWithoutPanicking(t *testing.T) {
 	_, cat := readCatalog(t)
 	in, err := fn.ParseResourceList([]byte(krmtest.AliasedItems))
@@ -33,7 +35,13 @@ func TestFunctionsAnswerAliasesWithoutPanicking(t *testing.T) {
 			if err := cmd.Run(); !errors.As(err, &exit) || exit.ExitCode() != 1 {
 				t.Fatalf("%v, want exit code 1:\n%s", err, stderr.String())
 			}
-			if want := f.Name + ": error: Policy n/b metadata.annotations: is a YAML alias (*a)"; !strings.Contains(stderr.String(), want) {
+			// expand-operator-policy reads no Policy, and reads its
+			// OperatorPolicy following the alias of its labels.
+			want := f.Name + ": error: Policy n/b metadata.annotations: is a YAML alias (*a)"
+			if f.Name == "expand-operator-policy" {
+				want = f.Name + ": error: OperatorPolicy n/o spec.subscription.name: is required"
+			}
+			if !strings.Contains(stderr.String(), want) {
 				t.Errorf("stderr does not say %q:\n%s", want, stderr.String())
 			}
 			out, err := fn.ParseResourceList(stdout.Bytes())
@@ -46,6 +54,67 @@ func TestFunctionsAnswerAliasesWithoutPanicking(t *testing.T) {
 			for i := range in.Items {
 				if got, want := out.Items[i].String(), in.Items[i].String(); got != want {
 					t.Errorf("item %d changed:\n--- got\n%s\n--- want\n%s", i, got, want)
+				}
+			}
+		})
+	}
+}
+
+// unrelatedAliasedItems holds YAML aliases only in a Deployment and a
+// Service, kinds no function reads, next to a Policy none of them has anything to say about.
+const unrelatedAliasedItems = `apiVersion: config.kubernetes.io/v1
+kind: ResourceList
+items:
+- apiVersion: apps/v1
+  kind: Deployment
+  metadata: &m
+    name: web
+    namespace: n
+    labels: &l
+      app: web
+    annotations: *l
+  spec:
+    selector:
+      matchLabels: *l
+- apiVersion: v1
+  kind: Service
+  metadata: *m
+- apiVersion: policy.open-cluster-management.io/v1
+  kind: Policy
+  metadata:
+    name: p
+    namespace: n
+  spec:
+    disabled: false
+    policy-templates: []
+`
+
+// TestUnrelatedAliasedItemPassesThrough runs every function of the catalog on
+// a package where only an item of a kind it does not read holds YAML aliases:
+// each succeeds and writes that item as it came in, in its place.
+func TestUnrelatedAliasedItemPassesThrough(t *testing.T) {
+	_, cat := readCatalog(t)
+	in, err := fn.ParseResourceList([]byte(unrelatedAliasedItems))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range cat.Functions {
+		binary := krmtest.BuildFunction(t, f.Name)
+		t.Run(f.Name, func(t *testing.T) {
+			cmd := exec.CommandContext(t.Context(), binary)
+			cmd.Stdin = strings.NewReader(unrelatedAliasedItems)
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			if err := cmd.Run(); err != nil {
+				t.Fatalf("%v, want success:\n%s", err, stderr.String())
+			}
+			out, err := fn.ParseResourceList(stdout.Bytes())
+			if err != nil {
+				t.Fatalf("output is not a ResourceList: %v\n%s", err, stdout.String())
+			}
+			for i, kind := range []string{"Deployment", "Service"} {
+				if len(out.Items) <= i || out.Items[i].String() != in.Items[i].String() {
+					t.Errorf("the %s did not pass through in its place:\n%s", kind, stdout.String())
 				}
 			}
 		})

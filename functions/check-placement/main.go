@@ -27,6 +27,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 
@@ -57,6 +58,11 @@ var checkPlacement = function(false)
 func function(explain bool) krm.Function {
 	return krm.Function{Name: name, Help: readme, Process: func(rl *fn.ResourceList) error {
 		return process(context.Background(), rl, explain)
+	}, Reads: []schema.GroupKind{
+		{Kind: "ConfigMap"},
+		{Group: clusterv1.GroupName, Kind: "ManagedCluster"},
+		{Group: "policy.open-cluster-management.io", Kind: "Policy"},
+		{Group: clusterv1.GroupName, Kind: "Placement"},
 	}}
 }
 

@@ -26,7 +26,7 @@ type objectID struct {
 
 func idOf(o *fn.KubeObject) objectID {
 	gk := o.GroupKind()
-	return objectID{Group: gk.Group, Kind: gk.Kind, Namespace: o.GetNamespace(), Name: o.GetName()}
+	return objectID{Group: gk.Group, Kind: gk.Kind, Namespace: krm.MetadataOf(o, "namespace"), Name: krm.MetadataOf(o, "name")}
 }
 
 func (id objectID) String() string {
@@ -69,8 +69,14 @@ func newPackage(items fn.KubeObjects) *packageItems {
 func (p *packageItems) replace(replacements map[*fn.KubeObject][]*fn.KubeObject) fn.KubeObjects {
 	lastIndex := map[string]int{}
 	for _, item := range p.items {
-		if path := item.PathAnnotation(); path != "" {
-			lastIndex[path] = max(lastIndex[path], item.IndexAnnotation())
+		// Other items are read following YAML aliases: the function must
+		// pass them through whatever they hold.
+		if path := krm.AnnotationOf(item, kioutil.PathAnnotation); path != "" {
+			index, err := strconv.Atoi(krm.AnnotationOf(item, kioutil.IndexAnnotation))
+			if err != nil {
+				index = -1
+			}
+			lastIndex[path] = max(lastIndex[path], index)
 		}
 	}
 	var items fn.KubeObjects

@@ -7,6 +7,7 @@ import (
 
 	"github.com/kptdev/krm-functions-sdk/go/fn"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
@@ -19,6 +20,21 @@ import (
 	"github.com/fleetpolicy/fleetpolicy/shared/binding"
 	"github.com/fleetpolicy/fleetpolicy/shared/replication"
 )
+
+// inputKinds are the kinds whose items plan-rollout reads: its inputs and
+// the RolloutPlans it writes.
+var inputKinds = []schema.GroupKind{
+	{Group: policyv1.GroupVersion.Group, Kind: "Policy"},
+	{Group: policyv1beta1.GroupVersion.Group, Kind: "PolicySet"},
+	{Group: policyv1.GroupVersion.Group, Kind: "PlacementBinding"},
+	{Group: clusterv1beta1.GroupName, Kind: "Placement"},
+	{Group: clusterv1beta1.GroupName, Kind: "PlacementDecision"},
+	{Group: appsv1.GroupVersion.Group, Kind: binding.KindPlacementRule},
+	{Group: clusterv1.GroupName, Kind: "ManagedCluster"},
+	{Group: clusterv1beta2.GroupName, Kind: "ManagedClusterSet"},
+	{Group: clusterv1beta2.GroupName, Kind: "ManagedClusterSetBinding"},
+	{Group: fleetpolicyv1alpha1.GroupVersion.Group, Kind: fleetpolicyv1alpha1.RolloutPlanKind},
+}
 
 // objectKey is the namespace and name of an object.
 type objectKey struct{ namespace, name string }

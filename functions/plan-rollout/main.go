@@ -27,7 +27,7 @@ const configKind = "PlanRollout"
 
 var planRollout = krm.Function{Name: "plan-rollout", Help: readme, Process: func(rl *fn.ResourceList) error {
 	return process(rl, time.Now())
-}}
+}, Reads: inputKinds}
 
 func main() { planRollout.Main() }
 

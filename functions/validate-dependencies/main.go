@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/kptdev/krm-functions-sdk/go/fn"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/fleetpolicy/fleetpolicy/functions/internal/krm"
@@ -26,7 +27,10 @@ var readme string
 // configKind is the kind of this function's functionConfig.
 const configKind = "ValidateDependencies"
 
-var validateDependencies = krm.Function{Name: "validate-dependencies", Help: readme, Process: validate}
+var validateDependencies = krm.Function{Name: "validate-dependencies", Help: readme, Process: validate, Reads: []schema.GroupKind{
+	{Group: policyv1.GroupVersion.Group, Kind: "Policy"},
+	{Group: policyv1beta1.GroupVersion.Group, Kind: "PolicySet"},
+}}
 
 func main() { validateDependencies.Main() }
 

@@ -27,10 +27,15 @@
 //     is larger than MaxResourceListBytes (512 MiB), yields an error result,
 //     an empty item list and exit code 1; nothing panics on bad input. Files a
 //     function reads are bounded the same way (ReadAtMost).
+//   - An item of a kind the function does not read (Function.Reads) that
+//     holds a YAML alias is kept from Process and written back in its place
+//     as it came: an unrelated item never fails a function. AnnotationOf and
+//     MetadataOf read other items following aliases.
 //   - A panic of Process is answered like bad input: the items are written as
-//     they came in, with an error result for each item holding a YAML alias
-//     (naming the alias's field: the kpt SDK's accessors panic on aliases,
-//     kpt-functions-sdk v1.1.0), or else one for the panic, and exit code 1.
+//     they came in, with an error result for each item of a kind it reads
+//     holding a YAML alias (naming the alias's field: the kpt SDK's accessors
+//     panic on aliases, kpt-functions-sdk v1.1.0), or else one for the panic,
+//     and exit code 1.
 //     A goroutine Process starts must not panic: only Process's own is
 //     recovered.
 //   - functionConfigs are objects of apiVersion fn.fleetpolicy.io/v1alpha1 with

@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/kptdev/krm-functions-sdk/go/fn"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
@@ -30,6 +31,11 @@ type Function struct {
 	// returns becomes an error result: use it for failures that concern no
 	// particular object.
 	Process func(rl *fn.ResourceList) error
+	// Reads lists the kinds whose items Process reads; nil means every kind.
+	// An item of another kind that holds a YAML alias (which the kpt SDK's
+	// accessors cannot read) is kept from Process and passed through as it
+	// came, in its place.
+	Reads []schema.GroupKind
 }
 
 // Main runs the function as the program: it reads stdin, writes stdout and
@@ -63,10 +69,11 @@ func (f Function) main(args []string, stdin io.Reader, stdout, stderr io.Writer)
 // functionConfig makes the input unreadable: the YAML parser would keep the
 // last one silently.
 //
-// A panic of Process (the kpt SDK's accessors panic on an item holding a YAML
-// alias where they read) is an error result too: the items are written as
-// they came in, with an error naming each item that holds an alias and the
-// alias's field.
+// An item of a kind the function does not read (Reads) passes through even
+// when it holds a YAML alias. A panic of Process (the kpt SDK's accessors
+// panic on an item holding a YAML alias where they read) is an error result:
+// the items are written as they came in, with an error naming each item of a
+// kind the function reads that holds an alias, and the alias's field.
 func (f Function) Run(stdin io.Reader, stdout, stderr io.Writer) int {
 	return f.run(stdin, stdout, stderr, MaxResourceListBytes)
 }
@@ -85,7 +92,7 @@ func (f Function) run(stdin io.Reader, stdout, stderr io.Writer, limit int64) in
 	}
 	if err != nil {
 		rl = &fn.ResourceList{Results: fn.Results{fn.ErrorResult(fmt.Errorf("reading the ResourceList on stdin: %w", err))}}
-	} else if err := f.processRecovering(rl); err != nil {
+	} else if err := f.processPassingThrough(rl); err != nil {
 		var panicked *processPanic
 		if errors.As(err, &panicked) {
 			rl = f.failedList(in, panicked)
