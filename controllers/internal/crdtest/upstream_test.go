@@ -57,7 +57,8 @@ var knownSchemaGaps = map[string]string{
 // TestSchemasAcceptWhatOCMAccepts walks OCM v0.19.0's CRD schemas of the
 // policy kinds and ours side by side, and lists every place where a manifest
 // OCM accepts would be refused (or pruned) by ours: a field we lack, a type,
-// enum value or pattern we do not accept, a field only we require.
+// enum value or pattern we do not accept, a field only we require, or one
+// we require that OCM's API server would fill in with a default.
 func TestSchemasAcceptWhatOCMAccepts(t *testing.T) {
 	found := map[string]bool{}
 	for _, c := range upstreamCRDs {
@@ -126,8 +127,13 @@ func compareSchemas(prefix, path string, upstream, ours *apiextv1.JSONSchemaProp
 		required[r] = true
 	}
 	for _, r := range ours.Required {
-		if !required[r] {
+		up, o := upstream.Properties[r], ours.Properties[r]
+		switch {
+		case !required[r]:
 			gap("required only by us", join(path, r))
+		case up.Default != nil && o.Default == nil:
+			// OCM's API server fills it in; ours refuses the object.
+			gap("required without OCM's default", join(path, r))
 		}
 	}
 	for name, up := range upstream.Properties {

@@ -77,7 +77,9 @@ type ConfigurationPolicySpec struct {
 	// +optional
 	Severity Severity `json:"severity,omitempty"`
 	// RemediationAction: inform reports, enforce changes the cluster; InformOnly
-	// reports whatever the parent Policy says.
+	// reports whatever the parent Policy says. Unset means inform, as in OCM.
+	//
+	// +kubebuilder:default=inform
 	RemediationAction TemplateRemediationAction `json:"remediationAction"`
 	// NamespaceSelector picks the namespaces for namespaced templates without one.
 	//
