@@ -58,7 +58,9 @@ var knownSchemaGaps = map[string]string{
 // policy kinds and ours side by side, and lists every place where a manifest
 // OCM accepts would be refused (or pruned) by ours: a field we lack, a type,
 // enum value or pattern we do not accept, a field only we require, or one
-// we require that OCM's API server would fill in with a default.
+// we require that OCM's API server would fill in with a default, an object we
+// validate as an embedded resource (its apiVersion, kind and metadata) that
+// OCM keeps as written.
 func TestSchemasAcceptWhatOCMAccepts(t *testing.T) {
 	found := map[string]bool{}
 	for _, c := range upstreamCRDs {
@@ -98,6 +100,9 @@ func TestSchemasAcceptWhatOCMAccepts(t *testing.T) {
 // compareSchemas records in gaps where ours accepts less than upstream at path.
 func compareSchemas(prefix, path string, upstream, ours *apiextv1.JSONSchemaProps, gaps map[string]bool) {
 	gap := func(what, p string) { gaps[fmt.Sprintf("%s %s %s", prefix, what, p)] = true }
+	if ours.XEmbeddedResource && !upstream.XEmbeddedResource {
+		gap("embedded resource", path)
+	}
 	if preservesUnknown(ours) && len(ours.Properties) == 0 {
 		return
 	}

@@ -78,10 +78,12 @@ const (
 // PolicyTemplate wraps one policy engine object (ConfigurationPolicy,
 // OperatorPolicy, ...) with the dependencies that gate it.
 type PolicyTemplate struct {
-	// ObjectDefinition is the template object, kept exactly as written.
+	// ObjectDefinition is the template object, kept exactly as written. As in
+	// OCM, the hub does not validate it as an object (a hub template may fill
+	// in its metadata); the spoke refuses a template it cannot create, with
+	// the API server's message, in the policy's status.
 	//
 	// +kubebuilder:pruning:PreserveUnknownFields
-	// +kubebuilder:validation:EmbeddedResource
 	ObjectDefinition runtime.RawExtension `json:"objectDefinition"`
 
 	// ExtraDependencies gate this template only, in addition to the policy's
