@@ -43,15 +43,21 @@ func (c Cycle) Declared() Edge {
 
 // Cycles returns every elementary cycle of the graph (at most MaxCycles), each
 // starting at its earliest node, ordered by their node sequences. It follows
-// Johnson's algorithm, so the work is bounded by the size of the graph times
-// the number of cycles returned.
+// Johnson's algorithm within each strongly connected component (Tarjan's, in
+// linear time), so a graph without cycles costs linear time, and otherwise the
+// work is bounded by the size of the components on cycles times the number of
+// cycles returned.
 func (g *Graph) Cycles() []Cycle {
 	var found [][]int
+	scc, size := g.stronglyConnected()
 	for s := range g.refs {
 		if len(found) >= MaxCycles {
 			break
 		}
-		found = append(found, g.cyclesFrom(s, MaxCycles-len(found))...)
+		if size[scc[s]] < 2 {
+			continue // on no cycle: most nodes, found in linear time
+		}
+		found = append(found, g.cyclesFrom(s, scc, MaxCycles-len(found))...)
 	}
 	slices.SortFunc(found, slices.Compare)
 	cycles := make([]Cycle, len(found))
@@ -65,9 +71,10 @@ func (g *Graph) Cycles() []Cycle {
 	return cycles
 }
 
-// cyclesFrom returns up to limit elementary cycles whose earliest node is s.
-func (g *Graph) cyclesFrom(s, limit int) [][]int {
-	component := g.componentOf(s)
+// cyclesFrom returns up to limit elementary cycles whose earliest node is s;
+// scc numbers the strongly connected component of each node.
+func (g *Graph) cyclesFrom(s int, scc []int, limit int) [][]int {
+	component := g.componentOf(s, scc)
 	if len(component) < 2 {
 		return nil
 	}
@@ -121,14 +128,15 @@ func (g *Graph) cyclesFrom(s, limit int) [][]int {
 
 // componentOf returns the strongly connected component of s in the subgraph of
 // the nodes numbered s or more: the nodes s reaches there that also reach s.
-func (g *Graph) componentOf(s int) map[int]bool {
+// Only nodes of s's component in the whole graph (scc) can be among them.
+func (g *Graph) componentOf(s int, scc []int) map[int]bool {
 	reached := map[int]bool{s: true}
 	todo := []int{s}
 	for len(todo) > 0 {
 		u := todo[len(todo)-1]
 		todo = todo[:len(todo)-1]
 		for _, w := range g.out[u] {
-			if w > s && !reached[w] {
+			if w > s && scc[w] == scc[s] && !reached[w] {
 				reached[w] = true
 				todo = append(todo, w)
 			}
@@ -156,4 +164,72 @@ func (g *Graph) componentOf(s int) map[int]bool {
 		}
 	}
 	return component
+}
+
+// stronglyConnected numbers the strongly connected components of the graph
+// (Tarjan's algorithm, iterative, in time linear in nodes and edges): scc[u]
+// is u's component and size[c] the number of nodes of component c.
+func (g *Graph) stronglyConnected() (scc, size []int) {
+	n := len(g.refs)
+	const unvisited = -1
+	index := make([]int, n)
+	low := make([]int, n)
+	onStack := make([]bool, n)
+	scc = make([]int, n)
+	for u := range index {
+		index[u] = unvisited
+	}
+	var stack []int
+	type frame struct{ node, next int } // next: position in out[node] to visit
+	next := 0
+	for root := range n {
+		if index[root] != unvisited {
+			continue
+		}
+		calls := []frame{{node: root}}
+		index[root], low[root] = next, next
+		next++
+		stack = append(stack, root)
+		onStack[root] = true
+		for len(calls) > 0 {
+			f := &calls[len(calls)-1]
+			u := f.node
+			if f.next < len(g.out[u]) {
+				w := g.out[u][f.next]
+				f.next++
+				switch {
+				case index[w] == unvisited:
+					index[w], low[w] = next, next
+					next++
+					stack = append(stack, w)
+					onStack[w] = true
+					calls = append(calls, frame{node: w})
+				case onStack[w]:
+					low[u] = min(low[u], index[w])
+				}
+				continue
+			}
+			calls = calls[:len(calls)-1]
+			if len(calls) > 0 {
+				parent := calls[len(calls)-1].node
+				low[parent] = min(low[parent], low[u])
+			}
+			if low[u] == index[u] {
+				c := len(size)
+				count := 0
+				for {
+					w := stack[len(stack)-1]
+					stack = stack[:len(stack)-1]
+					onStack[w] = false
+					scc[w] = c
+					count++
+					if w == u {
+						break
+					}
+				}
+				size = append(size, count)
+			}
+		}
+	}
+	return scc, size
 }
