@@ -61,6 +61,13 @@
 //     the same placement annotations) are evaluated once. A policy that reads
 //     the input otherwise (the input as a whole, `with input`) is evaluated
 //     every time. CEL policies are evaluated every time.
+//   - A Rego evaluation may allocate at most RegoMemoryBudget (64 MiB): past
+//     it, the evaluation stops with ErrRegoMemoryBudget (numbers.range over
+//     millions, strings doubled in a chain of rules, nested comprehensions).
+//     sprintf formats whose widths add up to more than 65,536, or take a width
+//     from the arguments, are refused: fmt pads in one call nothing can stop.
+//     This replaces OPA's sprintf for the whole process that imports the
+//     package. CEL policies are bounded by CEL's cost limit.
 //   - Evaluation errors (a policy failing at run time, an invalid annotation
 //     name) are *PolicyError naming the policy and, when known, the field;
 //     evaluation stops with ctx's error when ctx is done, so callers pass their

@@ -193,8 +193,13 @@ func (p *regoProgram) evaluate(ctx context.Context, r *Resource, explain bool) (
 	if explain {
 		query = p.explainQuery
 	}
-	rs, err := query.Eval(ctx, rego.EvalParsedInput(input))
+	budgeted, stop := withMemoryBudget(ctx, RegoMemoryBudget)
+	rs, err := query.Eval(budgeted, rego.EvalParsedInput(input))
+	stop()
 	if err != nil {
+		if over := overBudget(budgeted); over != nil {
+			return Verdict{}, &PolicyError{Policy: p.id, Err: over}
+		}
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			return Verdict{}, ctxErr
 		}
