@@ -14,12 +14,18 @@ import (
 
 	"github.com/go-logr/logr"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/hub"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/hubtoken"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/spoke"
 	"github.com/fleetpolicy/fleetpolicy/shared/placement"
@@ -216,19 +222,19 @@ func inInventory(o *unstructured.Unstructured) bool {
 
 // applyFleet applies the rest of the rendered objects.
 func (d *demo) applyFleet(ctx context.Context) error {
-	var rest []*unstructured.Unstructured
+	var fleet []*unstructured.Unstructured
 	for _, o := range d.rendered {
 		if !inInventory(o) {
-			rest = append(rest, o)
+			fleet = append(fleet, o)
 		}
 	}
 	// The placement webhook admits governed resources once its engine has
 	// loaded; retry briefly while the hub starts.
 	deadline := time.Now().Add(time.Minute)
 	for {
-		_, err := localplane.Apply(ctx, d.hub.Client, rest)
+		_, err := localplane.Apply(ctx, d.hub.Client, fleet)
 		if err == nil {
-			fmt.Fprintf(d.out, "    %d objects applied\n", len(rest))
+			fmt.Fprintf(d.out, "    %d objects applied\n", len(fleet))
 			return nil
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
@@ -253,13 +259,55 @@ func (d *demo) startControllers(ctx context.Context, clusters []string) error {
 		so.MetricsAddr, so.ProbeAddr = "0", "0"
 		so.ClusterName = c
 		so.EvaluationInterval = 2 * time.Second
-		spokeMgr, err := spoke.NewManager(ctx, d.hub.Config, d.spokes[c].Config, so)
+		hubCfg, err := d.spokeHubIdentity(ctx, c)
+		if err != nil {
+			return fmt.Errorf("the hub identity of spoke %s: %w", c, err)
+		}
+		spokeMgr, err := spoke.NewManager(ctx, hubCfg, d.spokes[c].Config, so)
 		if err != nil {
 			return err
 		}
 		d.launch(ctx, "spoke agent "+c, spokeMgr)
 	}
 	return nil
+}
+
+// spokeHubIdentity gives cluster's spoke the hub identity a real spoke has:
+// manifests/spoke/hub's ServiceAccount and RBAC in the cluster's namespace, a
+// short bootstrap token, renewed by the spoke as fleetpolicy-spoke renews it
+// (package hubtoken) — never the hub's admin credentials.
+func (d *demo) spokeHubIdentity(ctx context.Context, cluster string) (*rest.Config, error) {
+	raw, err := os.ReadFile(filepath.Join(d.root, "manifests", "spoke", "hub", "rbac.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	objs, err := localplane.ReadManifests("manifests/spoke/hub", bytes.NewReader(raw))
+	if err != nil {
+		return nil, err
+	}
+	for _, o := range objs {
+		o.SetNamespace(cluster)
+	}
+	if err := localplane.EnsureNamespace(ctx, d.hub.Client, cluster); err != nil {
+		return nil, err
+	}
+	if _, err := localplane.Apply(ctx, d.hub.Client, objs); err != nil {
+		return nil, err
+	}
+	admin, err := kubernetes.NewForConfig(d.hub.Config)
+	if err != nil {
+		return nil, err
+	}
+	tr, err := admin.CoreV1().ServiceAccounts(cluster).CreateToken(ctx, "fleetpolicy-spoke", &authenticationv1.TokenRequest{
+		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](3600)},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		return nil, err
+	}
+	cfg := rest.AnonymousClientConfig(d.hub.Config)
+	cfg.BearerToken = tr.Status.Token
+	renewing, _, err := hubtoken.Renewing(ctx, cfg, time.Hour, logr.Discard())
+	return renewing, err
 }
 
 // launch starts a manager and records how to stop it.

@@ -8,17 +8,22 @@
 //
 // --kubeconfig (or $KUBECONFIG, or the in-cluster config) reaches the managed
 // cluster. On the hub the spoke needs only the RBAC of manifests/spoke/hub.
+// When the hub kubeconfig holds a ServiceAccount's token, the spoke renews it
+// by TokenRequest before it expires (--hub-token-lifetime; package hubtoken),
+// so a short bootstrap token (`kubectl create token`) is all it needs.
 package main
 
 import (
 	"flag"
 	"fmt"
 	"os"
+	"time"
 
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/hubtoken"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/logging"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/spoke"
 )
@@ -27,6 +32,7 @@ func main() {
 	o := spoke.DefaultManagerOptions()
 	var qps float64
 	hubKubeconfig := flag.String("hub-kubeconfig", "", "kubeconfig of the hub (required)")
+	hubTokenLifetime := flag.Duration("hub-token-lifetime", time.Hour, "lifetime of each hub token the spoke requests for its ServiceAccount, renewed at four fifths of it (0: use the kubeconfig's token as it is)")
 	flag.StringVar(&o.ClusterName, "cluster-name", "", "the managed cluster's name, which is its namespace on the hub (required)")
 	flag.StringVar(&o.MetricsAddr, "metrics-bind-address", o.MetricsAddr, "address the Prometheus metrics endpoint binds to (0 disables it)")
 	flag.StringVar(&o.ProbeAddr, "health-probe-bind-address", o.ProbeAddr, "address the /healthz and /readyz probes bind to")
@@ -60,6 +66,17 @@ func main() {
 		os.Exit(1)
 	}
 	ctx := ctrl.SetupSignalHandler()
+	if *hubTokenLifetime > 0 {
+		renewing, ok, err := hubtoken.Renewing(ctx, hubCfg, *hubTokenLifetime, logger)
+		if err != nil {
+			logger.Error(err, "hub token renewal")
+			os.Exit(1)
+		}
+		if ok {
+			logger.Info("renewing the hub token", "lifetime", *hubTokenLifetime)
+		}
+		hubCfg = renewing
+	}
 	mgr, err := spoke.NewManager(ctx, hubCfg, managedCfg, o)
 	if err == nil {
 		err = mgr.Start(ctx)
