@@ -7,7 +7,12 @@ import (
 	"testing"
 	"time"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
 
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
@@ -72,5 +77,57 @@ func TestRootPolicyNameLengthRefusedAtAdmission(t *testing.T) {
 	}
 	if err := c.Create(ctx, policy("cluster-1", replicaName, map[string]string{replication.LabelRootPolicy: replicaName})); err != nil {
 		t.Errorf("a replica was refused: %v", err)
+	}
+}
+
+// TestPlacementWebhookBlastRadius checks the namespaceSelector of the rendered
+// placement webhook: it leaves out the namespace the hub's Deployment runs in,
+// every namespace labelled as a managed cluster's (OCM's registration label)
+// and namespaces labelled exempt, and governs any other namespace.
+func TestPlacementWebhookBlastRadius(t *testing.T) {
+	objs, err := localplane.ReadManifests("manifests/hub", bytes.NewReader(kustomizeBuild(t, "manifests/hub")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hubNamespace string
+	var webhooks []admissionregistrationv1.MutatingWebhook
+	for _, o := range objs {
+		switch {
+		case o.GetKind() == "Deployment" && o.GetName() == "fleetpolicy-hub":
+			hubNamespace = o.GetNamespace()
+		case o.GetKind() == "MutatingWebhookConfiguration":
+			cfg := &admissionregistrationv1.MutatingWebhookConfiguration{}
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, cfg); err != nil {
+				t.Fatal(err)
+			}
+			webhooks = append(webhooks, cfg.Webhooks...)
+		}
+	}
+	if hubNamespace == "" || len(webhooks) == 0 {
+		t.Fatalf("hub namespace %q, %d webhooks", hubNamespace, len(webhooks))
+	}
+	namespaces := []struct {
+		labels   map[string]string
+		governed bool
+	}{
+		{map[string]string{corev1.LabelMetadataName: hubNamespace}, false},
+		{map[string]string{corev1.LabelMetadataName: "cluster-1", clusterv1.ClusterNameLabelKey: "cluster-1"}, false},
+		{map[string]string{corev1.LabelMetadataName: "team-a", "placement.fleetpolicy.io/webhook": "exempt"}, false},
+		{map[string]string{corev1.LabelMetadataName: "team-a"}, true},
+		{map[string]string{corev1.LabelMetadataName: "kube-system"}, true},
+	}
+	for _, w := range webhooks {
+		if w.NamespaceSelector == nil {
+			t.Fatalf("webhook %s has no namespaceSelector: a hub that is down blocks every namespace", w.Name)
+		}
+		selector, err := metav1.LabelSelectorAsSelector(w.NamespaceSelector)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ns := range namespaces {
+			if got := selector.Matches(labels.Set(ns.labels)); got != ns.governed {
+				t.Errorf("webhook %s: namespace %v governed %v, want %v", w.Name, ns.labels, got, ns.governed)
+			}
+		}
 	}
 }
