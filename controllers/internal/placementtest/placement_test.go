@@ -1,10 +1,8 @@
 package placementtest
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -408,27 +406,22 @@ func TestWebhookDownFailsClosedWhilePoliciesExist(t *testing.T) {
 	waitFailurePolicy(t, admissionregistrationv1.Ignore)
 }
 
-// TestExplainEndpoint asks the hub, over TLS, where a resource would go and why.
+// TestExplainEndpoint asks the hub, over TLS and as a caller allowed to,
+// where a resource would go and why.
 func TestExplainEndpoint(t *testing.T) {
 	startHub(t)
 	deletePolicies(t)
 	applyFile(t, "examples/placement/clusters.yaml")
 	applyFile(t, "examples/placement/policy-rego.yaml")
 	waitFailurePolicy(t, admissionregistrationv1.Fail)
-	ca, err := os.ReadFile(filepath.Join(plane.WebhookCertDir, "tls.crt"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(ca)
-	httpClient := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	token := serviceAccountToken(t, "explainer", "fleetpolicy-explain")
 	body := policyDoc("explain", "payments", map[string]string{
 		"fleetpolicy.io/eu-jurisdiction-required": "true", "fleetpolicy.io/pci-compliance-level": "2",
 	})
 	var resp *http.Response
 	localplane.Eventually(t, 30*time.Second, "explain answers", func() string {
-		resp, err = httpClient.Post(fmt.Sprintf("https://%s:%d%s", plane.WebhookHost, plane.WebhookPort, hub.ExplainPath),
-			"application/yaml", bytes.NewBufferString(body))
+		var err error
+		resp, err = postExplain(webhookAddr(), token, body)
 		if err != nil {
 			return err.Error()
 		}
