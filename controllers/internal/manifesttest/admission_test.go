@@ -25,20 +25,8 @@ import (
 // created exactly when the rule accepts its namespace and name, with OCM's
 // message otherwise; replicas are exempt, as in OCM.
 func TestRootPolicyNameLengthRefusedAtAdmission(t *testing.T) {
-	plane, err := localplane.Start("hub")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer plane.Stop()
 	ctx := context.Background()
-	c := plane.Client
-	objs, err := localplane.ReadManifests("manifests/hub", bytes.NewReader(kustomizeBuild(t, "manifests/hub")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := localplane.Apply(ctx, c, withoutClusterAddons(objs)); err != nil {
-		t.Fatal(err)
-	}
+	c := startWithHubManifests(t).Client
 	const ns = "name-length" // 11 characters
 	if err := localplane.EnsureNamespace(ctx, c, ns); err != nil {
 		t.Fatal(err)
