@@ -11,8 +11,12 @@
 //
 // ResolveStrategy validates spec.rolloutStrategy and spells out its defaults: an
 // empty type is All; progressDeadline "" is "None" (never time out);
-// minSuccessTime and maxFailures default to 0; maxConcurrency unset (or 0) means
-// every non-mandatory cluster at once. Each error names its field under the path
+// minSuccessTime and maxFailures default to 0; maxConcurrency unset, 0 or "0"
+// means every non-mandatory cluster at once, as in OCM's rollout library (its
+// fallback is the whole fleet). The hub and plan-rollout read it the same way,
+// and both warn (a note: the hub's RolloutWarning condition, plan-rollout's
+// warning result) when a Progressive rollout that enforces would thereby reach
+// more than one cluster in a single wave. Each error names its field under the path
 // the caller gives (spec.rolloutStrategy by default), all errors at once:
 //   - type other than All, Progressive, ProgressivePerGroup (exact spelling);
 //   - progressDeadline that is not "None" nor digits, a unit h/m/s and a Go

@@ -24,6 +24,10 @@ func (s Strategy) notes(f *fleet, mandatory []int) []string {
 		}
 	}
 
+	if note := s.allAtOnceNote(f, mandatory); note != "" {
+		notes = append(notes, note)
+	}
+
 	if s.MaxFailures.Type != intstr.Int || s.MaxFailures.IntVal <= 0 {
 		return notes
 	}
@@ -54,6 +58,26 @@ func (s Strategy) notes(f *fleet, mandatory []int) []string {
 		}
 	}
 	return notes
+}
+
+// allAtOnceNote warns when a Progressive rollout enforces on every
+// non-mandatory cluster (more than one) at once: its maxConcurrency is 0,
+// written as 0 or "0" or left unset, which OCM's rollout library reads as the
+// whole fleet ("0%" is refused by ResolveStrategy).
+func (s Strategy) allAtOnceNote(f *fleet, mandatory []int) string {
+	if s.Spec.Type != clusterv1alpha1.Progressive || s.MaxConcurrency != intstr.FromInt32(0) {
+		return ""
+	}
+	rest := len(f.clusters)
+	for _, g := range mandatory {
+		rest -= len(f.groups[g].clusters)
+	}
+	if rest <= 1 {
+		return ""
+	}
+	return fmt.Sprintf("%s: unset or 0 means every cluster at once, as in OCM's rollout library: "+
+		"this Progressive rollout enforces on all %d non-mandatory clusters in one wave; set a number or a percentage to roll out in steps",
+		s.blockPath().Child("maxConcurrency"), rest)
 }
 
 // describeGroup names a decision group in a note.

@@ -194,8 +194,11 @@ func (d *demo) startPlanes(clusters []string) error {
 // each Placement once, on every cluster it may choose), and the placement
 // policies.
 func (d *demo) applyInventory(ctx context.Context) error {
-	for _, ns := range append([]string{placement.Namespace}, namesOf(d.rendered, "ManagedCluster")...) {
-		if err := localplane.EnsureNamespace(ctx, d.hub.Client, ns); err != nil {
+	if err := localplane.EnsureNamespace(ctx, d.hub.Client, placement.Namespace); err != nil {
+		return err
+	}
+	for _, ns := range namesOf(d.rendered, "ManagedCluster") {
+		if err := localplane.EnsureClusterNamespace(ctx, d.hub.Client, ns); err != nil {
 			return err
 		}
 	}

@@ -163,11 +163,18 @@ func (w *watcher) waveEvents(ctx context.Context) {
 	}
 }
 
-// explain asks the hub's /explain endpoint (TLS) where a placed policy may go.
+// explain asks the hub's /explain endpoint (TLS) where a placed policy may go,
+// as a ServiceAccount bound to ClusterRole fleetpolicy-explain (the endpoint
+// authenticates and authorizes its callers).
 func (w *watcher) explain(ctx context.Context, root *policyv1.Policy) {
 	fmt.Fprintf(w.out, "    placement policies put %s on: %s\n", root.Name, root.Annotations[binding.ClustersAnnotation])
 	ca, err := os.ReadFile(filepath.Join(w.hub.WebhookCertDir, "tls.crt"))
 	if err != nil {
+		return
+	}
+	token, err := localplane.HubRoleToken(ctx, w.hub.Client, "fleetpolicy-demo", "explainer", "fleetpolicy-explain")
+	if err != nil {
+		fmt.Fprintf(w.out, "      (no token for /explain: %v)\n", err)
 		return
 	}
 	pool := x509.NewCertPool()
@@ -185,6 +192,7 @@ func (w *watcher) explain(ctx context.Context, root *policyv1.Policy) {
 	if err != nil {
 		return
 	}
+	req.Header.Set("Authorization", "Bearer "+token)
 	resp, err := httpClient.Do(req)
 	if err != nil {
 		return

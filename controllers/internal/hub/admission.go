@@ -168,10 +168,14 @@ func (a *placementAdmission) event(obj *unstructured.Unstructured, dryRun bool, 
 }
 
 // explainHandler answers, for a resource POSTed as JSON or YAML, each cluster's
-// placement decision and the reasons, without creating anything.
+// placement decision and the reasons, without creating anything. It evaluates
+// at most cap(slots) requests at once and answers 429 Too Many Requests beyond
+// that. The caller is authenticated and authorized before it (see
+// serveExplain).
 type explainHandler struct {
 	engine  *placementEngine
 	timeout time.Duration
+	slots   chan struct{}
 }
 
 // ExplainResponse is the body the explain endpoint answers with.
@@ -192,6 +196,14 @@ type ExplainCluster struct {
 func (h *explainHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		http.Error(w, "POST a resource (JSON or YAML)", http.StatusMethodNotAllowed)
+		return
+	}
+	select {
+	case h.slots <- struct{}{}:
+		defer func() { <-h.slots }()
+	default:
+		w.Header().Set("Retry-After", "1")
+		http.Error(w, fmt.Sprintf("%d explanations are being evaluated already; retry later", cap(h.slots)), http.StatusTooManyRequests)
 		return
 	}
 	if !h.engine.Ready() {

@@ -18,4 +18,16 @@
 // Replicas are written only for decided clusters that have a ManagedCluster
 // (the root's ClustersUnknown condition names the others), and a ManagedCluster
 // created or deleted enqueues the roots whose placements decided on it.
+//
+// A root that cannot be propagated as written (namespace and name over 62
+// characters, a Policy in a ManagedCluster's namespace, a binding or rollout
+// strategy in error) keeps its replicas as they are and says why in its
+// Invalid condition; rollout settings that do not do what they seem to (a
+// Progressive maxConcurrency of 0 that enforces everywhere at once) are listed
+// in its RolloutWarning condition (docs/hub-safety.md).
+//
+// /explain and the metrics endpoint authenticate and authorize every caller
+// with the API server (controller-runtime's TokenReview and
+// SubjectAccessReview filter); /explain bounds the evaluations in flight and
+// may bind apart from the admission webhook.
 package hub

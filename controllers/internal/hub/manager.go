@@ -2,6 +2,9 @@ package hub
 
 import (
 	"context"
+	"fmt"
+	"net"
+	"strconv"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -11,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
@@ -25,6 +29,14 @@ type ManagerOptions struct {
 	Options
 	// MetricsAddr and ProbeAddr are where metrics and probes bind ("0" disables).
 	MetricsAddr, ProbeAddr string
+	// MetricsSecure serves metrics over HTTPS to callers that authenticate
+	// with a bearer token and may GET the non-resource URL /metrics
+	// (TokenReview and SubjectAccessReview, controller-runtime's filter); false
+	// serves plain HTTP to anyone, for local use only.
+	MetricsSecure bool
+	// MetricsCertDir holds tls.crt and tls.key for the metrics server; empty:
+	// a self-signed certificate generated at startup.
+	MetricsCertDir string
 	// LeaderElect makes only the elected one of several hub processes act.
 	LeaderElect bool
 	// LeaderElectionNamespace holds the lease (default: the in-cluster namespace).
@@ -43,17 +55,23 @@ type ManagerOptions struct {
 	WebhookHost    string
 	WebhookPort    int
 	WebhookCertDir string
+	// ExplainAddr is where /explain binds (TLS, the webhook's certificate):
+	// "" serves it on the webhook server, "0" not at all, any other host:port
+	// on a server of its own, apart from the admission webhook. Either way it
+	// requires authentication and authorization (see serveExplain).
+	ExplainAddr string
 }
 
 // DefaultManagerOptions are the hub binary's defaults.
 func DefaultManagerOptions() ManagerOptions {
 	return ManagerOptions{
-		Options:     DefaultOptions(),
-		MetricsAddr: ":8080",
-		ProbeAddr:   ":8081",
-		WebhookPort: 9443,
-		QPS:         1000,
-		Burst:       3000,
+		Options:       DefaultOptions(),
+		MetricsAddr:   ":8443",
+		MetricsSecure: true,
+		ProbeAddr:     ":8081",
+		WebhookPort:   9443,
+		QPS:           1000,
+		Burst:         3000,
 	}
 }
 
@@ -63,14 +81,34 @@ func NewManager(ctx context.Context, cfg *rest.Config, o ManagerOptions) (ctrl.M
 	cfg = rest.CopyConfig(cfg)
 	cfg.QPS, cfg.Burst = o.QPS, o.Burst
 	cfg.UserAgent = "fleetpolicy-hub"
-	var webhookServer webhook.Server
+	var webhookServer, explainServer webhook.Server
 	if o.Placement {
 		webhookServer = webhook.NewServer(webhook.Options{Host: o.WebhookHost, Port: o.WebhookPort, CertDir: o.WebhookCertDir})
+		switch o.ExplainAddr {
+		case "":
+			explainServer = webhookServer
+		case "0":
+		default:
+			host, port, err := net.SplitHostPort(o.ExplainAddr)
+			if err != nil {
+				return nil, fmt.Errorf("explain address %q: %w", o.ExplainAddr, err)
+			}
+			portNumber, err := strconv.Atoi(port)
+			if err != nil {
+				return nil, fmt.Errorf("explain address %q: %w", o.ExplainAddr, err)
+			}
+			explainServer = webhook.NewServer(webhook.Options{Host: host, Port: portNumber, CertDir: o.WebhookCertDir})
+		}
+	}
+	metrics := metricsserver.Options{BindAddress: o.MetricsAddr}
+	if o.MetricsSecure {
+		metrics.SecureServing, metrics.CertDir = true, o.MetricsCertDir
+		metrics.FilterProvider = filters.WithAuthenticationAndAuthorization
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  scheme.New(),
 		Logger:                  logging.Bounded(ctrl.Log),
-		Metrics:                 metricsserver.Options{BindAddress: o.MetricsAddr},
+		Metrics:                 metrics,
 		HealthProbeBindAddress:  o.ProbeAddr,
 		LeaderElection:          o.LeaderElect,
 		LeaderElectionID:        "fleetpolicy-hub.fleetpolicy.io",
@@ -96,7 +134,12 @@ func NewManager(ctx context.Context, cfg *rest.Config, o ManagerOptions) (ctrl.M
 	if err != nil {
 		return nil, err
 	}
-	engine, err := setup(ctx, mgr, o.Options)
+	if explainServer != nil && explainServer != webhookServer {
+		if err := mgr.Add(explainServer); err != nil {
+			return nil, err
+		}
+	}
+	engine, err := setup(ctx, mgr, o.Options, explainServer)
 	if err != nil {
 		return nil, err
 	}

@@ -101,6 +101,12 @@ func (p *Propagator) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	var sets []policyv1beta1.PolicySet
 	var unknown []string
 	if root != nil {
+		if reason, problem, err := p.rootProblem(ctx, root); err != nil || problem != nil {
+			if err != nil {
+				return ctrl.Result{}, err
+			}
+			return p.reportInvalid(ctx, root, reason, problem)
+		}
 		var bindings []policyv1.PlacementBinding
 		sets, bindings, err = p.bindingInputs(ctx, root)
 		if err != nil {
@@ -117,9 +123,7 @@ func (p *Propagator) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if err != nil {
 			// Bad input: keep every replica as it is and say why on the root. A fix
 			// to the binding enqueues the root again.
-			p.Recorder.Eventf(root, nil, corev1.EventTypeWarning, reasonBindingInvalid, "Propagate", "%v", err)
-			reconcileTotal.WithLabelValues("invalid").Inc()
-			return ctrl.Result{}, nil
+			return p.reportInvalid(ctx, root, reasonBindingInvalid, err)
 		}
 		var fleet []rollout.DecisionGroup
 		step, fleet, err = p.step(root, resolution, groups, existing, now)
@@ -127,9 +131,7 @@ func (p *Propagator) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			planCondition, err = p.planCondition(ctx, root, resolution, fleet)
 		}
 		if err != nil {
-			p.Recorder.Eventf(root, nil, corev1.EventTypeWarning, reasonRolloutInvalid, "Rollout", "%v", err)
-			reconcileTotal.WithLabelValues("invalid").Inc()
-			return ctrl.Result{}, nil
+			return p.reportInvalid(ctx, root, reasonRolloutInvalid, err)
 		}
 	}
 
@@ -587,6 +589,7 @@ func (p *Propagator) updateRootStatus(ctx context.Context, root *policyv1.Policy
 		}
 		meta.SetStatusCondition(&status.Conditions, *planCondition)
 	}
+	setRuleConditions(status, root.Generation, step.Notes)
 	if unknownCondition == nil {
 		meta.RemoveStatusCondition(&status.Conditions, ConditionClustersUnknown)
 	} else {

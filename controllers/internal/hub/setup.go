@@ -3,6 +3,7 @@ package hub
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -20,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
@@ -53,6 +55,9 @@ type Options struct {
 	// PlacementRetries is how often a transient evaluation error is retried
 	// within PlacementTimeout.
 	PlacementRetries int
+	// ExplainConcurrency bounds the /explain evaluations in flight; beyond it
+	// /explain answers 429 Too Many Requests.
+	ExplainConcurrency int
 	// Identity is the username the hub writes replicas as: the admission
 	// webhook passes a replica only when this user sent it. Empty: the
 	// identity of the hub's own credentials, asked of the API server
@@ -63,12 +68,13 @@ type Options struct {
 // DefaultOptions are the defaults of the hub binary's flags.
 func DefaultOptions() Options {
 	return Options{RootConcurrency: 4, ReplicaWriters: 16, StatusBatchDelay: time.Second,
-		Placement: true, PlacementTimeout: 3 * time.Second, PlacementRetries: 3}
+		Placement: true, PlacementTimeout: 3 * time.Second, PlacementRetries: 3, ExplainConcurrency: 4}
 }
 
 // setup registers the indexes and the hub controllers with the manager, and
-// returns the placement engine when placement is enabled.
-func setup(ctx context.Context, mgr ctrl.Manager, opts Options) (*placementEngine, error) {
+// returns the placement engine when placement is enabled. /explain is served
+// on explain (nil: not served).
+func setup(ctx context.Context, mgr ctrl.Manager, opts Options, explain webhook.Server) (*placementEngine, error) {
 	if err := setupIndexes(ctx, mgr); err != nil {
 		return nil, err
 	}
@@ -117,13 +123,13 @@ func setup(ctx context.Context, mgr ctrl.Manager, opts Options) (*placementEngin
 	if !opts.Placement {
 		return nil, nil
 	}
-	return setupPlacement(ctx, mgr, opts)
+	return setupPlacement(ctx, mgr, opts, explain)
 }
 
 // setupPlacement registers policy-based placement: the engine (every process),
 // the admission webhook and explain endpoint (every process) and the leader's
 // placement controller.
-func setupPlacement(ctx context.Context, mgr ctrl.Manager, opts Options) (*placementEngine, error) {
+func setupPlacement(ctx context.Context, mgr ctrl.Manager, opts Options, explain webhook.Server) (*placementEngine, error) {
 	identity := opts.Identity
 	if identity == "" {
 		review := &authenticationv1.SelfSubjectReview{}
@@ -142,7 +148,12 @@ func setupPlacement(ctx context.Context, mgr ctrl.Manager, opts Options) (*place
 		engine: engine, recorder: recorder, timeout: opts.PlacementTimeout, retries: opts.PlacementRetries,
 		identity: identity, clusters: mgr.GetCache(),
 	}})
-	server.Register(ExplainPath, &explainHandler{engine: engine, timeout: opts.PlacementTimeout})
+	if explain != nil {
+		if err := serveExplain(mgr, explain, &explainHandler{engine: engine, timeout: opts.PlacementTimeout,
+			slots: make(chan struct{}, max(1, opts.ExplainConcurrency))}); err != nil {
+			return nil, err
+		}
+	}
 	return engine, ctrl.NewControllerManagedBy(mgr).
 		Named("placement").
 		WatchesRawSource(source.Channel(engine.changed, &handler.EnqueueRequestForObject{})).
@@ -150,6 +161,24 @@ func setupPlacement(ctx context.Context, mgr ctrl.Manager, opts Options) (*place
 			Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: recorder,
 			Timeout: opts.PlacementTimeout, engine: engine,
 		}))
+}
+
+// serveExplain registers /explain on server behind controller-runtime's
+// authentication and authorization filter: the caller's bearer token is
+// checked with a TokenReview (401 without a valid one) and its right to POST
+// the non-resource URL /explain with a SubjectAccessReview (403 without it).
+// manifests/hub grants that right through ClusterRole fleetpolicy-explain.
+func serveExplain(mgr ctrl.Manager, server webhook.Server, h http.Handler) error {
+	filter, err := filters.WithAuthenticationAndAuthorization(mgr.GetConfig(), mgr.GetHTTPClient())
+	if err != nil {
+		return fmt.Errorf("explain authentication: %w", err)
+	}
+	protected, err := filter(mgr.GetLogger().WithName("explain"), h)
+	if err != nil {
+		return fmt.Errorf("explain authentication: %w", err)
+	}
+	server.Register(ExplainPath, protected)
+	return nil
 }
 
 type queue = workqueue.TypedRateLimitingInterface[reconcile.Request]

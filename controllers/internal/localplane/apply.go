@@ -140,10 +140,28 @@ func APIObjects(objs []*unstructured.Unstructured) []*unstructured.Unstructured 
 	return out
 }
 
-// EnsureCluster registers a managed cluster on a hub: its namespace and its
-// ManagedCluster (the hub replicates only to clusters that have one).
+// EnsureClusterNamespace creates a managed cluster's namespace on a hub, or
+// labels the one that exists, as OCM's registration does when the hub accepts
+// the cluster: open-cluster-management.io/cluster-name=<name>. The placement
+// webhook's namespaceSelector leaves namespaces with that label alone.
+func EnsureClusterNamespace(ctx context.Context, c client.Client, name string) error {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{clusterv1.ClusterNameLabelKey: name}}}
+	err := c.Create(ctx, ns)
+	if apierrors.IsAlreadyExists(err) {
+		patch := client.MergeFrom(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}})
+		err = c.Patch(ctx, ns, patch)
+	}
+	if err != nil {
+		return fmt.Errorf("cluster namespace %s: %w", name, err)
+	}
+	return nil
+}
+
+// EnsureCluster registers a managed cluster on a hub: its namespace (see
+// EnsureClusterNamespace) and its ManagedCluster (the hub replicates only to
+// clusters that have one).
 func EnsureCluster(ctx context.Context, c client.Client, name string) error {
-	if err := EnsureNamespace(ctx, c, name); err != nil {
+	if err := EnsureClusterNamespace(ctx, c, name); err != nil {
 		return err
 	}
 	mc := &clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: name}}

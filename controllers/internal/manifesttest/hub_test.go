@@ -51,22 +51,10 @@ func kustomizeBuild(t *testing.T, base string) []byte {
 // its namespace) and checks that it propagates a policy and writes root status —
 // and that the same identity cannot read Secrets nor change bindings.
 func TestHubRBACIsSufficientAndLeast(t *testing.T) {
-	plane, err := localplane.Start("hub")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer plane.Stop()
+	plane := startWithHubManifests(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	admin := plane.Client
-
-	objs, err := localplane.ReadManifests("manifests/hub", bytes.NewReader(kustomizeBuild(t, "manifests/hub")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := localplane.Apply(ctx, admin, withoutClusterAddons(objs)); err != nil {
-		t.Fatal(err)
-	}
 
 	cfg := rest.CopyConfig(plane.Config)
 	cfg.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:fleetpolicy-system:fleetpolicy-hub"}
@@ -83,7 +71,7 @@ func TestHubRBACIsSufficientAndLeast(t *testing.T) {
 	if err := localplane.EnsureCluster(ctx, admin, "cluster-1"); err != nil {
 		t.Fatal(err)
 	}
-	objs, err = localplane.ReadManifests("rbac case", bytes.NewBufferString(`
+	objs, err := localplane.ReadManifests("rbac case", bytes.NewBufferString(`
 apiVersion: policy.open-cluster-management.io/v1
 kind: Policy
 metadata: {name: p, namespace: rbac}
@@ -144,6 +132,26 @@ subjects: [{apiGroup: policy.open-cluster-management.io, kind: Policy, name: p}]
 	if err := sa.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "not-allowed"}}); !apierrors.IsForbidden(err) {
 		t.Errorf("the hub's identity can create Namespaces: %v", fmt.Sprint(err))
 	}
+}
+
+// startWithHubManifests starts an API server, stopped when the test ends, and
+// applies manifests/hub to it as rendered by kustomize (without what a bare API
+// server cannot take, see withoutClusterAddons).
+func startWithHubManifests(t *testing.T) *localplane.Plane {
+	t.Helper()
+	plane, err := localplane.Start("hub")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = plane.Stop() })
+	objs, err := localplane.ReadManifests("manifests/hub", bytes.NewReader(kustomizeBuild(t, "manifests/hub")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := localplane.Apply(context.Background(), plane.Client, withoutClusterAddons(objs)); err != nil {
+		t.Fatal(err)
+	}
+	return plane
 }
 
 // withoutClusterAddons drops what a bare API server cannot take or serve:

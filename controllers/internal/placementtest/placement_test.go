@@ -1,10 +1,8 @@
 package placementtest
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -72,8 +70,12 @@ func run(m *testing.M) (int, error) {
 	}
 	defer plane.Stop()
 	c = plane.Client
-	for _, ns := range append([]string{placement.Namespace}, clusters...) {
-		if err := localplane.EnsureNamespace(context.Background(), c, ns); err != nil {
+	if err := localplane.EnsureNamespace(context.Background(), c, placement.Namespace); err != nil {
+		return 0, err
+	}
+	// Labelled as OCM's registration labels them: outside the webhook's scope.
+	for _, ns := range clusters {
+		if err := localplane.EnsureClusterNamespace(context.Background(), c, ns); err != nil {
 			return 0, err
 		}
 	}
@@ -364,8 +366,16 @@ func TestHotReloadAndBrokenPolicy(t *testing.T) {
 }
 
 // TestWebhookDownFailsClosedWhilePoliciesExist stops the hub while policies
-// exist: the API server refuses governed resources (failurePolicy Fail).
+// exist: the API server refuses governed resources (failurePolicy Fail), and
+// only those: the namespaceSelector of manifests/hub/webhook.yaml leaves the
+// hub's namespace, the cluster namespaces (labelled by OCM's registration) and
+// namespaces labelled exempt writable.
 func TestWebhookDownFailsClosedWhilePoliciesExist(t *testing.T) {
+	ctx := context.Background()
+	exempt := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "exempt", Labels: map[string]string{"placement.fleetpolicy.io/webhook": "exempt"}}}
+	if err := c.Create(ctx, exempt); client.IgnoreAlreadyExists(err) != nil {
+		t.Fatal(err)
+	}
 	stop := startHub(t)
 	deletePolicies(t)
 	mustApply(t, regoPolicy("any", `annotations["fleetpolicy.io/checked"] := "true"`))
@@ -377,40 +387,41 @@ func TestWebhookDownFailsClosedWhilePoliciesExist(t *testing.T) {
 	}
 	// The root-policy label exempts nothing at the API server: the webhook
 	// itself tells the hub's replicas apart by their writer, so a labelled
-	// Policy is refused too while the webhook is down.
-	err = c.Create(context.Background(), &policyv1.Policy{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "us-virginia", Name: "down.r", Labels: map[string]string{replication.LabelRootPolicy: "down.r"}},
+	// Policy in a governed namespace is refused too while the webhook is down.
+	err = c.Create(ctx, &policyv1.Policy{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "down", Name: "down.r", Labels: map[string]string{replication.LabelRootPolicy: "down.r"}},
 		Spec:       policyv1.PolicySpec{PolicyTemplates: []*policyv1.PolicyTemplate{}},
 	})
 	if err == nil || !strings.Contains(err.Error(), "failed calling webhook") {
 		t.Fatalf("want a labelled Policy refused while the webhook is down, got %v", err)
+	}
+	// Outside the selector, writes go on without the hub.
+	for _, ns := range []string{"us-virginia", "fleetpolicy-system", exempt.Name} {
+		if err := apply(t, policyDoc(ns, "while-down", nil)); err != nil {
+			t.Errorf("a Policy write in excluded namespace %s failed while the webhook is down: %v", ns, err)
+		}
 	}
 	startHub(t)
 	deletePolicies(t)
 	waitFailurePolicy(t, admissionregistrationv1.Ignore)
 }
 
-// TestExplainEndpoint asks the hub, over TLS, where a resource would go and why.
+// TestExplainEndpoint asks the hub, over TLS and as a caller allowed to,
+// where a resource would go and why.
 func TestExplainEndpoint(t *testing.T) {
 	startHub(t)
 	deletePolicies(t)
 	applyFile(t, "examples/placement/clusters.yaml")
 	applyFile(t, "examples/placement/policy-rego.yaml")
 	waitFailurePolicy(t, admissionregistrationv1.Fail)
-	ca, err := os.ReadFile(filepath.Join(plane.WebhookCertDir, "tls.crt"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(ca)
-	httpClient := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	token := serviceAccountToken(t, "explainer", "fleetpolicy-explain")
 	body := policyDoc("explain", "payments", map[string]string{
 		"fleetpolicy.io/eu-jurisdiction-required": "true", "fleetpolicy.io/pci-compliance-level": "2",
 	})
 	var resp *http.Response
 	localplane.Eventually(t, 30*time.Second, "explain answers", func() string {
-		resp, err = httpClient.Post(fmt.Sprintf("https://%s:%d%s", plane.WebhookHost, plane.WebhookPort, hub.ExplainPath),
-			"application/yaml", bytes.NewBufferString(body))
+		var err error
+		resp, err = postExplain(webhookAddr(), token, body)
 		if err != nil {
 			return err.Error()
 		}
@@ -445,13 +456,21 @@ func TestExplainEndpoint(t *testing.T) {
 }
 
 // TestRootPolicyLabelExemptsNothingFromTenants: a Placement, and a Policy in a
-// cluster namespace, labelled as replicas but written by a tenant (not the
-// hub's identity) are still evaluated: the placement policy's annotation is
-// merged into both.
+// cluster namespace the webhook governs (one OCM's registration did not
+// label), labelled as replicas but written by a tenant (not the hub's
+// identity) are still evaluated: the placement policy's annotation is merged
+// into both. (Labelled cluster namespaces are outside the webhook; the hub
+// never propagates a Policy there, see the hub's TestPolicyInClusterNamespaceIsNoRoot.)
 func TestRootPolicyLabelExemptsNothingFromTenants(t *testing.T) {
 	startHub(t)
 	deletePolicies(t)
 	applyFile(t, "examples/placement/clusters.yaml")
+	if err := localplane.EnsureNamespace(context.Background(), c, "unregistered"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Create(context.Background(), &clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: "unregistered"}}); client.IgnoreAlreadyExists(err) != nil {
+		t.Fatal(err)
+	}
 	mustApply(t, regoPolicy("pin", `annotations["placement.fleetpolicy.io/clusters"] := "eu-paris"`))
 	waitFailurePolicy(t, admissionregistrationv1.Fail)
 	defer func() {
@@ -478,7 +497,7 @@ apiVersion: policy.open-cluster-management.io/v1
 kind: Policy
 metadata:
   name: tenant-ns.disguised
-  namespace: us-virginia
+  namespace: unregistered
   labels: {policy.open-cluster-management.io/root-policy: tenant-ns.disguised}
 spec:
   disabled: false

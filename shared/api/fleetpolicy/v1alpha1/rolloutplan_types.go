@@ -67,7 +67,12 @@ type Wave struct {
 	Mandatory bool `json:"mandatory"`
 	// NotBefore is the earliest the wave starts, counted from the start of the
 	// rollout: the soak times (minSuccessTime) of the waves before it, each
-	// assumed to succeed at once.
+	// assumed to succeed at once. The pattern refuses what Go cannot parse as a
+	// non-negative duration (a value beyond Go's 292 years still passes: a CEL
+	// rule per wave would exceed the API server's cost budget).
+	//
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern=`^[+]?(0|(([0-9]+([.][0-9]*)?|[.][0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$`
 	NotBefore metav1.Duration `json:"notBefore"`
 }
 
@@ -77,7 +82,24 @@ type RolloutPlanSpec struct {
 	// PolicyRef is the root Policy planned.
 	PolicyRef PolicyRef `json:"policyRef"`
 	// Strategy is the policy's spec.rolloutStrategy with every default spelled
-	// out.
+	// out. It carries the rules of the Policy's spec.rolloutStrategy (crdtest
+	// checks that they are the same): a value Go cannot decode would stop the
+	// hub from reading any RolloutPlan.
+	//
+	// +kubebuilder:validation:XValidation:rule="!has(self.all) || !has(self.all.minSuccessTime) || (self.all.minSuccessTime.matches('^[-+]?(0|(([0-9]+([.][0-9]*)?|[.][0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$') && duration(self.all.minSuccessTime) >= duration('0s'))",message="all.minSuccessTime must be a non-negative duration such as 90s, 10m or 2h30m"
+	// +kubebuilder:validation:XValidation:rule="!has(self.all) || !has(self.all.progressDeadline) || self.all.progressDeadline == 'None' || (self.all.progressDeadline.matches('^[0-9]+[hms]') && self.all.progressDeadline.matches('^[-+]?(0|(([0-9]+([.][0-9]*)?|[.][0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$') && duration(self.all.progressDeadline) >= duration('0s'))",message="all.progressDeadline must be None or a duration such as 90s, 10m or 2h30m"
+	// +kubebuilder:validation:XValidation:rule="!has(self.progressive) || !has(self.progressive.minSuccessTime) || (self.progressive.minSuccessTime.matches('^[-+]?(0|(([0-9]+([.][0-9]*)?|[.][0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$') && duration(self.progressive.minSuccessTime) >= duration('0s'))",message="progressive.minSuccessTime must be a non-negative duration such as 90s, 10m or 2h30m"
+	// +kubebuilder:validation:XValidation:rule="!has(self.progressive) || !has(self.progressive.progressDeadline) || self.progressive.progressDeadline == 'None' || (self.progressive.progressDeadline.matches('^[0-9]+[hms]') && self.progressive.progressDeadline.matches('^[-+]?(0|(([0-9]+([.][0-9]*)?|[.][0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$') && duration(self.progressive.progressDeadline) >= duration('0s'))",message="progressive.progressDeadline must be None or a duration such as 90s, 10m or 2h30m"
+	// +kubebuilder:validation:XValidation:rule="!has(self.progressivePerGroup) || !has(self.progressivePerGroup.minSuccessTime) || (self.progressivePerGroup.minSuccessTime.matches('^[-+]?(0|(([0-9]+([.][0-9]*)?|[.][0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$') && duration(self.progressivePerGroup.minSuccessTime) >= duration('0s'))",message="progressivePerGroup.minSuccessTime must be a non-negative duration such as 90s, 10m or 2h30m"
+	// +kubebuilder:validation:XValidation:rule="!has(self.progressivePerGroup) || !has(self.progressivePerGroup.progressDeadline) || self.progressivePerGroup.progressDeadline == 'None' || (self.progressivePerGroup.progressDeadline.matches('^[0-9]+[hms]') && self.progressivePerGroup.progressDeadline.matches('^[-+]?(0|(([0-9]+([.][0-9]*)?|[.][0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$') && duration(self.progressivePerGroup.progressDeadline) >= duration('0s'))",message="progressivePerGroup.progressDeadline must be None or a duration such as 90s, 10m or 2h30m"
+	// +kubebuilder:validation:XValidation:rule="!has(self.all) || !has(self.all.maxFailures) || (type(self.all.maxFailures) == int ? self.all.maxFailures >= 0 && self.all.maxFailures <= 2147483647 : !self.all.maxFailures.matches('^[0-9]+$') || (size(self.all.maxFailures) <= 10 && int(self.all.maxFailures) <= 2147483647))",message="all.maxFailures must be a non-negative integer (at most 2147483647) or a percentage from 0% to 100%"
+	// +kubebuilder:validation:XValidation:rule="!has(self.progressive) || !has(self.progressive.maxFailures) || (type(self.progressive.maxFailures) == int ? self.progressive.maxFailures >= 0 && self.progressive.maxFailures <= 2147483647 : !self.progressive.maxFailures.matches('^[0-9]+$') || (size(self.progressive.maxFailures) <= 10 && int(self.progressive.maxFailures) <= 2147483647))",message="progressive.maxFailures must be a non-negative integer (at most 2147483647) or a percentage from 0% to 100%"
+	// +kubebuilder:validation:XValidation:rule="!has(self.progressivePerGroup) || !has(self.progressivePerGroup.maxFailures) || (type(self.progressivePerGroup.maxFailures) == int ? self.progressivePerGroup.maxFailures >= 0 && self.progressivePerGroup.maxFailures <= 2147483647 : !self.progressivePerGroup.maxFailures.matches('^[0-9]+$') || (size(self.progressivePerGroup.maxFailures) <= 10 && int(self.progressivePerGroup.maxFailures) <= 2147483647))",message="progressivePerGroup.maxFailures must be a non-negative integer (at most 2147483647) or a percentage from 0% to 100%"
+	// +kubebuilder:validation:XValidation:rule="!has(self.progressive) || !has(self.progressive.maxConcurrency) || (type(self.progressive.maxConcurrency) == int ? self.progressive.maxConcurrency >= 0 && self.progressive.maxConcurrency <= 2147483647 : !self.progressive.maxConcurrency.matches('^[0-9]+$') || (size(self.progressive.maxConcurrency) <= 10 && int(self.progressive.maxConcurrency) <= 2147483647)) && self.progressive.maxConcurrency != '0%'",message="progressive.maxConcurrency must be a non-negative integer (at most 2147483647) or a percentage from 1% to 100%"
+	// +kubebuilder:validation:XValidation:rule="!has(self.progressive) || !has(self.progressive.mandatoryDecisionGroups) || self.progressive.mandatoryDecisionGroups.all(g, !has(g.groupIndex) || g.groupIndex >= 0 || has(g.groupName))",message="progressive.mandatoryDecisionGroups: a groupIndex without a groupName must not be negative"
+	// +kubebuilder:validation:XValidation:rule="!has(self.progressive) || !has(self.progressive.mandatoryDecisionGroups) || self.progressive.mandatoryDecisionGroups.all(g, !has(g.groupIndex) || g.groupIndex <= 2147483647)",message="progressive.mandatoryDecisionGroups: a groupIndex must be at most 2147483647"
+	// +kubebuilder:validation:XValidation:rule="!has(self.progressivePerGroup) || !has(self.progressivePerGroup.mandatoryDecisionGroups) || self.progressivePerGroup.mandatoryDecisionGroups.all(g, !has(g.groupIndex) || g.groupIndex >= 0 || has(g.groupName))",message="progressivePerGroup.mandatoryDecisionGroups: a groupIndex without a groupName must not be negative"
+	// +kubebuilder:validation:XValidation:rule="!has(self.progressivePerGroup) || !has(self.progressivePerGroup.mandatoryDecisionGroups) || self.progressivePerGroup.mandatoryDecisionGroups.all(g, !has(g.groupIndex) || g.groupIndex <= 2147483647)",message="progressivePerGroup.mandatoryDecisionGroups: a groupIndex must be at most 2147483647"
 	Strategy clusterv1alpha1.RolloutStrategy `json:"strategy"`
 	// Clusters are every cluster the policy is bound to, sorted by name.
 	//
