@@ -291,7 +291,7 @@ func (d *demo) spokeHubIdentity(ctx context.Context, cluster string) (*rest.Conf
 	for _, o := range objs {
 		o.SetNamespace(cluster)
 	}
-	if err := localplane.EnsureNamespace(ctx, d.hub.Client, cluster); err != nil {
+	if err := localplane.EnsureClusterNamespace(ctx, d.hub.Client, cluster); err != nil {
 		return nil, err
 	}
 	if _, err := localplane.Apply(ctx, d.hub.Client, objs); err != nil {
