@@ -1,0 +1,15 @@
+// Package templatewatch resolves managed-cluster templates ({{ ... }}) of a
+// policy with OCM's library (go-template-utils v7, caching mode) and watches
+// what they read with kubernetes-dependency-watches, as OCM's
+// config-policy-controller does: every object or list a policy's templates
+// read during one evaluation (one query batch) is watched, the watches it no
+// longer reads are dropped at the end of the batch, and a change of a watched
+// object sends a reconcile request for the policy through Source, a
+// controller-runtime source.
+//
+// A Resolver is a manager Runnable (its watcher runs while the manager does);
+// each controller that resolves templates has its own, so that Source only
+// names the kind that controller reconciles. Forget drops a deleted policy's
+// watches. The rules of resolution (context, decryption, skipObject, error
+// messages) are shared/templates'.
+package templatewatch

@@ -1,0 +1,77 @@
+package templatewatch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	gotemplates "github.com/stolostron/go-template-utils/v7/pkg/templates"
+	depclient "github.com/stolostron/kubernetes-dependency-watches/client"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	"github.com/fleetpolicy/fleetpolicy/shared/templates"
+)
+
+// Resolver resolves templates in caching mode and watches what they read.
+type Resolver struct {
+	watcher  depclient.DynamicWatcher
+	resolver *gotemplates.TemplateResolver
+	source   source.Source
+}
+
+// New builds a Resolver reading the cluster of cfg. Add it to the manager
+// (it is a Runnable) and watch its Source.
+func New(cfg *rest.Config) (*Resolver, error) {
+	relay, src := depclient.NewControllerRuntimeSource()
+	watcher, err := depclient.New(cfg, relay, &depclient.Options{DisableInitialReconcile: true, EnableCache: true})
+	if err != nil {
+		return nil, err
+	}
+	resolver, err := gotemplates.NewResolverWithDynamicWatcher(watcher, gotemplates.Config{SkipBatchManagement: true})
+	if err != nil {
+		return nil, err
+	}
+	return &Resolver{watcher: watcher, resolver: resolver, source: src}, nil
+}
+
+// Start runs the watcher until ctx ends.
+func (r *Resolver) Start(ctx context.Context) error { return r.watcher.Start(ctx) }
+
+// Source sends a reconcile request for a policy when an object its templates
+// read changes.
+func (r *Resolver) Source() source.Source { return r.source }
+
+// Watcher identifies a policy to the watcher.
+func Watcher(gvk schema.GroupVersionKind, namespace, name string) depclient.ObjectIdentifier {
+	return depclient.ObjectIdentifier{Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind, Namespace: namespace, Name: name}
+}
+
+// Batch runs resolve as one evaluation of the policy watcher: the objects its
+// templates read are watched from then on, those it no longer reads are not.
+// resolve gets the resolver and the options naming the watcher.
+func (r *Resolver) Batch(ctx context.Context, watcher depclient.ObjectIdentifier, resolve func(templates.Resolver, gotemplates.ResolveOptions)) error {
+	select {
+	case <-r.watcher.Started():
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if err := r.watcher.StartQueryBatch(watcher); err != nil {
+		return fmt.Errorf("starting to watch what the templates of %s read: %w", watcher, err)
+	}
+	resolve(r.resolver, gotemplates.ResolveOptions{Watcher: &watcher})
+	if err := r.watcher.EndQueryBatch(watcher); err != nil {
+		return fmt.Errorf("updating the watches of the templates of %s: %w", watcher, err)
+	}
+	return nil
+}
+
+// Forget stops watching what a deleted policy's templates read.
+func (r *Resolver) Forget(watcher depclient.ObjectIdentifier) error {
+	err := r.watcher.RemoveWatcher(watcher)
+	if errors.Is(err, depclient.ErrNotStarted) {
+		return nil
+	}
+	return err
+}
