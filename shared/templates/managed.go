@@ -25,12 +25,6 @@ const (
 	// ReasonTemplateError is the reason of an object template whose templates
 	// cannot be resolved (OCM's).
 	ReasonTemplateError = "Error processing template"
-	// ReasonHubTemplateError is the reason of a policy template the hub could
-	// not resolve (OCM's).
-	ReasonHubTemplateError = "Error processing hub templates"
-	// GenericHubTemplateError is the message of a policy template left with a
-	// hub template but no HubErrorAnnotation (OCM's).
-	GenericHubTemplateError = "Error occurred while processing hub-templates, check the policy events for more details."
 )
 
 var (
@@ -131,17 +125,13 @@ func ErrorMessage(err error) string {
 	return err.Error()
 }
 
-// HubTemplateErrorMessage returns the message of a policy template the hub could not
-// resolve: the HubErrorAnnotation OCM's propagator writes on it, or, for a
-// template still holding a hub template without it, OCM's generic message.
-func HubTemplateErrorMessage(objectDefinition []byte, annotations map[string]string) (string, bool) {
-	if msg := annotations[HubErrorAnnotation]; msg != "" {
-		return msg, true
-	}
-	if HasHubTemplate(objectDefinition) {
-		return GenericHubTemplateError, true
-	}
-	return "", false
+// HubTemplateErrorMessage returns the hub template error a policy template
+// carries in its HubErrorAnnotation (OCM's propagator writes it when the hub
+// could not resolve the template): such a template is not applied, and is
+// NonCompliant with that message, as OCM's framework add-on reports it.
+func HubTemplateErrorMessage(annotations map[string]string) (string, bool) {
+	msg := annotations[HubErrorAnnotation]
+	return msg, msg != ""
 }
 
 // ObjectResolution is one resolved object definition.

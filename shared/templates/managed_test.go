@@ -316,17 +316,16 @@ func TestContextUses(t *testing.T) {
 func TestHubTemplateErrorMessage(t *testing.T) {
 	cases := []struct {
 		name        string
-		raw         string
 		annotations map[string]string
 		want        string
 		failed      bool
 	}{
-		{name: "annotation", raw: `{}`, annotations: map[string]string{templates.HubErrorAnnotation: "boom"}, want: "boom", failed: true},
-		{name: "unresolved hub template without annotation", raw: `{"a":"{{hub .ManagedClusterName hub}}"}`, want: templates.GenericHubTemplateError, failed: true},
-		{name: "resolved", raw: `{"a":"{{ .ObjectName }}"}`},
+		{name: "annotation", annotations: map[string]string{templates.HubErrorAnnotation: "boom"}, want: "boom", failed: true},
+		{name: "empty annotation", annotations: map[string]string{templates.HubErrorAnnotation: ""}},
+		{name: "none"},
 	}
 	for _, c := range cases {
-		got, failed := templates.HubTemplateErrorMessage([]byte(c.raw), c.annotations)
+		got, failed := templates.HubTemplateErrorMessage(c.annotations)
 		if got != c.want || failed != c.failed {
 			t.Errorf("%s: %q %v, want %q %v", c.name, got, failed, c.want, c.failed)
 		}

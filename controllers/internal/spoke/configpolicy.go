@@ -2,7 +2,9 @@ package spoke
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -11,12 +13,18 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	gotemplates "github.com/stolostron/go-template-utils/v7/pkg/templates"
+
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/templatewatch"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 	"github.com/fleetpolicy/fleetpolicy/shared/configpolicy"
+	"github.com/fleetpolicy/fleetpolicy/shared/templates"
 )
 
 // ConfigurationPolicyReconciler evaluates ConfigurationPolicies on the managed
@@ -30,6 +38,9 @@ type ConfigurationPolicyReconciler struct {
 	Mapper meta.RESTMapper
 	// EvaluationInterval applies when spec.evaluationInterval says nothing.
 	EvaluationInterval time.Duration
+	// Templates resolves the managed-cluster templates of the object
+	// definitions and watches what they read.
+	Templates *templatewatch.Resolver
 
 	events *eventWriter
 }
@@ -44,38 +55,25 @@ type templateOutcome struct {
 // Reconcile evaluates one ConfigurationPolicy.
 func (r *ConfigurationPolicyReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	cp := &policyv1.ConfigurationPolicy{}
+	watcher := templatewatch.Watcher(policyv1.GroupVersion.WithKind("ConfigurationPolicy"), req.Namespace, req.Name)
 	if err := r.Client.Get(ctx, req.NamespacedName, cp); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+		if apierrors.IsNotFound(err) {
+			return ctrl.Result{}, r.Templates.Forget(watcher)
+		}
+		return ctrl.Result{}, err
 	}
 	if !cp.DeletionTimestamp.IsZero() {
-		return ctrl.Result{}, nil
+		return ctrl.Result{}, r.Templates.Forget(watcher)
 	}
-	enforce := cp.Spec.RemediationAction.IsEnforce()
-	namespaces := &namespaceLister{client: r.Client}
-
-	status := policyv1.ConfigurationPolicyStatus{LastEvaluatedGeneration: cp.Generation}
-	compliant := true
+	var status policyv1.ConfigurationPolicyStatus
+	var compliant bool
 	var messages []string
-	for i, ot := range cp.Spec.ObjectTemplates {
-		out := r.evaluate(ctx, cp, i, ot, enforce, namespaces)
-		compliant = compliant && out.compliant
-		messages = append(messages, out.message)
-		status.RelatedObjects = append(status.RelatedObjects, out.related...)
-		state, condition := policyv1.NonCompliant, "violation"
-		if out.compliant {
-			state, condition = policyv1.Compliant, "notification"
-		}
-		status.CompliancyDetails = append(status.CompliancyDetails, policyv1.TemplateStatus{
-			ComplianceState: state,
-			Conditions: []policyv1.Condition{{
-				Type: condition, Status: metav1.ConditionTrue, Reason: string(state), Message: out.message,
-				LastTransitionTime: metav1.Now(),
-			}},
-		})
-	}
-	status.ComplianceState = policyv1.NonCompliant
-	if compliant {
-		status.ComplianceState = policyv1.Compliant
+	if templates.Disabled(cp.Annotations) {
+		status, compliant, messages = r.evaluateAll(ctx, cp, nil)
+	} else if err := r.Templates.Batch(ctx, watcher, func(res templates.Resolver, opts gotemplates.ResolveOptions) {
+		status, compliant, messages = r.evaluateAll(ctx, cp, &templating{resolver: res, options: opts})
+	}); err != nil {
+		return ctrl.Result{}, err
 	}
 	requeue := r.interval(cp, compliant)
 
@@ -100,6 +98,109 @@ func (r *ConfigurationPolicyReconciler) Reconcile(ctx context.Context, req ctrl.
 		return ctrl.Result{}, err
 	}
 	return requeue, nil
+}
+
+// templating is how one evaluation resolves managed-cluster templates: the
+// caching resolver and the options naming the policy as its watcher, with
+// decryption once the policy's key is read.
+type templating struct {
+	resolver templates.Resolver
+	options  gotemplates.ResolveOptions
+}
+
+// policyViolation is the status of a ConfigurationPolicy that cannot be
+// evaluated at all (its key cannot be read, its object-templates-raw not
+// resolved): NonCompliant with the message, nothing evaluated or applied.
+func policyViolation(cp *policyv1.ConfigurationPolicy, reason, msg string) (policyv1.ConfigurationPolicyStatus, bool, []string) {
+	return policyv1.ConfigurationPolicyStatus{
+		LastEvaluatedGeneration: cp.Generation,
+		ComplianceState:         policyv1.NonCompliant,
+		CompliancyDetails: []policyv1.TemplateStatus{{
+			ComplianceState: policyv1.NonCompliant,
+			Conditions: []policyv1.Condition{{
+				Type: "violation", Status: metav1.ConditionTrue, Reason: reason, Message: msg, LastTransitionTime: metav1.Now(),
+			}},
+		}},
+	}, false, []string{msg}
+}
+
+// evaluateAll evaluates every object template of cp (those its
+// object-templates-raw makes, when set), resolving their templates with tpl
+// (nil: templates are disabled), and returns the status, the compliance and
+// the messages of the templates.
+func (r *ConfigurationPolicyReconciler) evaluateAll(ctx context.Context, cp *policyv1.ConfigurationPolicy, tpl *templating) (policyv1.ConfigurationPolicyStatus, bool, []string) {
+	if tpl != nil && templates.UsesDecryption(cp.Annotations) {
+		key := &corev1.Secret{}
+		var keyData map[string][]byte
+		err := r.Client.Get(ctx, client.ObjectKey{Namespace: cp.Namespace, Name: templates.EncryptionKeySecret}, key)
+		switch {
+		case err == nil:
+			keyData = key.Data
+		case !apierrors.IsNotFound(err):
+			return policyViolation(cp, "Template encryption configuration error",
+				fmt.Sprintf("failed to get the encryption key from Secret %s/%s: %v", cp.Namespace, templates.EncryptionKeySecret, err))
+		}
+		enc, err := templates.DecryptionConfig(cp.Annotations, keyData, cp.Namespace)
+		if err != nil {
+			return policyViolation(cp, "Template encryption configuration error", err.Error())
+		}
+		tpl.options.EncryptionConfig = enc
+	}
+	objectTemplates := cp.Spec.ObjectTemplates
+	if cp.Spec.ObjectTemplatesRaw != "" {
+		if tpl == nil {
+			return policyViolation(cp, templates.ReasonTemplateError,
+				"spec.object-templates-raw cannot be used while templates are disabled by the annotation "+templates.DisableAnnotation)
+		}
+		var err error
+		objectTemplates, err = templates.ResolveObjectTemplatesRaw(tpl.resolver, cp.Spec.ObjectTemplatesRaw, tpl.options)
+		if err != nil {
+			return policyViolation(cp, templates.ReasonTemplateError, templates.ErrorMessage(err))
+		}
+		// Its templates are resolved: the object definitions are used as made.
+		tpl = nil
+	}
+	if len(objectTemplates) == 0 {
+		msg := fmt.Sprintf("%s contains no object templates to check, and thus has no violations", cp.Name)
+		return policyv1.ConfigurationPolicyStatus{
+			LastEvaluatedGeneration: cp.Generation,
+			ComplianceState:         policyv1.Compliant,
+			CompliancyDetails: []policyv1.TemplateStatus{{
+				ComplianceState: policyv1.Compliant,
+				Conditions: []policyv1.Condition{{
+					Type: "notification", Status: metav1.ConditionTrue, Reason: "No object templates", Message: msg, LastTransitionTime: metav1.Now(),
+				}},
+			}},
+		}, true, []string{msg}
+	}
+
+	enforce := cp.Spec.RemediationAction.IsEnforce()
+	namespaces := &namespaceLister{client: r.Client}
+	status := policyv1.ConfigurationPolicyStatus{LastEvaluatedGeneration: cp.Generation}
+	compliant := true
+	var messages []string
+	for i, ot := range objectTemplates {
+		out := r.evaluate(ctx, cp, i, ot, enforce, namespaces, tpl)
+		compliant = compliant && out.compliant
+		messages = append(messages, out.message)
+		status.RelatedObjects = append(status.RelatedObjects, out.related...)
+		state, condition := policyv1.NonCompliant, "violation"
+		if out.compliant {
+			state, condition = policyv1.Compliant, "notification"
+		}
+		status.CompliancyDetails = append(status.CompliancyDetails, policyv1.TemplateStatus{
+			ComplianceState: state,
+			Conditions: []policyv1.Condition{{
+				Type: condition, Status: metav1.ConditionTrue, Reason: string(state), Message: out.message,
+				LastTransitionTime: metav1.Now(),
+			}},
+		})
+	}
+	status.ComplianceState = policyv1.NonCompliant
+	if compliant {
+		status.ComplianceState = policyv1.Compliant
+	}
+	return status, compliant, messages
 }
 
 // sameEvaluation reports whether a new evaluation says what the status says
@@ -144,7 +245,12 @@ func (r *ConfigurationPolicyReconciler) interval(cp *policyv1.ConfigurationPolic
 }
 
 // evaluate evaluates object template number i of cp, enforcing it when asked.
-func (r *ConfigurationPolicyReconciler) evaluate(ctx context.Context, cp *policyv1.ConfigurationPolicy, i int, ot *policyv1.ObjectTemplate, enforce bool, namespaces *namespaceLister) templateOutcome {
+// With tpl, the templates of its object definition are resolved first, per
+// namespace when they read .ObjectNamespace, .ObjectName or .Object (as OCM
+// does); a template that fails to resolve is a violation and nothing of it is
+// applied.
+func (r *ConfigurationPolicyReconciler) evaluate(ctx context.Context, cp *policyv1.ConfigurationPolicy, i int, ot *policyv1.ObjectTemplate, enforce bool,
+	namespaces *namespaceLister, tpl *templating) templateOutcome {
 	field := fmt.Sprintf("spec.object-templates[%d]", i)
 	violation := func(format string, args ...any) templateOutcome {
 		return templateOutcome{message: fmt.Sprintf(format, args...)}
@@ -160,22 +266,45 @@ func (r *ConfigurationPolicyReconciler) evaluate(ctx context.Context, cp *policy
 	if err != nil {
 		return violation("%v", err)
 	}
-	desired := &unstructured.Unstructured{}
-	if err := desired.UnmarshalJSON(ot.ObjectDefinition.Raw); err != nil {
+	raw := ot.ObjectDefinition.Raw
+	var head struct {
+		APIVersion string `json:"apiVersion"`
+		Kind       string `json:"kind"`
+		Metadata   struct {
+			Name      string `json:"name"`
+			Namespace string `json:"namespace"`
+		} `json:"metadata"`
+	}
+	if err := json.Unmarshal(raw, &head); err != nil {
 		return violation("%s.objectDefinition cannot be decoded: %v", field, err)
 	}
-	gvk := desired.GroupVersionKind()
+	templated := tpl != nil && templates.HasManagedTemplate(raw)
+	// A templated name or namespace is known only once resolved.
+	name, namespace := head.Metadata.Name, head.Metadata.Namespace
+	namespaceTemplated := templated && templates.HasManagedTemplate([]byte(namespace))
+	if namespaceTemplated {
+		namespace = ""
+	}
+	if templated && templates.HasManagedTemplate([]byte(name)) {
+		name = ""
+	}
+	gv, err := schema.ParseGroupVersion(strings.TrimSpace(head.APIVersion))
+	if err != nil {
+		return violation("%s.objectDefinition.apiVersion: %v", field, err)
+	}
+	gvk := gv.WithKind(strings.TrimSpace(head.Kind))
 	mapping, err := r.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 	if err != nil {
 		return violation("%s.objectDefinition: couldn't find the resource of kind %s in %s, check that its CRD is installed: %v",
 			field, gvk.Kind, gvk.GroupVersion(), err)
 	}
 	resource := mapping.Resource.Resource
+	namespaced := mapping.Scope.Name() == meta.RESTScopeNameNamespace
 
 	targetNamespaces := []string{""}
-	if mapping.Scope.Name() == meta.RESTScopeNameNamespace {
-		if ns := desired.GetNamespace(); ns != "" {
-			targetNamespaces = []string{ns}
+	if namespaced {
+		if namespace != "" {
+			targetNamespaces = []string{namespace}
 		} else {
 			all, err := namespaces.list(ctx)
 			if err != nil {
@@ -185,30 +314,100 @@ func (r *ConfigurationPolicyReconciler) evaluate(ctx context.Context, cp *policy
 			if err != nil {
 				return violation("%v", err)
 			}
-			if len(targetNamespaces) == 0 {
-				return violation("%s: %s [%s] has no namespace and spec.namespaceSelector selects none", field, resource, desired.GetName())
+			switch {
+			case len(targetNamespaces) == 0 && namespaceTemplated:
+				targetNamespaces = []string{""}
+			case len(targetNamespaces) == 0:
+				return violation("%s: %s [%s] has no namespace and spec.namespaceSelector selects none", field, resource, name)
 			}
 		}
 	}
 
+	uses := templates.ContextUses(raw)
+	var desired *unstructured.Unstructured
 	var results []configpolicy.Result
 	var related []policyv1.RelatedObject
+	skipped := 0
 	for _, ns := range targetNamespaces {
+		switch {
+		case templated && (desired == nil || uses.ObjectNamespace || uses.ObjectName || uses.Object):
+			var existing map[string]any
+			if uses.Object && name != "" {
+				existing = r.existing(ctx, gvk, ns, name)
+			}
+			res, err := templates.ResolveObjectDefinition(tpl.resolver, raw, templates.ObjectContext(existing, name, ns), tpl.options)
+			if err != nil {
+				return templateOutcome{message: templates.ErrorMessage(err)}
+			}
+			if res.Skip {
+				skipped++
+				desired = nil
+				continue
+			}
+			desired = &unstructured.Unstructured{}
+			if err := desired.UnmarshalJSON(res.JSON); err != nil {
+				return violation("%s.objectDefinition cannot be decoded after template resolution: %v", field, err)
+			}
+		case desired == nil:
+			desired = &unstructured.Unstructured{}
+			if err := desired.UnmarshalJSON(raw); err != nil {
+				return violation("%s.objectDefinition cannot be decoded: %v", field, err)
+			}
+		}
+		obj := desired.DeepCopy()
+		// A multi-line template leaves white space around them (OCM trims it).
+		obj.SetKind(strings.TrimSpace(obj.GetKind()))
+		obj.SetName(strings.TrimSpace(obj.GetName()))
+		obj.SetNamespace(strings.TrimSpace(obj.GetNamespace()))
+		if !namespaced {
+			obj.SetNamespace("")
+		} else if obj.GetNamespace() == "" {
+			obj.SetNamespace(ns)
+		}
+		if templated && namespaced {
+			if obj.GetNamespace() != ns && ns != "" && !selectorEmpty(cp.Spec.NamespaceSelector) {
+				return violation("The object definition's namespace must match the result from the namespace selector after template resolution")
+			}
+			if obj.GetNamespace() == "" {
+				return violation("namespaced object %s of kind %s has no namespace specified after template resolution", name, gvk.Kind)
+			}
+		}
 		var objResults []configpolicy.Result
 		var objRelated []policyv1.RelatedObject
-		if desired.GetName() != "" {
-			objResults, objRelated = r.evaluateNamed(ctx, desired, ns, resource, ct, mct, enforce)
+		if obj.GetName() != "" {
+			objResults, objRelated = r.evaluateNamed(ctx, obj, obj.GetNamespace(), resource, ct, mct, enforce)
 		} else {
-			objResults, objRelated = r.evaluateUnnamed(ctx, desired, ns, resource, ct, mct, enforce)
+			objResults, objRelated = r.evaluateUnnamed(ctx, obj, obj.GetNamespace(), resource, ct, mct, enforce)
 		}
 		results = append(results, objResults...)
 		related = append(related, objRelated...)
+	}
+	if len(results) == 0 && skipped > 0 {
+		return templateOutcome{compliant: true, message: fmt.Sprintf("All objects of kind %s were skipped by the `skipObject` template function", gvk.Kind)}
 	}
 	compliant := true
 	for _, res := range results {
 		compliant = compliant && res.Compliant
 	}
 	return templateOutcome{compliant: compliant, message: configpolicy.Describe(results), related: related}
+}
+
+// selectorEmpty reports whether a namespaceSelector selects nothing by itself.
+func selectorEmpty(t policyv1.Target) bool {
+	return len(t.Include) == 0 && len(t.Exclude) == 0 && t.MatchLabels == nil && t.MatchExpressions == nil
+}
+
+// existing reads the object a template describes, for its .Object; nil when
+// it cannot be read.
+func (r *ConfigurationPolicyReconciler) existing(ctx context.Context, gvk schema.GroupVersionKind, ns, name string) map[string]any {
+	obj := &unstructured.Unstructured{}
+	obj.SetGroupVersionKind(gvk)
+	if err := r.Reader.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, obj); err != nil {
+		return nil
+	}
+	// managedFields has a key that is a dot, which templates cannot handle.
+	unstructured.RemoveNestedField(obj.Object, "metadata", "managedFields")
+	return obj.Object
 }
 
 // evaluateNamed evaluates the object the template names in namespace ns.
@@ -327,6 +526,23 @@ func relatedObject(desired *unstructured.Unstructured, ns, name string, res conf
 		}
 	}
 	return ro
+}
+
+// decrypting maps the key Secret of a namespace to the ConfigurationPolicies
+// of that namespace that decrypt with it.
+func (r *ConfigurationPolicyReconciler) decrypting(ctx context.Context, key client.Object) []reconcile.Request {
+	list := &policyv1.ConfigurationPolicyList{}
+	if err := r.Client.List(ctx, list, client.InNamespace(key.GetNamespace())); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "listing the ConfigurationPolicies that decrypt", "namespace", key.GetNamespace())
+		return nil
+	}
+	var out []reconcile.Request
+	for _, cp := range list.Items {
+		if templates.UsesDecryption(cp.Annotations) {
+			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&cp)})
+		}
+	}
+	return out
 }
 
 // parent returns the Policy a ConfigurationPolicy belongs to: its owner, or

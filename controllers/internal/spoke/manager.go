@@ -6,6 +6,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -21,6 +22,7 @@ import (
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/scheme"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 	policyv1beta1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1beta1"
+	"github.com/fleetpolicy/fleetpolicy/shared/templates"
 )
 
 // Options tune the spoke controllers.
@@ -83,6 +85,12 @@ func NewManager(ctx context.Context, hubCfg, managedCfg *rest.Config, o ManagerO
 	hubCfg = limited(hubCfg, o)
 	s := scheme.New()
 	inClusterNamespace := cache.ByObject{Namespaces: map[string]cache.Config{o.ClusterName: {}}}
+	// Of the Secrets, both caches hold only the encryption key of the cluster
+	// namespace (the spoke may read no other).
+	encryptionKeyOnly := cache.ByObject{
+		Namespaces: map[string]cache.Config{o.ClusterName: {}},
+		Field:      fields.OneTermEqualSelector("metadata.name", templates.EncryptionKeySecret),
+	}
 	mgr, err := ctrl.NewManager(managedCfg, ctrl.Options{
 		Scheme:                  s,
 		Logger:                  logging.Bounded(ctrl.Log),
@@ -108,6 +116,7 @@ func NewManager(ctx context.Context, hubCfg, managedCfg *rest.Config, o ManagerO
 				&policyv1.ConfigurationPolicy{}: inClusterNamespace,
 				&policyv1beta1.OperatorPolicy{}: inClusterNamespace,
 				&corev1.Event{}:                 inClusterNamespace,
+				&corev1.Secret{}:                encryptionKeyOnly,
 			},
 		},
 	})
@@ -120,6 +129,7 @@ func NewManager(ctx context.Context, hubCfg, managedCfg *rest.Config, o ManagerO
 		co.Cache = cache.Options{
 			DefaultNamespaces: map[string]cache.Config{o.ClusterName: {}},
 			DefaultTransform:  cache.TransformStripManagedFields(),
+			ByObject:          map[client.Object]cache.ByObject{&corev1.Secret{}: encryptionKeyOnly},
 		}
 	})
 	if err != nil {

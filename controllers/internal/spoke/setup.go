@@ -9,12 +9,15 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/logging"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/templatewatch"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
+	"github.com/fleetpolicy/fleetpolicy/shared/templates"
 )
 
 // indexEventInvolvedUID indexes Events by the UID of the object they are about.
@@ -80,17 +83,58 @@ func Setup(ctx context.Context, mgr ctrl.Manager, hub cluster.Cluster, o Options
 		return err
 	}
 
+	// The hub's encryption key of the cluster namespace, copied for the
+	// ConfigurationPolicies that decrypt what the hub's templates encrypted.
+	// Both caches hold that one Secret only (NewManager).
+	isKey := predicate.NewPredicateFuncs(func(obj client.Object) bool {
+		return obj.GetNamespace() == o.ClusterName && obj.GetName() == templates.EncryptionKeySecret
+	})
+	if err := ctrl.NewControllerManagedBy(mgr).
+		Named("spoke-secret-sync").
+		WatchesRawSource(source.Kind(hub.GetCache(), client.Object(&corev1.Secret{}), &handler.EnqueueRequestForObject{}, isKey)).
+		Watches(&corev1.Secret{}, &handler.EnqueueRequestForObject{}, builder.WithPredicates(isKey)).
+		Complete(logging.QuietWhenStopping(&SecretSync{Managed: mgr.GetClient(), Hub: hub.GetClient(), Namespace: o.ClusterName})); err != nil {
+		return err
+	}
+
+	resolver, err := templatewatch.New(mgr.GetConfig())
+	if err != nil {
+		return err
+	}
+	if err := mgr.Add(resolver); err != nil {
+		return err
+	}
+	cpReconciler := &ConfigurationPolicyReconciler{
+		Client:             mgr.GetClient(),
+		Reader:             mgr.GetAPIReader(),
+		Mapper:             mgr.GetRESTMapper(),
+		EvaluationInterval: o.EvaluationInterval,
+		Templates:          resolver,
+		events:             events,
+	}
+	// A ConfigurationPolicy is evaluated again when its spec, or the
+	// annotations that change how its templates resolve, change, and when an
+	// object its templates read changes; a copied key Secret re-evaluates
+	// the policies that decrypt with it.
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("spoke-configurationpolicy").
 		WithOptions(concurrency).
-		For(&policyv1.ConfigurationPolicy{}, builder.WithPredicates(inNamespace, predicate.GenerationChangedPredicate{})).
-		Complete(logging.QuietWhenStopping(&ConfigurationPolicyReconciler{
-			Client:             mgr.GetClient(),
-			Reader:             mgr.GetAPIReader(),
-			Mapper:             mgr.GetRESTMapper(),
-			EvaluationInterval: o.EvaluationInterval,
-			events:             events,
-		}))
+		For(&policyv1.ConfigurationPolicy{}, builder.WithPredicates(inNamespace, predicate.Or(predicate.GenerationChangedPredicate{}, templateAnnotationsChanged))).
+		WatchesRawSource(resolver.Source()).
+		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(cpReconciler.decrypting), builder.WithPredicates(isKey)).
+		Complete(logging.QuietWhenStopping(cpReconciler))
+}
+
+// templateAnnotationsChanged passes the changes of the annotations that change
+// how a policy's templates resolve (the IV, disable-templates).
+var templateAnnotationsChanged = predicate.Funcs{
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		was, is := e.ObjectOld.GetAnnotations(), e.ObjectNew.GetAnnotations()
+		return was[templates.IVAnnotation] != is[templates.IVAnnotation] || was[templates.DisableAnnotation] != is[templates.DisableAnnotation]
+	},
+	CreateFunc:  func(event.CreateEvent) bool { return true },
+	DeleteFunc:  func(event.DeleteEvent) bool { return true },
+	GenericFunc: func(event.GenericEvent) bool { return true },
 }
 
 // notStatusOnly passes the changes of an object other than to its status: a

@@ -26,6 +26,7 @@ import (
 	"github.com/fleetpolicy/fleetpolicy/shared/configpolicy"
 	"github.com/fleetpolicy/fleetpolicy/shared/dependency"
 	"github.com/fleetpolicy/fleetpolicy/shared/replication"
+	"github.com/fleetpolicy/fleetpolicy/shared/templates"
 )
 
 // Labels and annotations of templates on the managed cluster.
@@ -266,6 +267,11 @@ func (t *TemplateSync) resolve(ctx context.Context, tmpl *policyv1.PolicyTemplat
 	name := def.GetName()
 	if name == "" {
 		return bad(unnamed, field+".objectDefinition.metadata.name is required")
+	}
+	// A template the hub could not resolve is not applied (the one applied
+	// before is removed), as OCM's framework add-on does.
+	if msg, failed := templates.HubTemplateErrorMessage(def.GetAnnotations()); failed {
+		return bad(name, msg)
 	}
 	retry := func(err error) (templateKey, *unstructured.Unstructured, *templateResult, error) {
 		r := unknownResult(name)

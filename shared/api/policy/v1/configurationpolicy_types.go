@@ -73,6 +73,8 @@ type EvaluationInterval struct {
 }
 
 // ConfigurationPolicySpec is the desired state of a ConfigurationPolicy.
+//
+// +kubebuilder:validation:XValidation:rule="has(self.object__dash__templates) != has(self.object__dash__templates__dash__raw)",message="exactly one of object-templates and object-templates-raw is required"
 type ConfigurationPolicySpec struct {
 	// +optional
 	Severity Severity `json:"severity,omitempty"`
@@ -85,10 +87,18 @@ type ConfigurationPolicySpec struct {
 	//
 	// +optional
 	NamespaceSelector Target `json:"namespaceSelector,omitempty"`
-	// ObjectTemplates are the objects to check.
+	// ObjectTemplates are the objects to check. Exactly one of
+	// object-templates and object-templates-raw is set.
 	//
 	// +kubebuilder:validation:MinItems=1
-	ObjectTemplates []*ObjectTemplate `json:"object-templates"`
+	// +optional
+	ObjectTemplates []*ObjectTemplate `json:"object-templates,omitempty"`
+	// ObjectTemplatesRaw is the object-templates list as a YAML string, in
+	// which managed-cluster templates ({{ ... }}) may build the list (for
+	// example with range). It is resolved on the managed cluster.
+	//
+	// +optional
+	ObjectTemplatesRaw string `json:"object-templates-raw,omitempty"`
 	// +optional
 	PruneObjectBehavior PruneObjectBehavior `json:"pruneObjectBehavior,omitempty"`
 	// +optional

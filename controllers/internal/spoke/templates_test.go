@@ -1,0 +1,324 @@
+package spoke_test
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	gotemplates "github.com/stolostron/go-template-utils/v7/pkg/templates"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
+
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
+	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
+	"github.com/fleetpolicy/fleetpolicy/shared/templates"
+)
+
+// enforcedPolicy is a root policy in ns that enforces one ConfigurationPolicy
+// template, given as an indented YAML block (its lines start at column 6).
+func enforcedPolicy(ns, name, configurationPolicy string) string {
+	return fmt.Sprintf(`
+apiVersion: policy.open-cluster-management.io/v1
+kind: Policy
+metadata: {name: %s, namespace: %s}
+spec:
+  disabled: false
+  remediationAction: enforce
+  policy-templates:
+  - objectDefinition:
+%s`, name, ns, configurationPolicy)
+}
+
+// sourceConfigMap creates or updates a ConfigMap on the managed cluster.
+func sourceConfigMap(t *testing.T, ns, name string, data map[string]string) {
+	t.Helper()
+	ctx := context.Background()
+	if err := localplane.EnsureNamespace(ctx, spokeC, ns); err != nil {
+		t.Fatal(err)
+	}
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+		if !exists(t, spokeC, cm) {
+			cm.Data = data
+			return spokeC.Create(ctx, cm)
+		}
+		cm.Data = data
+		return spokeC.Update(ctx, cm)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// configMapData waits until the ConfigMap ns/name on the managed cluster has
+// data[key] == want.
+func expectConfigMapValue(t *testing.T, ns, name, key, want string) {
+	t.Helper()
+	localplane.Eventually(t, 45*time.Second, fmt.Sprintf("ConfigMap %s/%s has %s=%q", ns, name, key, want), func() string {
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+		if !exists(t, spokeC, cm) {
+			return "it does not exist"
+		}
+		if cm.Data[key] != want {
+			return fmt.Sprintf("%s is %q", key, cm.Data[key])
+		}
+		return ""
+	})
+}
+
+// TestManagedTemplatesResolveAndFollowTheirSources enforces a policy whose
+// object definitions read a ConfigMap of the managed cluster with
+// fromConfigMap: a ConfigMap gets the value, and a Deployment's replicas (an
+// integer in its schema) get it through toInt. The policy is evaluated only on
+// change (evaluationInterval never), so that when the source ConfigMap changes
+// it is the dependency watch that resolves and enforces again.
+func TestManagedTemplatesResolveAndFollowTheirSources(t *testing.T) {
+	const ns, src, dst = "mtpl", "mtpl-src", "mtpl-dst"
+	sourceConfigMap(t, src, "settings", map[string]string{"owner": "team-a", "replicas": "2"})
+	if err := localplane.EnsureNamespace(context.Background(), spokeC, dst); err != nil {
+		t.Fatal(err)
+	}
+	apply(t, hubC, enforcedPolicy(ns, "m", `
+      apiVersion: policy.open-cluster-management.io/v1
+      kind: ConfigurationPolicy
+      metadata: {name: mtpl-cp}
+      spec:
+        remediationAction: inform
+        evaluationInterval: {compliant: never, noncompliant: never}
+        object-templates:
+        - complianceType: musthave
+          objectDefinition:
+            apiVersion: v1
+            kind: ConfigMap
+            metadata: {name: made, namespace: mtpl-dst}
+            data:
+              owner: '{{ fromConfigMap "mtpl-src" "settings" "owner" }}'
+        - complianceType: musthave
+          objectDefinition:
+            apiVersion: apps/v1
+            kind: Deployment
+            metadata: {name: web, namespace: mtpl-dst}
+            spec:
+              replicas: '{{ fromConfigMap "mtpl-src" "settings" "replicas" | toInt }}'
+              selector: {matchLabels: {app: web}}
+              template:
+                metadata: {labels: {app: web}}
+                spec: {containers: [{name: web, image: nginx}]}
+`))
+	bindToCluster(t, ns, "m")
+	expectCompliance(t, ns, map[string]policyv1.ComplianceState{"m": policyv1.Compliant})
+	expectConfigMapValue(t, dst, "made", "owner", "team-a")
+	web := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: dst, Name: "web"}}
+	if !exists(t, spokeC, web) || web.Spec.Replicas == nil || *web.Spec.Replicas != 2 {
+		t.Fatalf("the Deployment's replicas are not the resolved 2: %+v", web.Spec.Replicas)
+	}
+
+	sourceConfigMap(t, src, "settings", map[string]string{"owner": "team-b", "replicas": "3"})
+	expectConfigMapValue(t, dst, "made", "owner", "team-b")
+	localplane.Eventually(t, 45*time.Second, "the Deployment follows the new replicas", func() string {
+		web := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: dst, Name: "web"}}
+		if !exists(t, spokeC, web) || web.Spec.Replicas == nil || *web.Spec.Replicas != 3 {
+			return fmt.Sprintf("replicas %v", web.Spec.Replicas)
+		}
+		return ""
+	})
+}
+
+// TestObjectTemplatesRaw enforces a policy whose object-templates-raw builds
+// one ConfigMap per name a ConfigMap of the managed cluster lists, with range.
+func TestObjectTemplatesRaw(t *testing.T) {
+	const ns, src, dst = "mraw", "mraw-src", "mraw-dst"
+	sourceConfigMap(t, src, "teams", map[string]string{"names": "red green blue"})
+	if err := localplane.EnsureNamespace(context.Background(), spokeC, dst); err != nil {
+		t.Fatal(err)
+	}
+	apply(t, hubC, enforcedPolicy(ns, "r", `
+      apiVersion: policy.open-cluster-management.io/v1
+      kind: ConfigurationPolicy
+      metadata: {name: mraw-cp}
+      spec:
+        remediationAction: inform
+        object-templates-raw: |
+          {{- range (split " " (fromConfigMap "mraw-src" "teams" "names")) }}
+          - complianceType: musthave
+            objectDefinition:
+              apiVersion: v1
+              kind: ConfigMap
+              metadata:
+                name: team-{{ . }}
+                namespace: mraw-dst
+              data:
+                team: '{{ . }}'
+          {{- end }}
+`))
+	bindToCluster(t, ns, "r")
+	expectCompliance(t, ns, map[string]policyv1.ComplianceState{"r": policyv1.Compliant})
+	for _, team := range []string{"red", "green", "blue"} {
+		expectConfigMapValue(t, dst, "team-"+team, "team", team)
+	}
+	if cp := spokeConfigPolicy(t, "mraw-cp"); cp == nil || len(cp.Status.CompliancyDetails) != 3 {
+		t.Fatalf("the status does not have one entry per object template made: %+v", cp)
+	}
+}
+
+// TestManagedTemplateErrorIsNonCompliant syncs an enforcing policy whose
+// object definition calls fromConfigMap wrongly: it is NonCompliant with the
+// library's message in the ConfigurationPolicy's status and the policy's
+// compliance history, and nothing is created.
+func TestManagedTemplateErrorIsNonCompliant(t *testing.T) {
+	const ns, dst = "merr", "merr-dst"
+	if err := localplane.EnsureNamespace(context.Background(), spokeC, dst); err != nil {
+		t.Fatal(err)
+	}
+	apply(t, hubC, enforcedPolicy(ns, "e", `
+      apiVersion: policy.open-cluster-management.io/v1
+      kind: ConfigurationPolicy
+      metadata: {name: merr-cp}
+      spec:
+        remediationAction: inform
+        object-templates:
+        - complianceType: musthave
+          objectDefinition:
+            apiVersion: v1
+            kind: ConfigMap
+            metadata: {name: never, namespace: merr-dst}
+            data:
+              owner: '{{ fromConfigMap "merr-dst" "settings" }}'
+`))
+	bindToCluster(t, ns, "e")
+	expectCompliance(t, ns, map[string]policyv1.ComplianceState{"e": policyv1.NonCompliant})
+	const want = "wrong number of args for fromConfigMap"
+	localplane.Eventually(t, 45*time.Second, "the error in the status and the history", func() string {
+		cp := spokeConfigPolicy(t, "merr-cp")
+		if cp == nil || len(cp.Status.CompliancyDetails) != 1 || len(cp.Status.CompliancyDetails[0].Conditions) != 1 ||
+			!strings.Contains(cp.Status.CompliancyDetails[0].Conditions[0].Message, want) {
+			return fmt.Sprintf("ConfigurationPolicy status %+v", cp)
+		}
+		if msg := newestMessage(spokePolicy(t, ns, "e"), 0); !strings.HasPrefix(msg, "NonCompliant; ") || !strings.Contains(msg, want) {
+			return "newest history message " + msg
+		}
+		return ""
+	})
+	if never := (&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: dst, Name: "never"}}); exists(t, spokeC, never) {
+		t.Fatal("an object was created from a failed resolution")
+	}
+}
+
+// TestHubTemplateErrorAnnotation syncs a policy template carrying the
+// annotation OCM's propagator writes when a hub template fails: it is
+// NonCompliant with that message, and neither the template nor its object is
+// created.
+func TestHubTemplateErrorAnnotation(t *testing.T) {
+	const ns, dst = "mhub", "mhub-dst"
+	if err := localplane.EnsureNamespace(context.Background(), spokeC, dst); err != nil {
+		t.Fatal(err)
+	}
+	apply(t, hubC, enforcedPolicy(ns, "h", `
+      apiVersion: policy.open-cluster-management.io/v1
+      kind: ConfigurationPolicy
+      metadata:
+        name: mhub-cp
+        annotations:
+          policy.open-cluster-management.io/hub-templates-error: 'error calling lookup: the ConfigMap is missing'
+      spec:
+        remediationAction: inform
+        object-templates:
+        - complianceType: musthave
+          objectDefinition:
+            apiVersion: v1
+            kind: ConfigMap
+            metadata: {name: never, namespace: mhub-dst}
+`))
+	bindToCluster(t, ns, "h")
+	expectCompliance(t, ns, map[string]policyv1.ComplianceState{"h": policyv1.NonCompliant})
+	localplane.Eventually(t, 45*time.Second, "the hub's error in the history", func() string {
+		if msg := newestMessage(spokePolicy(t, ns, "h"), 0); msg != "template-error; error calling lookup: the ConfigMap is missing" {
+			return "newest history message " + msg
+		}
+		return ""
+	})
+	if spokeConfigPolicy(t, "mhub-cp") != nil {
+		t.Error("the template with a hub template error was created")
+	}
+	if never := (&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: dst, Name: "never"}}); exists(t, spokeC, never) {
+		t.Error("an object of the template with a hub template error was created")
+	}
+}
+
+// hubEncryptionKey returns the AES key of the cluster namespace on the hub,
+// making the key Secret when there is none.
+func hubEncryptionKey(t *testing.T) []byte {
+	t.Helper()
+	ctx := context.Background()
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: cluster, Name: templates.EncryptionKeySecret}}
+	if !exists(t, hubC, secret) {
+		secret.Data = map[string][]byte{templates.KeyData: []byte(strings.Repeat("K", templates.KeySize))}
+		if err := hubC.Create(ctx, secret); err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatal(err)
+		}
+		if !exists(t, hubC, secret) {
+			t.Fatal("the key Secret is gone")
+		}
+	}
+	return secret.Data[templates.KeyData]
+}
+
+// TestDecryptsHubEncryptedValues checks that the spoke copies the hub's
+// encryption key Secret of the cluster namespace and, with it and the
+// template's IV annotation, decrypts a value encrypted with the library's
+// protect: the object created has the plain text.
+func TestDecryptsHubEncryptedValues(t *testing.T) {
+	const ns, dst = "menc", "menc-dst"
+	if err := localplane.EnsureNamespace(context.Background(), spokeC, dst); err != nil {
+		t.Fatal(err)
+	}
+	key := hubEncryptionKey(t)
+	iv := []byte("0123456789abcdef")
+	protector, err := gotemplates.NewResolverWithClients(nil, nil, gotemplates.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := protector.ResolveTemplate([]byte(`{"v":"{{ \"hunter2\" | protect }}"}`), nil, &gotemplates.ResolveOptions{
+		EncryptionConfig: gotemplates.EncryptionConfig{EncryptionEnabled: true, AESKey: key, InitializationVector: iv},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var protected struct{ V string }
+	if err := json.Unmarshal(res.ResolvedJSON, &protected); err != nil || !strings.HasPrefix(protected.V, "$ocm_encrypted:") {
+		t.Fatalf("protect made %q (%v)", protected.V, err)
+	}
+	apply(t, hubC, enforcedPolicy(ns, "d", fmt.Sprintf(`
+      apiVersion: policy.open-cluster-management.io/v1
+      kind: ConfigurationPolicy
+      metadata:
+        name: menc-cp
+        annotations:
+          %s: %s
+      spec:
+        remediationAction: inform
+        object-templates:
+        - complianceType: musthave
+          objectDefinition:
+            apiVersion: v1
+            kind: ConfigMap
+            metadata: {name: secretive, namespace: menc-dst}
+            data:
+              password: '%s'
+`, templates.IVAnnotation, base64.StdEncoding.EncodeToString(iv), protected.V)))
+	bindToCluster(t, ns, "d")
+	expectCompliance(t, ns, map[string]policyv1.ComplianceState{"d": policyv1.Compliant})
+	expectConfigMapValue(t, dst, "secretive", "password", "hunter2")
+
+	copied := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: cluster, Name: templates.EncryptionKeySecret}}
+	if !exists(t, spokeC, copied) || string(copied.Data[templates.KeyData]) != string(key) {
+		t.Fatalf("the spoke's copy of the key Secret does not hold the hub's key: %v", copied.Data)
+	}
+}
