@@ -21,6 +21,7 @@ import (
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/spoke"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 	"github.com/fleetpolicy/fleetpolicy/shared/replication"
+	"github.com/fleetpolicy/fleetpolicy/shared/templates"
 )
 
 // hubRBACFor renders manifests/spoke/hub for one cluster, through an overlay
@@ -62,8 +63,9 @@ func applyRendered(t *testing.T, c client.Client, name string, rendered []byte) 
 // TestSpokeRBACIsSufficientAndLeast deploys manifests/spoke on a managed
 // cluster and manifests/spoke/hub (for cluster1 and cluster2) on a hub, runs the
 // spoke controller impersonating its ServiceAccounts on both, and checks that it
-// syncs, enforces and reports a policy — and that its hub identity cannot read
-// another cluster's namespace, change a policy's spec, read Secrets nor write
+// syncs, enforces and reports a policy and copies the cluster's encryption key
+// — and that its hub identity cannot read another cluster's namespace, change
+// a policy's spec, read Secrets (but the encryption key it copies) nor write
 // Events elsewhere.
 func TestSpokeRBACIsSufficientAndLeast(t *testing.T) {
 	fleet := localplane.StartFleetForTest(t, 1)
@@ -104,21 +106,32 @@ func TestSpokeRBACIsSufficientAndLeast(t *testing.T) {
 		}
 	}
 
+	// The cluster's encryption key, which the spoke copies, next to a Secret
+	// it may not read.
+	for _, name := range []string{templates.EncryptionKeySecret, "not-for-the-spoke"} {
+		secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "cluster1", Name: name}, Data: map[string][]byte{"key": []byte(name)}}
+		if err := hubAdmin.Create(ctx, secret); err != nil {
+			t.Fatal(err)
+		}
+	}
+
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		replica := &policyv1.Policy{}
 		cm := &corev1.ConfigMap{}
 		events := &corev1.EventList{}
+		key := &corev1.Secret{}
 		rerr := hubAdmin.Get(ctx, client.ObjectKey{Namespace: "cluster1", Name: "rbac.p"}, replica)
 		cerr := managedAdmin.Get(ctx, client.ObjectKey{Namespace: "default", Name: "enforced"}, cm)
 		eerr := hubAdmin.List(ctx, events, client.InNamespace("cluster1"))
-		if rerr == nil && cerr == nil && eerr == nil && replica.Status.ComplianceState == policyv1.Compliant &&
+		kerr := managedAdmin.Get(ctx, client.ObjectKey{Namespace: "cluster1", Name: templates.EncryptionKeySecret}, key)
+		if rerr == nil && cerr == nil && eerr == nil && kerr == nil && replica.Status.ComplianceState == policyv1.Compliant &&
 			replica.Status.ObservedGeneration == replica.Generation && len(events.Items) > 0 {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the spoke running as its ServiceAccounts did not sync, enforce and report: replica %v %+v, ConfigMap %v, hub events %d",
-				rerr, replica.Status, cerr, len(events.Items))
+			t.Fatalf("the spoke running as its ServiceAccounts did not sync, enforce, report and copy the key: replica %v %+v, ConfigMap %v, hub events %d, key copy %v",
+				rerr, replica.Status, cerr, len(events.Items), kerr)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -136,6 +149,9 @@ func TestSpokeRBACIsSufficientAndLeast(t *testing.T) {
 	}
 	if err := sa.List(ctx, &corev1.SecretList{}, client.InNamespace("cluster1")); !apierrors.IsForbidden(err) {
 		t.Errorf("the spoke's hub identity can list Secrets of its namespace: %v", err)
+	}
+	if err := sa.Get(ctx, client.ObjectKey{Namespace: "cluster1", Name: "not-for-the-spoke"}, &corev1.Secret{}); !apierrors.IsForbidden(err) {
+		t.Errorf("the spoke's hub identity can read a Secret other than the encryption key: %v", err)
 	}
 	own := &policyv1.Policy{}
 	if err := hubAdmin.Get(ctx, client.ObjectKey{Namespace: "cluster1", Name: "rbac.p"}, own); err != nil {
