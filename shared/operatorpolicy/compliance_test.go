@@ -2,6 +2,7 @@ package operatorpolicy
 
 import (
 	"errors"
+	"k8s.io/apimachinery/pkg/runtime"
 	"strings"
 	"testing"
 	"time"
@@ -244,7 +245,7 @@ func TestEvaluateSubscription(t *testing.T) {
 		},
 		{
 			name: "config differs", policy: normalized(t, 1, func(s *v1beta1.OperatorPolicySpec) {
-				s.Subscription.Config = &operatorsv1alpha1.SubscriptionConfig{Env: []corev1.EnvVar{{Name: "A", Value: "1"}}}
+				s.Subscription.Config = &runtime.RawExtension{Raw: []byte(`{"env":[{"name":"A","value":"1"}]}`)}
 			}), want: policyv1.NonCompliant,
 			observed:   healthyInstall(t, story1, csv350),
 			conditions: map[string]string{TypeSubscriptionCompliant: "False/SubscriptionMismatch"},

@@ -1,6 +1,8 @@
 package operatorpolicy
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -9,6 +11,7 @@ import (
 	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
@@ -206,7 +209,7 @@ func (n *normalizer) subscription(s *v1beta1.Subscription, policyNamespace strin
 		Source:          s.Source,
 		SourceNamespace: s.SourceNamespace,
 		StartingCSV:     s.StartingCSV,
-		Config:          s.Config.DeepCopy(),
+		Config:          n.subscriptionConfig(s.Config),
 	}
 	if s.Name == "" {
 		n.fail("is required", "spec.subscription.name")
@@ -222,6 +225,28 @@ func (n *normalizer) subscription(s *v1beta1.Subscription, policyNamespace strin
 		n.fail(fmt.Sprintf("invalid value %q: %s", out.Namespace, strings.Join(problems, "; ")), "spec.subscription.namespace")
 	}
 	return out
+}
+
+// subscriptionConfig decodes spec.subscription.config, which the schema lets
+// hold a managed-cluster template: one still there (templates disabled, or
+// not resolved where the policy is read) is refused.
+func (n *normalizer) subscriptionConfig(raw *runtime.RawExtension) *operatorsv1alpha1.SubscriptionConfig {
+	if raw == nil || len(raw.Raw) == 0 || string(raw.Raw) == "null" {
+		return nil
+	}
+	var template string
+	if json.Unmarshal(raw.Raw, &template) == nil {
+		n.fail(fmt.Sprintf("holds the unresolved template %q, not an object", template), "spec.subscription.config")
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw.Raw))
+	dec.DisallowUnknownFields()
+	config := &operatorsv1alpha1.SubscriptionConfig{}
+	if err := dec.Decode(config); err != nil {
+		n.fail(fmt.Sprintf("is not a SubscriptionConfig: %v", err), "spec.subscription.config")
+		return nil
+	}
+	return config
 }
 
 const (

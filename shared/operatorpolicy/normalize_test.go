@@ -2,6 +2,7 @@ package operatorpolicy
 
 import (
 	"errors"
+	"k8s.io/apimachinery/pkg/runtime"
 	"reflect"
 	"strings"
 	"testing"
@@ -234,6 +235,12 @@ func TestNormalizeErrors(t *testing.T) {
 			{"spec.removalBehavior.operatorGroups", `unsupported value "Orphan": must be one of Keep, Delete, DeleteIfUnused`},
 			{"spec.removalBehavior.subscriptions", `unsupported value "DeleteIfUnused": must be one of Keep, Delete`},
 		}},
+		{"unresolved config template", func(op *v1beta1.OperatorPolicy) {
+			op.Spec.Subscription.Config = &runtime.RawExtension{Raw: []byte(`"{{ fromConfigMap \"a\" \"b\" \"c\" | toLiteral }}"`)}
+		}, [][2]string{{"spec.subscription.config", `holds the unresolved template "{{ fromConfigMap`}}},
+		{"config that is not a SubscriptionConfig", func(op *v1beta1.OperatorPolicy) {
+			op.Spec.Subscription.Config = &runtime.RawExtension{Raw: []byte(`{"env":"A=1"}`)}
+		}, [][2]string{{"spec.subscription.config", "is not a SubscriptionConfig"}}},
 		{"unknown remediationAction", func(op *v1beta1.OperatorPolicy) { op.Spec.RemediationAction = "audit" },
 			[][2]string{{"spec.remediationAction", `unsupported value "audit"`}}},
 		{"mustonlyhave", func(op *v1beta1.OperatorPolicy) { op.Spec.ComplianceType = "mustonlyhave" },

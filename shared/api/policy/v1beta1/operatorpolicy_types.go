@@ -3,6 +3,7 @@ package v1beta1
 import (
 	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 )
@@ -68,8 +69,14 @@ type Subscription struct {
 	// +kubebuilder:validation:Enum=Automatic;Manual
 	// +optional
 	InstallPlanApproval operatorsv1alpha1.Approval `json:"installPlanApproval,omitempty"`
+	// Config is OLM's SubscriptionConfig, or a managed-cluster template that
+	// makes one (for example '{{ fromConfigMap ... | toLiteral }}'), which the
+	// spoke resolves: the schema accepts either, as OCM's does.
+	//
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:pruning:PreserveUnknownFields
 	// +optional
-	Config *operatorsv1alpha1.SubscriptionConfig `json:"config,omitempty"`
+	Config *runtime.RawExtension `json:"config,omitempty"`
 }
 
 // RemovalAction says what happens to one kind of object on removal.

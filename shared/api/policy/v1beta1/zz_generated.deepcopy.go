@@ -6,7 +6,6 @@ package v1beta1
 
 import (
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
-	"github.com/operator-framework/api/pkg/operators/v1alpha1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 )
@@ -365,7 +364,7 @@ func (in *Subscription) DeepCopyInto(out *Subscription) {
 	*out = *in
 	if in.Config != nil {
 		in, out := &in.Config, &out.Config
-		*out = new(v1alpha1.SubscriptionConfig)
+		*out = new(runtime.RawExtension)
 		(*in).DeepCopyInto(*out)
 	}
 }
