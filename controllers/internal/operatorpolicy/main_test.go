@@ -94,6 +94,7 @@ func runMain(m *testing.M) int {
 			bundle("remove-mustnothave", "remove-mustnothave.v1", ""),
 			bundle("remove-inform", "remove-inform.v1", ""),
 			bundle("deploy-op", "deploy-op.v1", ""),
+			bundle("template-op", "template-op.v1", ""),
 		)
 	}
 	if err == nil {

@@ -2,6 +2,7 @@ package operatorpolicy
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/templatewatch"
 	"github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1beta1"
 	"github.com/fleetpolicy/fleetpolicy/shared/operatorpolicy"
 )
@@ -27,6 +29,9 @@ type reconciler struct {
 	client client.Client
 	// reader reads ClusterServiceVersions and Deployments uncached.
 	reader client.Reader
+	// templates resolves the policies' managed-cluster templates and
+	// watches what they read.
+	templates *templatewatch.Resolver
 	now    func() time.Time
 }
 
@@ -34,10 +39,23 @@ type reconciler struct {
 func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	op := &v1beta1.OperatorPolicy{}
 	if err := r.client.Get(ctx, req.NamespacedName, op); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+		if apierrors.IsNotFound(err) {
+			op.Namespace, op.Name = req.Namespace, req.Name
+			return ctrl.Result{}, r.templates.Forget(watcherOf(op))
+		}
+		return ctrl.Result{}, err
 	}
 	deleting := !op.DeletionTimestamp.IsZero()
-	p, err := operatorpolicy.Normalize(op)
+	// The spec as its managed-cluster templates make it; the status is op's.
+	resolved, err := r.resolveTemplates(ctx, op)
+	var failed templateError
+	if err != nil && !errors.As(err, &failed) {
+		return ctrl.Result{}, err
+	}
+	var p operatorpolicy.Policy
+	if err == nil {
+		p, err = operatorpolicy.Normalize(resolved)
+	}
 	if err != nil {
 		if deleting {
 			// Nothing can be planned from an invalid spec: let it go.

@@ -18,7 +18,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/logging"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/templatewatch"
 	"github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1beta1"
+	"github.com/fleetpolicy/fleetpolicy/shared/templates"
 )
 
 // Options tune the controller.
@@ -56,12 +58,22 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		if !ok || op.Spec.Subscription.Source == "" || op.Spec.Subscription.SourceNamespace == "" {
 			return nil
 		}
+		if templated(op.Spec.Subscription.Source, op.Spec.Subscription.SourceNamespace) {
+			return []string{templatedKey}
+		}
 		return []string{op.Spec.Subscription.SourceNamespace + "/" + op.Spec.Subscription.Source}
 	}); err != nil {
 		return err
 	}
 
-	r := &reconciler{client: mgr.GetClient(), reader: mgr.GetAPIReader(), now: time.Now}
+	resolver, err := templatewatch.New(mgr.GetConfig())
+	if err != nil {
+		return err
+	}
+	if err := mgr.Add(resolver); err != nil {
+		return err
+	}
+	r := &reconciler{client: mgr.GetClient(), reader: mgr.GetAPIReader(), templates: resolver, now: time.Now}
 	byNamespace := handler.EnqueueRequestsFromMapFunc(r.policiesOfNamespace)
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("operatorpolicy").
@@ -75,16 +87,35 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		Watches(&operatorsv1alpha1.CatalogSource{}, handler.EnqueueRequestsFromMapFunc(r.policiesOfCatalogSource)).
 		WatchesMetadata(&operatorsv1alpha1.ClusterServiceVersion{}, byNamespace, builder.WithPredicates(notCopied)).
 		WatchesMetadata(&appsv1.Deployment{}, byNamespace).
+		// A change of what a policy's templates read resolves them again.
+		WatchesRawSource(resolver.Source()).
 		Complete(logging.QuietWhenStopping(r))
 }
 
 // subscriptionNamespace is where an OperatorPolicy's operator lives, as
 // Normalize defaults it.
 func subscriptionNamespace(op *v1beta1.OperatorPolicy) string {
+	if templated(op.Spec.Subscription.Namespace) {
+		return templatedKey
+	}
 	if op.Spec.Subscription.Namespace != "" {
 		return op.Spec.Subscription.Namespace
 	}
 	return op.Namespace
+}
+
+// templatedKey is the index value of a policy whose subscription's namespace
+// (or catalog) is a template: known only once resolved, so every change of
+// the kind maps to the policy too.
+const templatedKey = "{{templated}}"
+
+func templated(values ...string) bool {
+	for _, v := range values {
+		if templates.HasManagedTemplate([]byte(v)) {
+			return true
+		}
+	}
+	return false
 }
 
 // deletionStarted passes the update that gives an object its deletionTimestamp.
@@ -105,13 +136,15 @@ var notCopied = predicate.NewPredicateFuncs(func(obj client.Object) bool {
 // policiesOfNamespace maps an object to the OperatorPolicies whose subscription
 // is in its namespace.
 func (r *reconciler) policiesOfNamespace(ctx context.Context, obj client.Object) []reconcile.Request {
-	return r.requests(ctx, client.MatchingFields{indexSubscriptionNamespace: obj.GetNamespace()})
+	return append(r.requests(ctx, client.MatchingFields{indexSubscriptionNamespace: obj.GetNamespace()}),
+		r.requests(ctx, client.MatchingFields{indexSubscriptionNamespace: templatedKey})...)
 }
 
 // policiesOfCatalogSource maps a CatalogSource to the OperatorPolicies that
 // name it and to those of the namespaces of the Subscriptions that name it.
 func (r *reconciler) policiesOfCatalogSource(ctx context.Context, obj client.Object) []reconcile.Request {
-	requests := r.requests(ctx, client.MatchingFields{indexCatalogSource: obj.GetNamespace() + "/" + obj.GetName()})
+	requests := append(r.requests(ctx, client.MatchingFields{indexCatalogSource: obj.GetNamespace() + "/" + obj.GetName()}),
+		r.requests(ctx, client.MatchingFields{indexCatalogSource: templatedKey})...)
 	subs := &operatorsv1alpha1.SubscriptionList{}
 	if err := r.client.List(ctx, subs); err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, "listing Subscriptions to map a CatalogSource", "catalogSource", client.ObjectKeyFromObject(obj))
