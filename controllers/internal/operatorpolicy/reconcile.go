@@ -13,8 +13,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
-	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/templatewatch"
+	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 	"github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1beta1"
 	"github.com/fleetpolicy/fleetpolicy/shared/operatorpolicy"
 )
@@ -32,7 +32,7 @@ type reconciler struct {
 	// templates resolves the policies' managed-cluster templates and
 	// watches what they read.
 	templates *templatewatch.Resolver
-	now    func() time.Time
+	now       func() time.Time
 }
 
 // Reconcile brings one OperatorPolicy's operator in line with it and writes its status.
