@@ -228,7 +228,7 @@ func TestResolveObjectTemplatesRaw(t *testing.T) {
 	}{
 		{
 			name: "range makes one object template per item",
-			raw: `{{- range (split " " (fromConfigMap "cfg" "teams" "names")) }}
+			raw: `{{- range (splitList " " (fromConfigMap "cfg" "teams" "names")) }}
 - complianceType: musthave
   objectDefinition:
     apiVersion: v1

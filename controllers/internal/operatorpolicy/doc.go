@@ -8,6 +8,14 @@
 // Setup registers the controller on a manager of the managed cluster. Per
 // OperatorPolicy, a reconcile:
 //
+//   - Resolves the managed-cluster templates ({{ ... }}) of spec.versions,
+//     spec.subscription and spec.operatorGroup against the cluster, as OCM
+//     does (unless the annotation
+//     policy.open-cluster-management.io/disable-templates says not to), and
+//     watches what they read: a change of it reconciles the policy. A template
+//     that cannot be resolved makes the policy invalid (below) with the error.
+//     A policy whose subscription namespace or catalog is templated is mapped
+//     from the OLM objects of every namespace.
 //   - Normalises the policy. A policy Normalize rejects gets the condition
 //     ValidPolicySpec=False naming the fields, NonCompliant and a compliance
 //     event; nothing else is done for it and the other policies go on.

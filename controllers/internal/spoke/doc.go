@@ -3,7 +3,7 @@
 // cluster and the pure logic of shared/dependency, shared/configpolicy and
 // shared/compliance.
 //
-// It runs four controllers in one manager on the managed cluster, with the
+// It runs these controllers in one manager on the managed cluster, with the
 // hub as a second cluster whose cache holds only the cluster's namespace:
 //
 //   - Spec sync mirrors the replicated policies of the hub's cluster namespace
@@ -35,6 +35,23 @@
 //     at once, with observedGeneration translated to the hub replica's
 //     generation the copy was made from, leaving rolloutStatus (the hub's)
 //     alone; the compliance events the hub has not seen are copied there.
+//   - Secret sync copies the hub's policy-encryption-key Secret of the cluster
+//     namespace (data only) to the same namespace of the managed cluster,
+//     updates it when the hub's changes and deletes it when the hub's goes, as
+//     OCM's framework add-on does; both caches hold that Secret only.
+//   - The ConfigurationPolicy controller resolves the managed-cluster templates
+//     ({{ ... }}) of the object definitions (and builds the list of
+//     object-templates-raw) against the managed cluster with OCM's library, as
+//     shared/templates says, decrypting the values the hub encrypted with the
+//     copied key; what the templates read is watched (package templatewatch) and
+//     a change of it evaluates the policy again. A template that cannot be
+//     resolved makes its object template NonCompliant with the error, and
+//     nothing is applied from it. The annotation
+//     policy.open-cluster-management.io/disable-templates turns this off.
+//     A policy template carrying the hub's
+//     policy.open-cluster-management.io/hub-templates-error annotation is a
+//     template error of template sync (NonCompliant with that message, not
+//     created, removed if it was).
 //   - The ConfigurationPolicy controller evaluates object templates
 //     (musthave, mustonlyhave, mustnothave; namespaced objects in the
 //     namespaces of namespaceSelector), enforces them when asked, writes

@@ -146,7 +146,7 @@ func TestObjectTemplatesRaw(t *testing.T) {
       spec:
         remediationAction: inform
         object-templates-raw: |
-          {{- range (split " " (fromConfigMap "mraw-src" "teams" "names")) }}
+          {{- range (splitList " " (fromConfigMap "mraw-src" "teams" "names")) }}
           - complianceType: musthave
             objectDefinition:
               apiVersion: v1
