@@ -66,11 +66,8 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		return err
 	}
 
-	resolver, err := templatewatch.New(mgr.GetConfig())
+	resolver, err := templatewatch.ForManager(mgr)
 	if err != nil {
-		return err
-	}
-	if err := mgr.Add(resolver); err != nil {
 		return err
 	}
 	r := &reconciler{client: mgr.GetClient(), reader: mgr.GetAPIReader(), templates: resolver, now: time.Now}

@@ -2,7 +2,6 @@ package spoke
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -108,20 +107,30 @@ type templating struct {
 	options  gotemplates.ResolveOptions
 }
 
+// wholePolicyStatus is the status of a ConfigurationPolicy whose object
+// templates are not evaluated one by one: one detail with the message.
+func wholePolicyStatus(cp *policyv1.ConfigurationPolicy, compliant bool, reason, msg string) (policyv1.ConfigurationPolicyStatus, bool, []string) {
+	state, condition := policyv1.NonCompliant, "violation"
+	if compliant {
+		state, condition = policyv1.Compliant, "notification"
+	}
+	return policyv1.ConfigurationPolicyStatus{
+		LastEvaluatedGeneration: cp.Generation,
+		ComplianceState:         state,
+		CompliancyDetails: []policyv1.TemplateStatus{{
+			ComplianceState: state,
+			Conditions: []policyv1.Condition{{
+				Type: condition, Status: metav1.ConditionTrue, Reason: reason, Message: msg, LastTransitionTime: metav1.Now(),
+			}},
+		}},
+	}, compliant, []string{msg}
+}
+
 // policyViolation is the status of a ConfigurationPolicy that cannot be
 // evaluated at all (its key cannot be read, its object-templates-raw not
 // resolved): NonCompliant with the message, nothing evaluated or applied.
 func policyViolation(cp *policyv1.ConfigurationPolicy, reason, msg string) (policyv1.ConfigurationPolicyStatus, bool, []string) {
-	return policyv1.ConfigurationPolicyStatus{
-		LastEvaluatedGeneration: cp.Generation,
-		ComplianceState:         policyv1.NonCompliant,
-		CompliancyDetails: []policyv1.TemplateStatus{{
-			ComplianceState: policyv1.NonCompliant,
-			Conditions: []policyv1.Condition{{
-				Type: "violation", Status: metav1.ConditionTrue, Reason: reason, Message: msg, LastTransitionTime: metav1.Now(),
-			}},
-		}},
-	}, false, []string{msg}
+	return wholePolicyStatus(cp, false, reason, msg)
 }
 
 // evaluateAll evaluates every object template of cp (those its
@@ -161,17 +170,8 @@ func (r *ConfigurationPolicyReconciler) evaluateAll(ctx context.Context, cp *pol
 		tpl = nil
 	}
 	if len(objectTemplates) == 0 {
-		msg := fmt.Sprintf("%s contains no object templates to check, and thus has no violations", cp.Name)
-		return policyv1.ConfigurationPolicyStatus{
-			LastEvaluatedGeneration: cp.Generation,
-			ComplianceState:         policyv1.Compliant,
-			CompliancyDetails: []policyv1.TemplateStatus{{
-				ComplianceState: policyv1.Compliant,
-				Conditions: []policyv1.Condition{{
-					Type: "notification", Status: metav1.ConditionTrue, Reason: "No object templates", Message: msg, LastTransitionTime: metav1.Now(),
-				}},
-			}},
-		}, true, []string{msg}
+		return wholePolicyStatus(cp, true, "No object templates",
+			fmt.Sprintf("%s contains no object templates to check, and thus has no violations", cp.Name))
 	}
 
 	enforce := cp.Spec.RemediationAction.IsEnforce()
@@ -267,20 +267,14 @@ func (r *ConfigurationPolicyReconciler) evaluate(ctx context.Context, cp *policy
 		return violation("%v", err)
 	}
 	raw := ot.ObjectDefinition.Raw
-	var head struct {
-		APIVersion string `json:"apiVersion"`
-		Kind       string `json:"kind"`
-		Metadata   struct {
-			Name      string `json:"name"`
-			Namespace string `json:"namespace"`
-		} `json:"metadata"`
-	}
-	if err := json.Unmarshal(raw, &head); err != nil {
+	// The object as written: its kind, and its name and namespace unless
+	// templated (known only once resolved).
+	head := &unstructured.Unstructured{}
+	if err := head.UnmarshalJSON(raw); err != nil {
 		return violation("%s.objectDefinition cannot be decoded: %v", field, err)
 	}
 	templated := tpl != nil && templates.HasManagedTemplate(raw)
-	// A templated name or namespace is known only once resolved.
-	name, namespace := head.Metadata.Name, head.Metadata.Namespace
+	name, namespace := head.GetName(), head.GetNamespace()
 	namespaceTemplated := templated && templates.HasManagedTemplate([]byte(namespace))
 	if namespaceTemplated {
 		namespace = ""
@@ -288,11 +282,11 @@ func (r *ConfigurationPolicyReconciler) evaluate(ctx context.Context, cp *policy
 	if templated && templates.HasManagedTemplate([]byte(name)) {
 		name = ""
 	}
-	gv, err := schema.ParseGroupVersion(strings.TrimSpace(head.APIVersion))
+	gv, err := schema.ParseGroupVersion(strings.TrimSpace(head.GetAPIVersion()))
 	if err != nil {
 		return violation("%s.objectDefinition.apiVersion: %v", field, err)
 	}
-	gvk := gv.WithKind(strings.TrimSpace(head.Kind))
+	gvk := gv.WithKind(strings.TrimSpace(head.GetKind()))
 	mapping, err := r.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 	if err != nil {
 		return violation("%s.objectDefinition: couldn't find the resource of kind %s in %s, check that its CRD is installed: %v",
@@ -349,10 +343,7 @@ func (r *ConfigurationPolicyReconciler) evaluate(ctx context.Context, cp *policy
 				return violation("%s.objectDefinition cannot be decoded after template resolution: %v", field, err)
 			}
 		case desired == nil:
-			desired = &unstructured.Unstructured{}
-			if err := desired.UnmarshalJSON(raw); err != nil {
-				return violation("%s.objectDefinition cannot be decoded: %v", field, err)
-			}
+			desired = head
 		}
 		obj := desired.DeepCopy()
 		// A multi-line template leaves white space around them (OCM trims it).

@@ -97,11 +97,8 @@ func Setup(ctx context.Context, mgr ctrl.Manager, hub cluster.Cluster, o Options
 		return err
 	}
 
-	resolver, err := templatewatch.New(mgr.GetConfig())
+	resolver, err := templatewatch.ForManager(mgr)
 	if err != nil {
-		return err
-	}
-	if err := mgr.Add(resolver); err != nil {
 		return err
 	}
 	cpReconciler := &ConfigurationPolicyReconciler{

@@ -21,10 +21,16 @@ import (
 	"github.com/fleetpolicy/fleetpolicy/shared/templates"
 )
 
-// enforcedPolicy is a root policy in ns that enforces one ConfigurationPolicy
-// template, given as an indented YAML block (its lines start at column 6).
-func enforcedPolicy(ns, name, configurationPolicy string) string {
-	return fmt.Sprintf(`
+// enforceOnSpoke applies on the hub and binds to the cluster a root policy
+// ns/name that enforces one ConfigurationPolicy template, given as an indented
+// YAML block (its lines start at column 6), after making the namespace dst of
+// the managed cluster where its objects go.
+func enforceOnSpoke(t *testing.T, ns, name, dst, configurationPolicy string) {
+	t.Helper()
+	if err := localplane.EnsureNamespace(context.Background(), spokeC, dst); err != nil {
+		t.Fatal(err)
+	}
+	apply(t, hubC, fmt.Sprintf(`
 apiVersion: policy.open-cluster-management.io/v1
 kind: Policy
 metadata: {name: %s, namespace: %s}
@@ -33,7 +39,8 @@ spec:
   remediationAction: enforce
   policy-templates:
   - objectDefinition:
-%s`, name, ns, configurationPolicy)
+%s`, name, ns, configurationPolicy))
+	bindToCluster(t, ns, name)
 }
 
 // sourceConfigMap creates or updates a ConfigMap on the managed cluster.
@@ -82,10 +89,7 @@ func expectConfigMapValue(t *testing.T, ns, name, key, want string) {
 func TestManagedTemplatesResolveAndFollowTheirSources(t *testing.T) {
 	const ns, src, dst = "mtpl", "mtpl-src", "mtpl-dst"
 	sourceConfigMap(t, src, "settings", map[string]string{"owner": "team-a", "replicas": "2"})
-	if err := localplane.EnsureNamespace(context.Background(), spokeC, dst); err != nil {
-		t.Fatal(err)
-	}
-	apply(t, hubC, enforcedPolicy(ns, "m", `
+	enforceOnSpoke(t, ns, "m", dst, `
       apiVersion: policy.open-cluster-management.io/v1
       kind: ConfigurationPolicy
       metadata: {name: mtpl-cp}
@@ -111,8 +115,7 @@ func TestManagedTemplatesResolveAndFollowTheirSources(t *testing.T) {
               template:
                 metadata: {labels: {app: web}}
                 spec: {containers: [{name: web, image: nginx}]}
-`))
-	bindToCluster(t, ns, "m")
+`)
 	expectCompliance(t, ns, map[string]policyv1.ComplianceState{"m": policyv1.Compliant})
 	expectConfigMapValue(t, dst, "made", "owner", "team-a")
 	web := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: dst, Name: "web"}}
@@ -136,10 +139,7 @@ func TestManagedTemplatesResolveAndFollowTheirSources(t *testing.T) {
 func TestObjectTemplatesRaw(t *testing.T) {
 	const ns, src, dst = "mraw", "mraw-src", "mraw-dst"
 	sourceConfigMap(t, src, "teams", map[string]string{"names": "red green blue"})
-	if err := localplane.EnsureNamespace(context.Background(), spokeC, dst); err != nil {
-		t.Fatal(err)
-	}
-	apply(t, hubC, enforcedPolicy(ns, "r", `
+	enforceOnSpoke(t, ns, "r", dst, `
       apiVersion: policy.open-cluster-management.io/v1
       kind: ConfigurationPolicy
       metadata: {name: mraw-cp}
@@ -157,8 +157,7 @@ func TestObjectTemplatesRaw(t *testing.T) {
               data:
                 team: '{{ . }}'
           {{- end }}
-`))
-	bindToCluster(t, ns, "r")
+`)
 	expectCompliance(t, ns, map[string]policyv1.ComplianceState{"r": policyv1.Compliant})
 	for _, team := range []string{"red", "green", "blue"} {
 		expectConfigMapValue(t, dst, "team-"+team, "team", team)
@@ -174,10 +173,7 @@ func TestObjectTemplatesRaw(t *testing.T) {
 // compliance history, and nothing is created.
 func TestManagedTemplateErrorIsNonCompliant(t *testing.T) {
 	const ns, dst = "merr", "merr-dst"
-	if err := localplane.EnsureNamespace(context.Background(), spokeC, dst); err != nil {
-		t.Fatal(err)
-	}
-	apply(t, hubC, enforcedPolicy(ns, "e", `
+	enforceOnSpoke(t, ns, "e", dst, `
       apiVersion: policy.open-cluster-management.io/v1
       kind: ConfigurationPolicy
       metadata: {name: merr-cp}
@@ -191,8 +187,7 @@ func TestManagedTemplateErrorIsNonCompliant(t *testing.T) {
             metadata: {name: never, namespace: merr-dst}
             data:
               owner: '{{ fromConfigMap "merr-dst" "settings" }}'
-`))
-	bindToCluster(t, ns, "e")
+`)
 	expectCompliance(t, ns, map[string]policyv1.ComplianceState{"e": policyv1.NonCompliant})
 	const want = "wrong number of args for fromConfigMap"
 	localplane.Eventually(t, 45*time.Second, "the error in the status and the history", func() string {
@@ -217,10 +212,7 @@ func TestManagedTemplateErrorIsNonCompliant(t *testing.T) {
 // created.
 func TestHubTemplateErrorAnnotation(t *testing.T) {
 	const ns, dst = "mhub", "mhub-dst"
-	if err := localplane.EnsureNamespace(context.Background(), spokeC, dst); err != nil {
-		t.Fatal(err)
-	}
-	apply(t, hubC, enforcedPolicy(ns, "h", `
+	enforceOnSpoke(t, ns, "h", dst, `
       apiVersion: policy.open-cluster-management.io/v1
       kind: ConfigurationPolicy
       metadata:
@@ -235,8 +227,7 @@ func TestHubTemplateErrorAnnotation(t *testing.T) {
             apiVersion: v1
             kind: ConfigMap
             metadata: {name: never, namespace: mhub-dst}
-`))
-	bindToCluster(t, ns, "h")
+`)
 	expectCompliance(t, ns, map[string]policyv1.ComplianceState{"h": policyv1.NonCompliant})
 	localplane.Eventually(t, 45*time.Second, "the hub's error in the history", func() string {
 		if msg := newestMessage(spokePolicy(t, ns, "h"), 0); msg != "template-error; error calling lookup: the ConfigMap is missing" {
@@ -276,9 +267,6 @@ func hubEncryptionKey(t *testing.T) []byte {
 // protect: the object created has the plain text.
 func TestDecryptsHubEncryptedValues(t *testing.T) {
 	const ns, dst = "menc", "menc-dst"
-	if err := localplane.EnsureNamespace(context.Background(), spokeC, dst); err != nil {
-		t.Fatal(err)
-	}
 	key := hubEncryptionKey(t)
 	iv := []byte("0123456789abcdef")
 	protector, err := gotemplates.NewResolverWithClients(nil, nil, gotemplates.Config{})
@@ -295,7 +283,7 @@ func TestDecryptsHubEncryptedValues(t *testing.T) {
 	if err := json.Unmarshal(res.ResolvedJSON, &protected); err != nil || !strings.HasPrefix(protected.V, "$ocm_encrypted:") {
 		t.Fatalf("protect made %q (%v)", protected.V, err)
 	}
-	apply(t, hubC, enforcedPolicy(ns, "d", fmt.Sprintf(`
+	enforceOnSpoke(t, ns, "d", dst, fmt.Sprintf(`
       apiVersion: policy.open-cluster-management.io/v1
       kind: ConfigurationPolicy
       metadata:
@@ -312,8 +300,7 @@ func TestDecryptsHubEncryptedValues(t *testing.T) {
             metadata: {name: secretive, namespace: menc-dst}
             data:
               password: '%s'
-`, templates.IVAnnotation, base64.StdEncoding.EncodeToString(iv), protected.V)))
-	bindToCluster(t, ns, "d")
+`, templates.IVAnnotation, base64.StdEncoding.EncodeToString(iv), protected.V))
 	expectCompliance(t, ns, map[string]policyv1.ComplianceState{"d": policyv1.Compliant})
 	expectConfigMapValue(t, dst, "secretive", "password", "hunter2")
 

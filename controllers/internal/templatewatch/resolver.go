@@ -9,6 +9,7 @@ import (
 	depclient "github.com/stolostron/kubernetes-dependency-watches/client"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/fleetpolicy/fleetpolicy/shared/templates"
@@ -34,6 +35,18 @@ func New(cfg *rest.Config) (*Resolver, error) {
 		return nil, err
 	}
 	return &Resolver{watcher: watcher, resolver: resolver, source: src}, nil
+}
+
+// ForManager builds a Resolver reading mgr's cluster and adds it to mgr.
+func ForManager(mgr manager.Manager) (*Resolver, error) {
+	r, err := New(mgr.GetConfig())
+	if err != nil {
+		return nil, err
+	}
+	if err := mgr.Add(r); err != nil {
+		return nil, err
+	}
+	return r, nil
 }
 
 // Start runs the watcher until ctx ends.
