@@ -35,8 +35,6 @@ var knownSchemaGaps = map[string]string{
 	"configurationpolicies v1 missing spec.object-templates[].objectSelector":                     "not implemented",
 	"configurationpolicies v1 missing spec.object-templates[].recordDiff":                         "not implemented",
 	"configurationpolicies v1 missing spec.object-templates[].recreateOption":                     "not implemented",
-	"configurationpolicies v1 missing spec.object-templates-raw":                                  "issue 13",
-	"configurationpolicies v1 required only by us spec.object-templates":                          "issue 13 (object-templates-raw)",
 	"configurationpolicies v1 pattern spec.evaluationInterval.compliant":                          "watch not implemented",
 	"configurationpolicies v1 pattern spec.evaluationInterval.noncompliant":                       "watch not implemented",
 	"configurationpolicies v1 missing status.history":                                             "status: written by the controller only",
