@@ -1,6 +1,7 @@
 package operatorpolicy
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/yaml"
 
 	"github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1beta1"
@@ -192,4 +194,13 @@ func relatedOf(ev Evaluation) map[string]string {
 
 func subscriptionCondition(t operatorsv1alpha1.SubscriptionConditionType, reason, message string) operatorsv1alpha1.SubscriptionCondition {
 	return operatorsv1alpha1.SubscriptionCondition{Type: t, Status: corev1.ConditionTrue, Reason: reason, Message: message}
+}
+
+// raw is v as the JSON of a field the schema lets hold a template.
+func raw(v any) *runtime.RawExtension {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return &runtime.RawExtension{Raw: b}
 }

@@ -227,23 +227,34 @@ func (n *normalizer) subscription(s *v1beta1.Subscription, policyNamespace strin
 	return out
 }
 
-// subscriptionConfig decodes spec.subscription.config, which the schema lets
-// hold a managed-cluster template: one still there (templates disabled, or
-// not resolved where the policy is read) is refused.
-func (n *normalizer) subscriptionConfig(raw *runtime.RawExtension) *operatorsv1alpha1.SubscriptionConfig {
+// templatable decodes a field the schema lets hold a managed-cluster
+// template in place of its value (subscription.config,
+// operatorGroup.targetNamespaces, operatorGroup.selector) into out, and
+// reports whether it is set. A template still there (templates disabled, or
+// not resolved where the policy is read) is refused, as is a value of the
+// wrong shape.
+func (n *normalizer) templatable(raw *runtime.RawExtension, field string, out any) bool {
 	if raw == nil || len(raw.Raw) == 0 || string(raw.Raw) == "null" {
-		return nil
+		return false
 	}
 	var template string
 	if json.Unmarshal(raw.Raw, &template) == nil {
-		n.fail(fmt.Sprintf("holds the unresolved template %q, not an object", template), "spec.subscription.config")
-		return nil
+		n.fail(fmt.Sprintf("holds the unresolved template %q, not a value", template), field)
+		return false
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw.Raw))
 	dec.DisallowUnknownFields()
+	if err := dec.Decode(out); err != nil {
+		n.fail(fmt.Sprintf("invalid value: %v", err), field)
+		return false
+	}
+	return true
+}
+
+// subscriptionConfig decodes spec.subscription.config.
+func (n *normalizer) subscriptionConfig(raw *runtime.RawExtension) *operatorsv1alpha1.SubscriptionConfig {
 	config := &operatorsv1alpha1.SubscriptionConfig{}
-	if err := dec.Decode(config); err != nil {
-		n.fail(fmt.Sprintf("is not a SubscriptionConfig: %v", err), "spec.subscription.config")
+	if !n.templatable(raw, "spec.subscription.config", config) {
 		return nil
 	}
 	return config
@@ -316,21 +327,27 @@ func (n *normalizer) operatorGroup(og *v1beta1.OperatorGroup, subscriptionNamesp
 	if og.Target != nil {
 		seedNamespaces, seedSelector = og.Target.Namespaces, og.Target.Selector
 	}
+	var olmNamespaces []string
+	n.templatable(og.TargetNamespaces, fieldOGTargetNamespaces, &olmNamespaces)
+	var olmSelector *metav1.LabelSelector
+	if selector := (&metav1.LabelSelector{}); n.templatable(og.Selector, fieldOGSelector, selector) {
+		olmSelector = selector
+	}
 	seedSet := n.namespaceSet(seedNamespaces, fieldSeedNamespaces)
-	olmSet := n.namespaceSet(og.TargetNamespaces, fieldOGTargetNamespaces)
+	olmSet := n.namespaceSet(olmNamespaces, fieldOGTargetNamespaces)
 	n.validSelector(seedSelector, fieldSeedSelector)
-	n.validSelector(og.Selector, fieldOGSelector)
+	n.validSelector(olmSelector, fieldOGSelector)
 
 	if len(seedSet) > 0 && seedSelector != nil {
 		n.fail("only one of namespaces or selector is allowed", fieldSeedNamespaces, fieldSeedSelector)
 	}
-	if len(olmSet) > 0 && og.Selector != nil {
+	if len(olmSet) > 0 && olmSelector != nil {
 		n.fail("only one of targetNamespaces or selector is allowed", fieldOGTargetNamespaces, fieldOGSelector)
 	}
 	if len(seedSet) > 0 && len(olmSet) > 0 && !slices.Equal(seedSet, olmSet) {
 		n.fail(fmt.Sprintf("disagree (%v and %v)", seedSet, olmSet), fieldSeedNamespaces, fieldOGTargetNamespaces)
 	}
-	if seedSelector != nil && og.Selector != nil && !equality.Semantic.DeepEqual(seedSelector, og.Selector) {
+	if seedSelector != nil && olmSelector != nil && !equality.Semantic.DeepEqual(seedSelector, olmSelector) {
 		n.fail("disagree", fieldSeedSelector, fieldOGSelector)
 	}
 
@@ -339,8 +356,8 @@ func (n *normalizer) operatorGroup(og *v1beta1.OperatorGroup, subscriptionNamesp
 		out.TargetNamespaces = olmSet
 	}
 	out.Selector = seedSelector
-	if og.Selector != nil {
-		out.Selector = og.Selector
+	if olmSelector != nil {
+		out.Selector = olmSelector
 	}
 	out.Selector = out.Selector.DeepCopy()
 	return out

@@ -147,17 +147,17 @@ func TestNormalizeSpellings(t *testing.T) {
 			op.Spec.OperatorGroup = &v1beta1.OperatorGroup{Name: "og", Target: &v1beta1.OperatorGroupTarget{Namespaces: []string{"b", "a", "b"}}}
 		}, operatorGroup, &OperatorGroup{Name: "og", Namespace: opsNS, TargetNamespaces: []string{"a", "b"}}},
 		{"targetNamespaces", func(op *v1beta1.OperatorPolicy) {
-			op.Spec.OperatorGroup = &v1beta1.OperatorGroup{Name: "og", Namespace: opsNS, TargetNamespaces: []string{"a"}, ServiceAccountName: "sa"}
+			op.Spec.OperatorGroup = &v1beta1.OperatorGroup{Name: "og", Namespace: opsNS, TargetNamespaces: raw([]string{"a"}), ServiceAccountName: "sa"}
 		}, operatorGroup, &OperatorGroup{Name: "og", Namespace: opsNS, TargetNamespaces: []string{"a"}, ServiceAccountName: "sa"}},
 		{"both namespace spellings agreeing", func(op *v1beta1.OperatorPolicy) {
 			op.Spec.OperatorGroup = &v1beta1.OperatorGroup{Name: "og", Target: &v1beta1.OperatorGroupTarget{Namespaces: []string{"b", "a"}},
-				TargetNamespaces: []string{"a", "b"}}
+				TargetNamespaces: raw([]string{"a", "b"})}
 		}, operatorGroup, &OperatorGroup{Name: "og", Namespace: opsNS, TargetNamespaces: []string{"a", "b"}}},
 		{"target.selector", func(op *v1beta1.OperatorPolicy) {
 			op.Spec.OperatorGroup = &v1beta1.OperatorGroup{Name: "og", Target: &v1beta1.OperatorGroupTarget{Selector: selector}}
 		}, operatorGroup, &OperatorGroup{Name: "og", Namespace: opsNS, Selector: selector}},
 		{"selector", func(op *v1beta1.OperatorPolicy) {
-			op.Spec.OperatorGroup = &v1beta1.OperatorGroup{Name: "og", Selector: selector}
+			op.Spec.OperatorGroup = &v1beta1.OperatorGroup{Name: "og", Selector: raw(selector)}
 		}, operatorGroup, &OperatorGroup{Name: "og", Namespace: opsNS, Selector: selector}},
 		{"no targets is AllNamespaces", func(op *v1beta1.OperatorPolicy) {
 			op.Spec.OperatorGroup = &v1beta1.OperatorGroup{Name: "og"}
@@ -240,7 +240,16 @@ func TestNormalizeErrors(t *testing.T) {
 		}, [][2]string{{"spec.subscription.config", `holds the unresolved template "{{ fromConfigMap`}}},
 		{"config that is not a SubscriptionConfig", func(op *v1beta1.OperatorPolicy) {
 			op.Spec.Subscription.Config = &runtime.RawExtension{Raw: []byte(`{"env":"A=1"}`)}
-		}, [][2]string{{"spec.subscription.config", "is not a SubscriptionConfig"}}},
+		}, [][2]string{{"spec.subscription.config", "invalid value: json: cannot unmarshal string"}}},
+		{"unresolved operatorGroup templates", func(op *v1beta1.OperatorPolicy) {
+			op.Spec.OperatorGroup = &v1beta1.OperatorGroup{Name: "og", TargetNamespaces: raw("{{ .x }}"), Selector: raw("{{ .y }}")}
+		}, [][2]string{
+			{"spec.operatorGroup.targetNamespaces", `holds the unresolved template "{{ .x }}"`},
+			{"spec.operatorGroup.selector", `holds the unresolved template "{{ .y }}"`},
+		}},
+		{"operatorGroup targets of the wrong shape", func(op *v1beta1.OperatorPolicy) {
+			op.Spec.OperatorGroup = &v1beta1.OperatorGroup{Name: "og", TargetNamespaces: raw(map[string]string{"a": "b"})}
+		}, [][2]string{{"spec.operatorGroup.targetNamespaces", "invalid value"}}},
 		{"unknown remediationAction", func(op *v1beta1.OperatorPolicy) { op.Spec.RemediationAction = "audit" },
 			[][2]string{{"spec.remediationAction", `unsupported value "audit"`}}},
 		{"mustonlyhave", func(op *v1beta1.OperatorPolicy) { op.Spec.ComplianceType = "mustonlyhave" },
@@ -253,15 +262,15 @@ func TestNormalizeErrors(t *testing.T) {
 		}},
 		{"operatorGroup namespace spellings disagree", func(op *v1beta1.OperatorPolicy) {
 			op.Spec.OperatorGroup = &v1beta1.OperatorGroup{Name: "og", Target: &v1beta1.OperatorGroupTarget{Namespaces: []string{"a"}},
-				TargetNamespaces: []string{"b"}}
+				TargetNamespaces: raw([]string{"b"})}
 		}, [][2]string{{"spec.operatorGroup.target.namespaces, spec.operatorGroup.targetNamespaces", "disagree ([a] and [b])"}}},
 		{"operatorGroup selector spellings disagree", func(op *v1beta1.OperatorPolicy) {
 			op.Spec.OperatorGroup = &v1beta1.OperatorGroup{Name: "og",
 				Target:   &v1beta1.OperatorGroupTarget{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"a": "1"}}},
-				Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"a": "2"}}}
+				Selector: raw(&metav1.LabelSelector{MatchLabels: map[string]string{"a": "2"}})}
 		}, [][2]string{{"spec.operatorGroup.target.selector, spec.operatorGroup.selector", "disagree"}}},
 		{"operatorGroup namespaces and selector", func(op *v1beta1.OperatorPolicy) {
-			op.Spec.OperatorGroup = &v1beta1.OperatorGroup{Name: "og", TargetNamespaces: []string{"a"}, Selector: &metav1.LabelSelector{}}
+			op.Spec.OperatorGroup = &v1beta1.OperatorGroup{Name: "og", TargetNamespaces: raw([]string{"a"}), Selector: raw(&metav1.LabelSelector{})}
 		}, [][2]string{{"spec.operatorGroup.targetNamespaces, spec.operatorGroup.selector", "only one of"}}},
 		{"operatorGroup bad entries", func(op *v1beta1.OperatorPolicy) {
 			op.Spec.OperatorGroup = &v1beta1.OperatorGroup{Name: "og", Target: &v1beta1.OperatorGroupTarget{Namespaces: []string{"ok", ""},

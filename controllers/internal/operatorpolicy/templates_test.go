@@ -12,13 +12,15 @@ import (
 
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
+	"github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1beta1"
 	sharedop "github.com/fleetpolicy/fleetpolicy/shared/operatorpolicy"
 )
 
 // TestManagedTemplates enforces an OperatorPolicy whose subscription's
-// channel and namespace are managed-cluster templates and whose config is a
-// template string that toLiteral makes an object (the CRD accepts the string
-// where OLM's schema wants an object): the Subscription is created with the
+// channel and namespace are managed-cluster templates, whose config and
+// operatorGroup targetNamespaces are template strings that toLiteral makes an
+// object and a list (the CRD accepts the strings where OLM's schema wants an
+// object or a list): the Subscription and OperatorGroup are created with the
 // resolved values. When the ConfigMap the templates read changes, the
 // Subscription follows. A template that cannot be resolved makes its policy
 // NonCompliant with the error, and nothing is created.
@@ -27,7 +29,8 @@ func TestManagedTemplates(t *testing.T) {
 	ns := newNamespace(t, "templated")
 	settings := &corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "op-settings"},
-		Data:       map[string]string{"channel": "stable", "namespace": ns, "config": `{"env": [{"name": "LEVEL", "value": "1"}]}`},
+		Data: map[string]string{"channel": "stable", "namespace": ns, "config": `{"env": [{"name": "LEVEL", "value": "1"}]}`,
+			"targets": fmt.Sprintf("[%q]", ns)},
 	}
 	if err := c.Create(ctx, settings); err != nil {
 		t.Fatal(err)
@@ -36,7 +39,11 @@ func TestManagedTemplates(t *testing.T) {
 	spec := policySpec("template-op", catalog, "*")
 	spec.Subscription.Channel = read("channel")
 	spec.Subscription.Namespace = read("namespace")
-	spec.Subscription.Config = &runtime.RawExtension{Raw: fmt.Appendf(nil, "%q", fmt.Sprintf(`{{ fromConfigMap %q "op-settings" "config" | toLiteral }}`, ns))}
+	literal := func(key string) *runtime.RawExtension {
+		return &runtime.RawExtension{Raw: fmt.Appendf(nil, "%q", fmt.Sprintf(`{{ fromConfigMap %q "op-settings" %q | toLiteral }}`, ns, key))}
+	}
+	spec.Subscription.Config = literal("config")
+	spec.OperatorGroup = &v1beta1.OperatorGroup{Name: "templated-og", TargetNamespaces: literal("targets")}
 	createPolicy(t, ns, "templated", spec)
 	waitPolicy(t, ns, "templated", "Compliant with the resolved subscription", all(
 		compliance(policyv1.Compliant),
@@ -45,6 +52,9 @@ func TestManagedTemplates(t *testing.T) {
 	sub := subscription(ns, "template-op")
 	if !exists(t, sub) || sub.Spec.Channel != "stable" || sub.Spec.Config == nil || len(sub.Spec.Config.Env) != 1 || sub.Spec.Config.Env[0].Value != "1" {
 		t.Fatalf("the Subscription does not carry the resolved channel and config: %+v", sub.Spec)
+	}
+	if og := operatorGroup(ns, "templated-og"); !exists(t, og) || len(og.Spec.TargetNamespaces) != 1 || og.Spec.TargetNamespaces[0] != ns {
+		t.Fatalf("the OperatorGroup does not carry the resolved targetNamespaces: %+v", og.Spec)
 	}
 
 	settings.Data["config"] = `{"env": [{"name": "LEVEL", "value": "2"}]}`

@@ -22,11 +22,12 @@ type OperatorGroupTarget struct {
 
 // OperatorGroup is the OperatorGroup an OperatorPolicy wants. Targets may be given
 // in the seed's spelling (target.namespaces / target.selector) or OLM's
-// (targetNamespaces / selector). Fields OLM adds later are preserved.
+// (targetNamespaces / selector); given in both, they must agree (the
+// controller checks it: targetNamespaces and selector may be templates, which
+// the API server cannot compare). Fields OLM adds later are preserved.
 //
 // +kubebuilder:pruning:PreserveUnknownFields
 // +kubebuilder:validation:XValidation:rule="!has(self.target) || !has(self.target.namespaces) || !has(self.target.selector)",message="target: one of namespaces or selector is allowed"
-// +kubebuilder:validation:XValidation:rule="!has(self.target) || (!has(self.targetNamespaces) && !has(self.selector))",message="target cannot be combined with targetNamespaces or selector"
 type OperatorGroup struct {
 	// +optional
 	Name string `json:"name,omitempty"`
@@ -34,10 +35,21 @@ type OperatorGroup struct {
 	Namespace string `json:"namespace,omitempty"`
 	// +optional
 	Target *OperatorGroupTarget `json:"target,omitempty"`
+	// TargetNamespaces is OLM's list of namespaces, or a managed-cluster
+	// template that makes one, which the spoke resolves: the schema accepts
+	// either, as OCM's does.
+	//
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:pruning:PreserveUnknownFields
 	// +optional
-	TargetNamespaces []string `json:"targetNamespaces,omitempty"`
+	TargetNamespaces *runtime.RawExtension `json:"targetNamespaces,omitempty"`
+	// Selector is OLM's label selector of namespaces, or a managed-cluster
+	// template that makes one.
+	//
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:pruning:PreserveUnknownFields
 	// +optional
-	Selector *metav1.LabelSelector `json:"selector,omitempty"`
+	Selector *runtime.RawExtension `json:"selector,omitempty"`
 	// +optional
 	ServiceAccountName string `json:"serviceAccountName,omitempty"`
 }

@@ -35,12 +35,12 @@ func (in *OperatorGroup) DeepCopyInto(out *OperatorGroup) {
 	}
 	if in.TargetNamespaces != nil {
 		in, out := &in.TargetNamespaces, &out.TargetNamespaces
-		*out = make([]string, len(*in))
-		copy(*out, *in)
+		*out = new(runtime.RawExtension)
+		(*in).DeepCopyInto(*out)
 	}
 	if in.Selector != nil {
 		in, out := &in.Selector, &out.Selector
-		*out = new(v1.LabelSelector)
+		*out = new(runtime.RawExtension)
 		(*in).DeepCopyInto(*out)
 	}
 }
