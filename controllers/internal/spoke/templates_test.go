@@ -134,6 +134,36 @@ func TestManagedTemplatesResolveAndFollowTheirSources(t *testing.T) {
 	})
 }
 
+// TestObjectContextPerNamespace enforces a ConfigMap in every namespace a
+// namespaceSelector picks, templated with .ObjectNamespace and .Object: each
+// copy names its own namespace and keeps what its existing object held.
+func TestObjectContextPerNamespace(t *testing.T) {
+	const ns = "mctx"
+	sourceConfigMap(t, "mctx-a", "info", map[string]string{"keep": "from-a"})
+	enforceOnSpoke(t, ns, "c", "mctx-b", `
+      apiVersion: policy.open-cluster-management.io/v1
+      kind: ConfigurationPolicy
+      metadata: {name: mctx-cp}
+      spec:
+        remediationAction: inform
+        namespaceSelector: {include: ["mctx-*"]}
+        object-templates:
+        - complianceType: musthave
+          objectDefinition:
+            apiVersion: v1
+            kind: ConfigMap
+            metadata: {name: info}
+            data:
+              namespace: '{{ .ObjectNamespace }}'
+              keep: '{{ dig "data" "keep" "none" .Object }}'
+`)
+	expectCompliance(t, ns, map[string]policyv1.ComplianceState{"c": policyv1.Compliant})
+	expectConfigMapValue(t, "mctx-a", "info", "namespace", "mctx-a")
+	expectConfigMapValue(t, "mctx-a", "info", "keep", "from-a")
+	expectConfigMapValue(t, "mctx-b", "info", "namespace", "mctx-b")
+	expectConfigMapValue(t, "mctx-b", "info", "keep", "none")
+}
+
 // TestObjectTemplatesRaw enforces a policy whose object-templates-raw builds
 // one ConfigMap per name a ConfigMap of the managed cluster lists, with range.
 func TestObjectTemplatesRaw(t *testing.T) {
