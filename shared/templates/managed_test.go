@@ -30,6 +30,7 @@ func managedCluster(t *testing.T, objs ...map[string]any) *gotemplates.TemplateR
 	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
 		{Version: "v1", Resource: "configmaps"}: "ConfigMapList",
 		{Version: "v1", Resource: "secrets"}:    "SecretList",
+		{Group: "cluster.open-cluster-management.io", Version: "v1alpha1", Resource: "clusterclaims"}: "ClusterClaimList",
 	}, runtimeObjs...)
 	disc := &fakediscovery.FakeDiscovery{Fake: &clienttesting.Fake{Resources: []*metav1.APIResourceList{{
 		GroupVersion: "v1",
@@ -37,6 +38,9 @@ func managedCluster(t *testing.T, objs ...map[string]any) *gotemplates.TemplateR
 			{Name: "configmaps", Namespaced: true, Kind: "ConfigMap", Verbs: metav1.Verbs{"get", "list", "watch"}},
 			{Name: "secrets", Namespaced: true, Kind: "Secret", Verbs: metav1.Verbs{"get", "list", "watch"}},
 		},
+	}, {
+		GroupVersion: "cluster.open-cluster-management.io/v1alpha1",
+		APIResources: []metav1.APIResource{{Name: "clusterclaims", Kind: "ClusterClaim", Verbs: metav1.Verbs{"get", "list", "watch"}}},
 	}}}}
 	r, err := gotemplates.NewResolverWithClients(dyn, disc, gotemplates.Config{})
 	if err != nil {
@@ -54,6 +58,8 @@ func TestResolveObjectDefinition(t *testing.T) {
 		configMapObj("cfg", "settings", map[string]any{"owner": "team-a", "replicas": "3", "lines": "a\nb"}),
 		map[string]any{"apiVersion": "v1", "kind": "Secret", "metadata": map[string]any{"namespace": "cfg", "name": "creds"},
 			"data": map[string]any{"password": base64.StdEncoding.EncodeToString([]byte("s3cret"))}},
+		map[string]any{"apiVersion": "cluster.open-cluster-management.io/v1alpha1", "kind": "ClusterClaim",
+			"metadata": map[string]any{"name": "region.open-cluster-management.io"}, "spec": map[string]any{"value": "eu-west-1"}},
 	)
 	cases := []struct {
 		name      string
@@ -83,6 +89,21 @@ func TestResolveObjectDefinition(t *testing.T) {
 			name: "toLiteral makes an object of a string",
 			raw:  `{"spec":{"config":"{{ \"{\\\"a\\\": 1}\" | toLiteral }}"}}`,
 			want: `{"spec":{"config":{"a":1}}}`,
+		},
+		{
+			name: "fromClusterClaim",
+			raw:  `{"metadata":{"labels":{"region":"{{ fromClusterClaim \"region.open-cluster-management.io\" }}"}}}`,
+			want: `{"metadata":{"labels":{"region":"eu-west-1"}}}`,
+		},
+		{
+			name: "copyConfigMapData makes an object",
+			raw:  `{"data":"{{ copyConfigMapData \"cfg\" \"settings\" }}"}`,
+			want: `{"data":{"lines":"a\nb","owner":"team-a","replicas":"3"}}`,
+		},
+		{
+			name: "lookup of a missing object is empty",
+			raw:  `{"x":"{{ (lookup \"v1\" \"ConfigMap\" \"cfg\" \"missing\").data }}"}`,
+			want: `{"x":"\u003cno value\u003e"}`,
 		},
 		{
 			name:      "fromSecret is sensitive",
