@@ -294,7 +294,8 @@ func hubEncryptionKey(t *testing.T) []byte {
 // TestDecryptsHubEncryptedValues checks that the spoke copies the hub's
 // encryption key Secret of the cluster namespace and, with it and the
 // template's IV annotation, decrypts a value encrypted with the library's
-// protect: the object created has the plain text.
+// protect: the object created has the plain text. With the wrong IV the
+// policy is NonCompliant with the decryption error and creates nothing.
 func TestDecryptsHubEncryptedValues(t *testing.T) {
 	const ns, dst = "menc", "menc-dst"
 	key := hubEncryptionKey(t)
@@ -337,5 +338,36 @@ func TestDecryptsHubEncryptedValues(t *testing.T) {
 	copied := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: cluster, Name: templates.EncryptionKeySecret}}
 	if !exists(t, spokeC, copied) || string(copied.Data[templates.KeyData]) != string(key) {
 		t.Fatalf("the spoke's copy of the key Secret does not hold the hub's key: %v", copied.Data)
+	}
+
+	// The same value with an IV it was not encrypted with cannot be
+	// decrypted: NonCompliant with the library's error, nothing created.
+	enforceOnSpoke(t, ns, "wrong-iv", dst, fmt.Sprintf(`
+      apiVersion: policy.open-cluster-management.io/v1
+      kind: ConfigurationPolicy
+      metadata:
+        name: menc-wrong-iv
+        annotations:
+          %s: %s
+      spec:
+        remediationAction: inform
+        object-templates:
+        - complianceType: musthave
+          objectDefinition:
+            apiVersion: v1
+            kind: ConfigMap
+            metadata: {name: undecrypted, namespace: menc-dst}
+            data:
+              password: '%s'
+`, templates.IVAnnotation, base64.StdEncoding.EncodeToString([]byte("fedcba9876543210")), protected.V))
+	expectCompliance(t, ns, map[string]policyv1.ComplianceState{"wrong-iv": policyv1.NonCompliant})
+	localplane.Eventually(t, 45*time.Second, "the decryption error in the history", func() string {
+		if msg := newestMessage(spokePolicy(t, ns, "wrong-iv"), 0); !strings.HasPrefix(msg, "NonCompliant; ") || !strings.Contains(msg, "padding") {
+			return "newest history message " + msg
+		}
+		return ""
+	})
+	if undecrypted := (&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: dst, Name: "undecrypted"}}); exists(t, spokeC, undecrypted) {
+		t.Error("an object was created from a value that could not be decrypted")
 	}
 }
