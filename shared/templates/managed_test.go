@@ -28,8 +28,8 @@ func managedCluster(t *testing.T, objs ...map[string]any) *gotemplates.TemplateR
 		runtimeObjs = append(runtimeObjs, &unstructured.Unstructured{Object: o})
 	}
 	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
-		{Version: "v1", Resource: "configmaps"}: "ConfigMapList",
-		{Version: "v1", Resource: "secrets"}:    "SecretList",
+		{Version: "v1", Resource: "configmaps"}:                                                       "ConfigMapList",
+		{Version: "v1", Resource: "secrets"}:                                                          "SecretList",
 		{Group: "cluster.open-cluster-management.io", Version: "v1alpha1", Resource: "clusterclaims"}: "ClusterClaimList",
 	}, runtimeObjs...)
 	disc := &fakediscovery.FakeDiscovery{Fake: &clienttesting.Fake{Resources: []*metav1.APIResourceList{{

@@ -314,11 +314,13 @@ func TestDecryptsHubEncryptedValues(t *testing.T) {
 	if err := json.Unmarshal(res.ResolvedJSON, &protected); err != nil || !strings.HasPrefix(protected.V, "$ocm_encrypted:") {
 		t.Fatalf("protect made %q (%v)", protected.V, err)
 	}
-	enforceOnSpoke(t, ns, "d", dst, fmt.Sprintf(`
+	// A ConfigurationPolicy with the IV annotation and a ConfigMap holding value.
+	encrypted := func(name string, iv []byte, configMap string) string {
+		return fmt.Sprintf(`
       apiVersion: policy.open-cluster-management.io/v1
       kind: ConfigurationPolicy
       metadata:
-        name: menc-cp
+        name: %s
         annotations:
           %s: %s
       spec:
@@ -328,10 +330,12 @@ func TestDecryptsHubEncryptedValues(t *testing.T) {
           objectDefinition:
             apiVersion: v1
             kind: ConfigMap
-            metadata: {name: secretive, namespace: menc-dst}
+            metadata: {name: %s, namespace: %s}
             data:
               password: '%s'
-`, templates.IVAnnotation, base64.StdEncoding.EncodeToString(iv), protected.V))
+`, name, templates.IVAnnotation, base64.StdEncoding.EncodeToString(iv), configMap, dst, protected.V)
+	}
+	enforceOnSpoke(t, ns, "d", dst, encrypted("menc-cp", iv, "secretive"))
 	expectCompliance(t, ns, map[string]policyv1.ComplianceState{"d": policyv1.Compliant})
 	expectConfigMapValue(t, dst, "secretive", "password", "hunter2")
 
@@ -342,24 +346,7 @@ func TestDecryptsHubEncryptedValues(t *testing.T) {
 
 	// The same value with an IV it was not encrypted with cannot be
 	// decrypted: NonCompliant with the library's error, nothing created.
-	enforceOnSpoke(t, ns, "wrong-iv", dst, fmt.Sprintf(`
-      apiVersion: policy.open-cluster-management.io/v1
-      kind: ConfigurationPolicy
-      metadata:
-        name: menc-wrong-iv
-        annotations:
-          %s: %s
-      spec:
-        remediationAction: inform
-        object-templates:
-        - complianceType: musthave
-          objectDefinition:
-            apiVersion: v1
-            kind: ConfigMap
-            metadata: {name: undecrypted, namespace: menc-dst}
-            data:
-              password: '%s'
-`, templates.IVAnnotation, base64.StdEncoding.EncodeToString([]byte("fedcba9876543210")), protected.V))
+	enforceOnSpoke(t, ns, "wrong-iv", dst, encrypted("menc-wrong-iv", []byte("fedcba9876543210"), "undecrypted"))
 	expectCompliance(t, ns, map[string]policyv1.ComplianceState{"wrong-iv": policyv1.NonCompliant})
 	localplane.Eventually(t, 45*time.Second, "the decryption error in the history", func() string {
 		if msg := newestMessage(spokePolicy(t, ns, "wrong-iv"), 0); !strings.HasPrefix(msg, "NonCompliant; ") || !strings.Contains(msg, "padding") {
