@@ -358,3 +358,33 @@ func TestDecryptsHubEncryptedValues(t *testing.T) {
 		t.Error("an object was created from a value that could not be decrypted")
 	}
 }
+
+// TestEncryptionKeyCopyFollowsTheHub rotates the hub's key Secret of the
+// cluster namespace (the new key, the old one as previousKey): the spoke's
+// copy follows.
+func TestEncryptionKeyCopyFollowsTheHub(t *testing.T) {
+	ctx := context.Background()
+	key := hubEncryptionKey(t)
+	rotated := []byte(strings.Repeat("R", templates.KeySize))
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: cluster, Name: templates.EncryptionKeySecret}}
+		if !exists(t, hubC, secret) {
+			t.Fatal("the hub's key Secret is gone")
+		}
+		secret.Data = map[string][]byte{templates.KeyData: rotated, templates.PreviousKeyData: key}
+		return hubC.Update(ctx, secret)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	localplane.Eventually(t, 45*time.Second, "the copy holds the rotated keys", func() string {
+		copied := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: cluster, Name: templates.EncryptionKeySecret}}
+		if !exists(t, spokeC, copied) {
+			return "no copy"
+		}
+		if string(copied.Data[templates.KeyData]) != string(rotated) || string(copied.Data[templates.PreviousKeyData]) != string(key) {
+			return fmt.Sprintf("copy data %v", copied.Data)
+		}
+		return ""
+	})
+}
