@@ -19,6 +19,8 @@ type templateError struct{ err error }
 
 func (e templateError) Error() string { return e.err.Error() }
 
+func (e templateError) Unwrap() error { return e.err }
+
 // resolveTemplates returns op with the managed-cluster templates of the
 // fields OCM resolves (spec.versions, spec.subscription, spec.operatorGroup)
 // resolved against the cluster, watching what they read; op itself is left
