@@ -49,6 +49,9 @@ type templateOutcome struct {
 	compliant bool
 	message   string
 	related   []policyv1.RelatedObject
+	// incomplete is true when the template could not be evaluated in full
+	// (bad input, an API error): its related objects may be missing some.
+	incomplete bool
 }
 
 // Reconcile evaluates one ConfigurationPolicy.
@@ -62,17 +65,31 @@ func (r *ConfigurationPolicyReconciler) Reconcile(ctx context.Context, req ctrl.
 		return ctrl.Result{}, err
 	}
 	if !cp.DeletionTimestamp.IsZero() {
+		if err := r.Templates.Forget(watcher); err != nil {
+			return ctrl.Result{}, err
+		}
+		return r.finishDeletion(ctx, cp)
+	}
+	if uninstalling, err := r.syncFinalizer(ctx, cp); err != nil {
+		return ctrl.Result{}, err
+	} else if uninstalling {
 		return ctrl.Result{}, r.Templates.Forget(watcher)
 	}
 	var status policyv1.ConfigurationPolicyStatus
-	var compliant bool
+	var compliant, complete bool
 	var messages []string
 	if templates.Disabled(cp.Annotations) {
-		status, compliant, messages = r.evaluateAll(ctx, cp, nil)
+		status, compliant, complete, messages = r.evaluateAll(ctx, cp, nil)
 	} else if err := r.Templates.Batch(ctx, watcher, func(res templates.Resolver, opts gotemplates.ResolveOptions) {
-		status, compliant, messages = r.evaluateAll(ctx, cp, &templating{resolver: res, options: opts})
+		status, compliant, complete, messages = r.evaluateAll(ctx, cp, &templating{resolver: res, options: opts})
 	}); err != nil {
 		return ctrl.Result{}, err
+	}
+	status.RelatedObjects = configpolicy.CarryCreatedByPolicy(cp.Status.RelatedObjects, status.RelatedObjects)
+	// An evaluation that failed somewhere may miss objects that are still the
+	// policy's: only a complete one prunes what it no longer relates to.
+	if complete {
+		r.pruneDropped(ctx, cp, status.RelatedObjects)
 	}
 	requeue := r.interval(cp, compliant)
 
@@ -129,15 +146,20 @@ func wholePolicyStatus(cp *policyv1.ConfigurationPolicy, compliant bool, reason,
 // policyViolation is the status of a ConfigurationPolicy that cannot be
 // evaluated at all (its key cannot be read, its object-templates-raw not
 // resolved): NonCompliant with the message, nothing evaluated or applied.
-func policyViolation(cp *policyv1.ConfigurationPolicy, reason, msg string) (policyv1.ConfigurationPolicyStatus, bool, []string) {
-	return wholePolicyStatus(cp, false, reason, msg)
+// The evaluation is not complete: it prunes nothing.
+func policyViolation(cp *policyv1.ConfigurationPolicy, reason, msg string) (policyv1.ConfigurationPolicyStatus, bool, bool, []string) {
+	status, compliant, messages := wholePolicyStatus(cp, false, reason, msg)
+	return status, compliant, false, messages
 }
 
 // evaluateAll evaluates every object template of cp (those its
 // object-templates-raw makes, when set), resolving their templates with tpl
-// (nil: templates are disabled), and returns the status, the compliance and
-// the messages of the templates.
-func (r *ConfigurationPolicyReconciler) evaluateAll(ctx context.Context, cp *policyv1.ConfigurationPolicy, tpl *templating) (policyv1.ConfigurationPolicyStatus, bool, []string) {
+// (nil: templates are disabled), and returns the status, the compliance,
+// whether every object template could be evaluated in full (complete: only
+// then are the objects it no longer relates to pruned) and the messages of
+// the templates.
+func (r *ConfigurationPolicyReconciler) evaluateAll(ctx context.Context, cp *policyv1.ConfigurationPolicy, tpl *templating) (
+	status policyv1.ConfigurationPolicyStatus, compliant, complete bool, messages []string) {
 	if tpl != nil && templates.UsesDecryption(cp.Annotations) {
 		key := &corev1.Secret{}
 		var keyData map[string][]byte
@@ -170,18 +192,20 @@ func (r *ConfigurationPolicyReconciler) evaluateAll(ctx context.Context, cp *pol
 		tpl = nil
 	}
 	if len(objectTemplates) == 0 {
-		return wholePolicyStatus(cp, true, "No object templates",
+		// It relates to nothing now: what it related to is pruned (as in OCM).
+		status, compliant, messages = wholePolicyStatus(cp, true, "No object templates",
 			fmt.Sprintf("%s contains no object templates to check, and thus has no violations", cp.Name))
+		return status, compliant, true, messages
 	}
 
 	enforce := cp.Spec.RemediationAction.IsEnforce()
 	namespaces := &namespaceLister{client: r.Client}
-	status := policyv1.ConfigurationPolicyStatus{LastEvaluatedGeneration: cp.Generation}
-	compliant := true
-	var messages []string
+	status = policyv1.ConfigurationPolicyStatus{LastEvaluatedGeneration: cp.Generation}
+	compliant, complete = true, true
 	for i, ot := range objectTemplates {
 		out := r.evaluate(ctx, cp, i, ot, enforce, namespaces, tpl)
 		compliant = compliant && out.compliant
+		complete = complete && !out.incomplete
 		messages = append(messages, out.message)
 		status.RelatedObjects = append(status.RelatedObjects, out.related...)
 		state, condition := policyv1.NonCompliant, "violation"
@@ -200,7 +224,7 @@ func (r *ConfigurationPolicyReconciler) evaluateAll(ctx context.Context, cp *pol
 	if compliant {
 		status.ComplianceState = policyv1.Compliant
 	}
-	return status, compliant, messages
+	return status, compliant, complete, messages
 }
 
 // sameEvaluation reports whether a new evaluation says what the status says
@@ -253,7 +277,7 @@ func (r *ConfigurationPolicyReconciler) evaluate(ctx context.Context, cp *policy
 	namespaces *namespaceLister, tpl *templating) templateOutcome {
 	field := fmt.Sprintf("spec.object-templates[%d]", i)
 	violation := func(format string, args ...any) templateOutcome {
-		return templateOutcome{message: fmt.Sprintf(format, args...)}
+		return templateOutcome{message: fmt.Sprintf(format, args...), incomplete: true}
 	}
 	if ot == nil {
 		return violation("%s is empty", field)
@@ -322,6 +346,7 @@ func (r *ConfigurationPolicyReconciler) evaluate(ctx context.Context, cp *policy
 	var results []configpolicy.Result
 	var related []policyv1.RelatedObject
 	skipped := 0
+	incomplete := false
 	for _, ns := range targetNamespaces {
 		switch {
 		case templated && (desired == nil || uses.ObjectNamespace || uses.ObjectName || uses.Object):
@@ -331,7 +356,7 @@ func (r *ConfigurationPolicyReconciler) evaluate(ctx context.Context, cp *policy
 			}
 			res, err := templates.ResolveObjectDefinition(tpl.resolver, raw, templates.ObjectContext(existing, name, ns), tpl.options)
 			if err != nil {
-				return templateOutcome{message: templates.ErrorMessage(err)}
+				return templateOutcome{message: templates.ErrorMessage(err), incomplete: true}
 			}
 			if res.Skip {
 				skipped++
@@ -365,22 +390,25 @@ func (r *ConfigurationPolicyReconciler) evaluate(ctx context.Context, cp *policy
 		}
 		var objResults []configpolicy.Result
 		var objRelated []policyv1.RelatedObject
+		listed := true
 		if obj.GetName() != "" {
 			objResults, objRelated = r.evaluateNamed(ctx, obj, obj.GetNamespace(), resource, ct, mct, enforce)
 		} else {
-			objResults, objRelated = r.evaluateUnnamed(ctx, obj, obj.GetNamespace(), resource, ct, mct, enforce)
+			objResults, objRelated, listed = r.evaluateUnnamed(ctx, obj, obj.GetNamespace(), resource, ct, mct, enforce)
 		}
 		results = append(results, objResults...)
 		related = append(related, objRelated...)
+		incomplete = incomplete || !listed
 	}
 	if len(results) == 0 && skipped > 0 {
-		return templateOutcome{compliant: true, message: fmt.Sprintf("All objects of kind %s were skipped by the `skipObject` template function", gvk.Kind)}
+		return templateOutcome{compliant: true, message: fmt.Sprintf("All objects of kind %s were skipped by the `skipObject` template function", gvk.Kind),
+			incomplete: incomplete}
 	}
 	compliant := true
 	for _, res := range results {
 		compliant = compliant && res.Compliant
 	}
-	return templateOutcome{compliant: compliant, message: configpolicy.Describe(results), related: related}
+	return templateOutcome{compliant: compliant, message: configpolicy.Describe(results), related: related, incomplete: incomplete}
 }
 
 // selectorEmpty reports whether a namespaceSelector selects nothing by itself.
@@ -441,8 +469,10 @@ func (r *ConfigurationPolicyReconciler) evaluateNamed(ctx context.Context, desir
 			res.Compliant, res.Reason = false, configpolicy.Reason("cannot be deleted: "+err.Error())
 		}
 	}
+	// A mustnothave object is not the policy's: its entry has no properties
+	// (as in OCM), so pruning never deletes it.
 	var uidOf *unstructured.Unstructured
-	if exists || created {
+	if (exists || created) && ct != policyv1.MustNotHave {
 		uidOf = existing
 	}
 	return []configpolicy.Result{res}, []policyv1.RelatedObject{relatedObject(desired, ns, name, res, uidOf, created)}
@@ -451,9 +481,10 @@ func (r *ConfigurationPolicyReconciler) evaluateNamed(ctx context.Context, desir
 // evaluateUnnamed evaluates a template without a name against every object of
 // its kind in namespace ns: musthave is met when one matches, mustnothave when
 // none does. Enforce cannot create an object without a name; it deletes the
-// matching objects of a mustnothave.
+// matching objects of a mustnothave. listed is false when the objects cannot
+// be listed.
 func (r *ConfigurationPolicyReconciler) evaluateUnnamed(ctx context.Context, desired *unstructured.Unstructured, ns, resource string,
-	ct, mct policyv1.ComplianceType, enforce bool) ([]configpolicy.Result, []policyv1.RelatedObject) {
+	ct, mct policyv1.ComplianceType, enforce bool) (results []configpolicy.Result, related []policyv1.RelatedObject, listed bool) {
 	gvk := desired.GroupVersionKind()
 	list := &unstructured.UnstructuredList{}
 	list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
@@ -463,7 +494,7 @@ func (r *ConfigurationPolicyReconciler) evaluateUnnamed(ctx context.Context, des
 	}
 	if err := r.Reader.List(ctx, list, opts...); err != nil {
 		res := configpolicy.Result{Resource: resource, Namespace: ns, Name: "*", Reason: configpolicy.Reason("cannot be listed: " + err.Error())}
-		return []configpolicy.Result{res}, nil
+		return []configpolicy.Result{res}, nil, false
 	}
 	compareAs := ct
 	if ct == policyv1.MustNotHave {
@@ -475,14 +506,12 @@ func (r *ConfigurationPolicyReconciler) evaluateUnnamed(ctx context.Context, des
 			matching = append(matching, &list.Items[i])
 		}
 	}
-	var results []configpolicy.Result
-	var related []policyv1.RelatedObject
 	if len(matching) == 0 {
 		res := configpolicy.Result{Resource: resource, Namespace: ns, Name: "*", Reason: configpolicy.ReasonNotFound}
 		if ct == policyv1.MustNotHave {
 			res.Compliant, res.Reason = true, configpolicy.ReasonMissingAsExpected
 		}
-		return []configpolicy.Result{res}, nil
+		return []configpolicy.Result{res}, nil, true
 	}
 	for _, obj := range matching {
 		verdict := configpolicy.Decide(ct, true, configpolicy.Comparison{Matches: true}, enforce)
@@ -493,9 +522,13 @@ func (r *ConfigurationPolicyReconciler) evaluateUnnamed(ctx context.Context, des
 			}
 		}
 		results = append(results, res)
-		related = append(related, relatedObject(desired, ns, obj.GetName(), res, obj, false))
+		uidOf := obj
+		if ct == policyv1.MustNotHave {
+			uidOf = nil
+		}
+		related = append(related, relatedObject(desired, ns, obj.GetName(), res, uidOf, false))
 	}
-	return results, related
+	return results, related, true
 }
 
 func relatedObject(desired *unstructured.Unstructured, ns, name string, res configpolicy.Result, obj *unstructured.Unstructured, created bool) policyv1.RelatedObject {
@@ -511,10 +544,7 @@ func relatedObject(desired *unstructured.Unstructured, ns, name string, res conf
 		ro.Compliant = string(policyv1.Compliant)
 	}
 	if obj != nil {
-		ro.Properties = &policyv1.ObjectProperties{UID: string(obj.GetUID())}
-		if created {
-			ro.Properties.CreatedByPolicy = ptr.To(true)
-		}
+		ro.Properties = &policyv1.ObjectProperties{UID: string(obj.GetUID()), CreatedByPolicy: ptr.To(created)}
 	}
 	return ro
 }

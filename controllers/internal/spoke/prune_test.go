@@ -1,0 +1,319 @@
+package spoke_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
+	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
+	"github.com/fleetpolicy/fleetpolicy/shared/configpolicy"
+)
+
+// pruningTemplate is a ConfigurationPolicy template named name with the
+// remediationAction action and pruneObjectBehavior prune ("" for none), whose
+// musthave object templates want the ConfigMaps cms of namespace data.
+func pruningTemplate(name, action, prune, data string, cms ...string) string {
+	var templates []string
+	for _, cm := range cms {
+		templates = append(templates, fmt.Sprintf(`{complianceType: musthave,
+          objectDefinition: {apiVersion: v1, kind: ConfigMap, metadata: {name: %s, namespace: %s}, data: {owner: fleetpolicy}}}`, cm, data))
+	}
+	pruneField := ""
+	if prune != "" {
+		pruneField = ", pruneObjectBehavior: " + prune
+	}
+	return fmt.Sprintf(`{apiVersion: policy.open-cluster-management.io/v1, kind: ConfigurationPolicy,
+        metadata: {name: %s},
+        spec: {remediationAction: %s%s, object-templates: [%s]}}`, name, action, pruneField, strings.Join(templates, ", "))
+}
+
+// cmUID is the uid of ConfigMap data/name on the spoke ("" if there is none).
+func cmUID(t *testing.T, data, name string) types.UID {
+	t.Helper()
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: data, Name: name}}
+	if !exists(t, spokeC, cm) {
+		return ""
+	}
+	return cm.UID
+}
+
+// hasPruneFinalizer reports whether the spoke's ConfigurationPolicy name holds
+// the prune finalizer.
+func hasPruneFinalizer(t *testing.T, name string) bool {
+	t.Helper()
+	cp := spokeConfigPolicy(t, name)
+	return cp != nil && controllerutil.ContainsFinalizer(cp, configpolicy.PruneFinalizer)
+}
+
+// deleteRoot deletes root policy ns/name on the hub and waits until its
+// template is gone from the spoke (the prune finalizer released).
+func deleteRoot(t *testing.T, ns, name, template string) {
+	t.Helper()
+	if err := hubC.Delete(context.Background(), &policyv1.Policy{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}); err != nil {
+		t.Fatal(err)
+	}
+	localplane.Eventually(t, 45*time.Second, "the template goes with its policy", func() string {
+		if cp := spokeConfigPolicy(t, template); cp != nil {
+			return fmt.Sprintf("%s is still there, finalizers %v, status %+v", template, cp.Finalizers, cp.Status.CompliancyDetails)
+		}
+		return ""
+	})
+}
+
+// settle waits for a few evaluations of the spoke's ConfigurationPolicies
+// (every 500ms in these tests), so that a status an evaluation would change
+// has been written.
+func settle() { time.Sleep(1500 * time.Millisecond) }
+
+// TestPruneDeleteIfCreated: an enforced ConfigurationPolicy with
+// DeleteIfCreated holds the prune finalizer and, when its policy is deleted,
+// deletes the ConfigMap it created and keeps the one that was there before.
+func TestPruneDeleteIfCreated(t *testing.T) {
+	const ns, data = "prune-created", "prune-created-data"
+	configMap(t, data, "before")
+	apply(t, hubC, policyOf(ns, "p", pruningTemplate("pc-cm", "enforce", "DeleteIfCreated", data, "made", "before"), ""))
+	bindToCluster(t, ns, "p")
+	expectCompliance(t, ns, map[string]policyv1.ComplianceState{"p": policyv1.Compliant})
+	if !hasPruneFinalizer(t, "pc-cm") {
+		t.Fatal("the ConfigurationPolicy does not hold the prune finalizer")
+	}
+	settle()
+	cp := spokeConfigPolicy(t, "pc-cm")
+	for _, ro := range cp.Status.RelatedObjects {
+		created := ro.Properties != nil && ro.Properties.CreatedByPolicy != nil && *ro.Properties.CreatedByPolicy
+		if want := ro.Object.Metadata.Name == "made"; created != want {
+			t.Errorf("%s: createdByPolicy %t after later evaluations, want %t", ro.Object.Metadata.Name, created, want)
+		}
+	}
+
+	deleteRoot(t, ns, "p", "pc-cm")
+	if cmUID(t, data, "made") != "" {
+		t.Error("the ConfigMap the policy created was not deleted")
+	}
+	if cmUID(t, data, "before") == "" {
+		t.Error("the ConfigMap that was there before the policy was deleted")
+	}
+}
+
+// TestPruneDeleteAll: DeleteAll deletes what the policy created and what it
+// found.
+func TestPruneDeleteAll(t *testing.T) {
+	const ns, data = "prune-all", "prune-all-data"
+	configMap(t, data, "before")
+	apply(t, hubC, policyOf(ns, "p", pruningTemplate("pa-cm", "enforce", "DeleteAll", data, "made", "before"), ""))
+	bindToCluster(t, ns, "p")
+	expectCompliance(t, ns, map[string]policyv1.ComplianceState{"p": policyv1.Compliant})
+	if !hasPruneFinalizer(t, "pa-cm") {
+		t.Fatal("the ConfigurationPolicy does not hold the prune finalizer")
+	}
+
+	deleteRoot(t, ns, "p", "pa-cm")
+	for _, name := range []string{"made", "before"} {
+		if cmUID(t, data, name) != "" {
+			t.Errorf("ConfigMap %s was not deleted", name)
+		}
+	}
+}
+
+// TestPruneNoneDeletesNothing: without pruneObjectBehavior, or with None, no
+// finalizer is held and deleting the policy deletes nothing; switching to
+// DeleteIfCreated adds the finalizer and switching back takes it away.
+func TestPruneNoneDeletesNothing(t *testing.T) {
+	const ns, data = "prune-none", "prune-none-data"
+	if err := localplane.EnsureNamespace(context.Background(), spokeC, data); err != nil {
+		t.Fatal(err)
+	}
+	apply(t, hubC, policyOf(ns, "unset", pruningTemplate("pn-unset", "enforce", "", data, "unset"), "")+"---"+
+		policyOf(ns, "none", pruningTemplate("pn-none", "enforce", "None", data, "none"), ""))
+	bindToCluster(t, ns, "unset", "none")
+	expectCompliance(t, ns, map[string]policyv1.ComplianceState{"unset": policyv1.Compliant, "none": policyv1.Compliant})
+	settle()
+	if hasPruneFinalizer(t, "pn-unset") || hasPruneFinalizer(t, "pn-none") {
+		t.Fatal("a ConfigurationPolicy that prunes nothing holds the prune finalizer")
+	}
+
+	apply(t, hubC, policyOf(ns, "none", pruningTemplate("pn-none", "enforce", "DeleteIfCreated", data, "none"), ""))
+	localplane.Eventually(t, 45*time.Second, "the finalizer follows the spec", func() string {
+		if !hasPruneFinalizer(t, "pn-none") {
+			return "no finalizer with DeleteIfCreated"
+		}
+		return ""
+	})
+	apply(t, hubC, policyOf(ns, "none", pruningTemplate("pn-none", "enforce", "None", data, "none"), ""))
+	localplane.Eventually(t, 45*time.Second, "the finalizer follows the spec", func() string {
+		if hasPruneFinalizer(t, "pn-none") {
+			return "the finalizer stays with None"
+		}
+		return ""
+	})
+
+	deleteRoot(t, ns, "unset", "pn-unset")
+	deleteRoot(t, ns, "none", "pn-none")
+	for _, name := range []string{"unset", "none"} {
+		if cmUID(t, data, name) == "" {
+			t.Errorf("ConfigMap %s was deleted by a policy that prunes nothing", name)
+		}
+	}
+}
+
+// TestPruneInformDeletesNothing: an inform policy with DeleteAll holds the
+// finalizer, as in OCM, but deleting it deletes nothing.
+func TestPruneInformDeletesNothing(t *testing.T) {
+	const ns, data = "prune-inform", "prune-inform-data"
+	configMap(t, data, "seen")
+	apply(t, hubC, policyOf(ns, "p", pruningTemplate("pi-cm", "inform", "DeleteAll", data, "seen"), ""))
+	bindToCluster(t, ns, "p")
+	expectCompliance(t, ns, map[string]policyv1.ComplianceState{"p": policyv1.Compliant})
+	if !hasPruneFinalizer(t, "pi-cm") {
+		t.Fatal("the ConfigurationPolicy does not hold the prune finalizer")
+	}
+	deleteRoot(t, ns, "p", "pi-cm")
+	if cmUID(t, data, "seen") == "" {
+		t.Error("an inform policy deleted the ConfigMap it checked")
+	}
+}
+
+// TestPruneKeepsObjectRecreatedBySomeoneElse: the ConfigMap a DeleteIfCreated
+// policy created is deleted and recreated by someone else before the policy
+// sees it missing; the policy keeps the uid it created, so deleting the policy
+// leaves the new ConfigMap alone.
+func TestPruneKeepsObjectRecreatedBySomeoneElse(t *testing.T) {
+	const ns, data = "prune-recreated", "prune-recreated-data"
+	if err := localplane.EnsureNamespace(context.Background(), spokeC, data); err != nil {
+		t.Fatal(err)
+	}
+	apply(t, hubC, policyOf(ns, "p", pruningTemplate("pr-cm", "enforce", "DeleteIfCreated", data, "cm"), ""))
+	bindToCluster(t, ns, "p")
+	expectCompliance(t, ns, map[string]policyv1.ComplianceState{"p": policyv1.Compliant})
+	created := cmUID(t, data, "cm")
+
+	// Replace it at once; when the policy recreated it in between, try again.
+	var theirs types.UID
+	for attempt := 0; theirs == ""; attempt++ {
+		if attempt == 20 {
+			t.Fatal("the policy recreated the ConfigMap before the test could, every time")
+		}
+		deleteConfigMap(t, data, "cm")
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: data, Name: "cm"}, Data: map[string]string{"owner": "fleetpolicy"}}
+		switch err := spokeC.Create(context.Background(), cm); {
+		case err == nil:
+			theirs = cm.UID
+		case !apierrors.IsAlreadyExists(err):
+			t.Fatal(err)
+		}
+	}
+	settle()
+	cp := spokeConfigPolicy(t, "pr-cm")
+	if len(cp.Status.RelatedObjects) != 1 || cp.Status.RelatedObjects[0].Properties == nil ||
+		cp.Status.RelatedObjects[0].Properties.UID == string(theirs) {
+		t.Fatalf("the status does not keep the uid the policy created (%s, theirs %s): %+v", created, theirs, cp.Status.RelatedObjects)
+	}
+
+	deleteRoot(t, ns, "p", "pr-cm")
+	if got := cmUID(t, data, "cm"); got != theirs {
+		t.Errorf("the ConfigMap recreated by someone else was deleted (uid now %q, theirs %q)", got, theirs)
+	}
+}
+
+// TestPruneFailureHoldsFinalizer: a ConfigMap that cannot go (a finalizer of
+// someone else holds it) keeps the ConfigurationPolicy's finalizer, and its
+// status says which object could not be deleted; once it goes, so does the
+// policy.
+func TestPruneFailureHoldsFinalizer(t *testing.T) {
+	const ns, data, hold = "prune-failure", "prune-failure-data", "fleetpolicy.test/hold"
+	if err := localplane.EnsureNamespace(context.Background(), spokeC, data); err != nil {
+		t.Fatal(err)
+	}
+	held := &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Namespace: data, Name: "held", Finalizers: []string{hold}},
+		Data:       map[string]string{"owner": "fleetpolicy"},
+	}
+	if err := spokeC.Create(context.Background(), held); err != nil {
+		t.Fatal(err)
+	}
+	apply(t, hubC, policyOf(ns, "p", pruningTemplate("pf-cm", "enforce", "DeleteAll", data, "held"), ""))
+	bindToCluster(t, ns, "p")
+	expectCompliance(t, ns, map[string]policyv1.ComplianceState{"p": policyv1.Compliant})
+	if err := hubC.Delete(context.Background(), &policyv1.Policy{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "p"}}); err != nil {
+		t.Fatal(err)
+	}
+
+	localplane.Eventually(t, 45*time.Second, "the failure is reported and the finalizer kept", func() string {
+		cp := spokeConfigPolicy(t, "pf-cm")
+		if cp == nil {
+			return "the ConfigurationPolicy is gone"
+		}
+		if cp.DeletionTimestamp.IsZero() || !controllerutil.ContainsFinalizer(cp, configpolicy.PruneFinalizer) {
+			return fmt.Sprintf("not held while deleting: deletionTimestamp %v, finalizers %v", cp.DeletionTimestamp, cp.Finalizers)
+		}
+		for _, d := range cp.Status.CompliancyDetails {
+			for _, c := range d.Conditions {
+				if c.Reason == configpolicy.ReasonCleanupError && strings.Contains(c.Message, `ConfigMap "held" in namespace `+data) {
+					return ""
+				}
+			}
+		}
+		return fmt.Sprintf("no cleanup error in the status: %+v", cp.Status.CompliancyDetails)
+	})
+	if cp := spokeConfigPolicy(t, "pf-cm"); cp.Status.ComplianceState != policyv1.NonCompliant {
+		t.Errorf("compliance %q while the cleanup fails, want NonCompliant", cp.Status.ComplianceState)
+	}
+
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cm := &corev1.ConfigMap{}
+		if err := spokeC.Get(context.Background(), client.ObjectKeyFromObject(held), cm); err != nil {
+			return err
+		}
+		cm.Finalizers = slices.DeleteFunc(cm.Finalizers, func(f string) bool { return f == hold })
+		return spokeC.Update(context.Background(), cm)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	localplane.Eventually(t, 45*time.Second, "the policy goes once the ConfigMap has", func() string {
+		if spokeConfigPolicy(t, "pf-cm") != nil {
+			return "the ConfigurationPolicy is still there"
+		}
+		return ""
+	})
+	if cmUID(t, data, "held") != "" {
+		t.Error("the ConfigMap is still there")
+	}
+}
+
+// TestPruneDroppedObject: when the spec stops naming an object a
+// DeleteIfCreated policy created, the policy deletes it, as OCM does.
+func TestPruneDroppedObject(t *testing.T) {
+	const ns, data = "prune-dropped", "prune-dropped-data"
+	if err := localplane.EnsureNamespace(context.Background(), spokeC, data); err != nil {
+		t.Fatal(err)
+	}
+	apply(t, hubC, policyOf(ns, "p", pruningTemplate("pd-cm", "enforce", "DeleteIfCreated", data, "first"), ""))
+	bindToCluster(t, ns, "p")
+	expectCompliance(t, ns, map[string]policyv1.ComplianceState{"p": policyv1.Compliant})
+	apply(t, hubC, policyOf(ns, "p", pruningTemplate("pd-cm", "enforce", "DeleteIfCreated", data, "second"), ""))
+	localplane.Eventually(t, 45*time.Second, "the dropped ConfigMap is deleted", func() string {
+		if cmUID(t, data, "second") == "" {
+			return "second not created"
+		}
+		if cmUID(t, data, "first") != "" {
+			return "first still there"
+		}
+		return ""
+	})
+	deleteRoot(t, ns, "p", "pd-cm")
+	if cmUID(t, data, "second") != "" {
+		t.Error("the ConfigMap the policy created was not deleted")
+	}
+}
