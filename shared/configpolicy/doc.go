@@ -36,6 +36,15 @@
 //     events read: "configmaps [a, b] found as specified in namespace default",
 //     "Compliant; notification - ..." / "NonCompliant; violation - ...".
 //   - ParseInterval reads an evaluationInterval ("10s", "1m30s", "never").
+//   - Pruning (spec.pruneObjectBehavior), as OCM: CarryCreatedByPolicy keeps,
+//     across evaluations, that the policy created an object and the uid it
+//     created; PruneCandidates names the relatedObjects an enforce policy with
+//     DeleteIfCreated or DeleteAll may delete (all of them on deletion, those
+//     a new evaluation dropped otherwise; only entries with a uid, never
+//     mustnothave objects); DecidePrune decides for one candidate given the
+//     live object (DeleteAll: delete; DeleteIfCreated: only when created by
+//     the policy with the same uid; an object already being deleted is
+//     awaited); CleanupMessage words the failures.
 //
 // Nothing here performs I/O or reads a clock, and no input makes it panic.
 package configpolicy

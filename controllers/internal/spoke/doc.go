@@ -59,6 +59,19 @@
 //     and emits "Compliant; ..." / "NonCompliant; ..." compliance events on the
 //     parent Policy when its verdict changes. It evaluates again every
 //     spec.evaluationInterval (default: Options.EvaluationInterval).
+//   - The same controller prunes as OCM does (spec.pruneObjectBehavior,
+//     docs/pruning.md): while it is DeleteIfCreated or DeleteAll the policy
+//     holds the finalizer configpolicy.PruneFinalizer; when an enforce policy
+//     is deleted, the objects configpolicy.PruneCandidates and DecidePrune
+//     name are deleted (DeleteIfCreated: created by the policy, uid
+//     unchanged; DeleteAll: every musthave/mustonlyhave object it saw; never
+//     a mustnothave object), and so are those a complete evaluation no longer
+//     relates to. A deletion that fails or hangs keeps the finalizer, reports
+//     NonCompliant ("Error cleaning up child objects") and is retried. A
+//     relatedObject remembers createdByPolicy and the uid created across
+//     evaluations (configpolicy.CarryCreatedByPolicy). When the
+//     ConfigurationPolicy CRD is being deleted (the spoke's uninstall), the
+//     finalizers are removed and nothing is deleted or evaluated.
 //
 // All state lives in API objects; a restarted spoke reconciles every policy
 // and resumes.
