@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -27,6 +28,8 @@ const cluster = "cluster1"
 
 var (
 	hubC, spokeC client.Client
+	// hubConfig reaches the hub, for tests that start a spoke of their own.
+	hubConfig *rest.Config
 	// startSpoke starts a spoke controller between the hub and the spoke;
 	// stopSpoke stops the running one.
 	startSpoke func() error
@@ -49,6 +52,7 @@ func runMain(m *testing.M) int {
 	}
 	defer fleet.Stop()
 	hubC, spokeC = fleet.Hub.Client, fleet.Spokes[0].Client
+	hubConfig = fleet.Hub.Config
 	if err := localplane.EnsureCluster(ctx, hubC, cluster); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

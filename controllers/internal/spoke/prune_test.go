@@ -317,3 +317,38 @@ func TestPruneDroppedObject(t *testing.T) {
 		t.Error("the ConfigMap the policy created was not deleted")
 	}
 }
+
+// TestPruneWhenDependencyRegresses: the template-ordering seed's "if a
+// dependency is no longer satisfied, any objects created on the cluster as a
+// result of that dependency will be deleted" follows from pruning: the
+// dependent template turns Pending and is deleted, and with DeleteIfCreated
+// its ConfigMap goes; when the dependency is met again, it comes back.
+func TestPruneWhenDependencyRegresses(t *testing.T) {
+	const ns, data = "prune-dependency", "prune-dependency-data"
+	configMap(t, data, "gate")
+	apply(t, hubC, policyOf(ns, "gate", configPolicy("pg-gate", "inform", "musthave", data, "gate"), "")+"---"+
+		policyOf(ns, "app", pruningTemplate("pg-app", "enforce", "DeleteIfCreated", data, "app"), dependsOn("gate", policyv1.Compliant)))
+	bindToCluster(t, ns, "gate", "app")
+	expectCompliance(t, ns, map[string]policyv1.ComplianceState{"gate": policyv1.Compliant, "app": policyv1.Compliant})
+	if cmUID(t, data, "app") == "" {
+		t.Fatal("the dependent policy did not create its ConfigMap")
+	}
+
+	deleteConfigMap(t, data, "gate")
+	expectCompliance(t, ns, map[string]policyv1.ComplianceState{"gate": policyv1.NonCompliant, "app": policyv1.Pending})
+	localplane.Eventually(t, 45*time.Second, "the Pending template's ConfigMap is deleted", func() string {
+		if spokeConfigPolicy(t, "pg-app") != nil {
+			return "the template is still there"
+		}
+		if cmUID(t, data, "app") != "" {
+			return "the ConfigMap is still there"
+		}
+		return ""
+	})
+
+	configMap(t, data, "gate")
+	expectCompliance(t, ns, map[string]policyv1.ComplianceState{"gate": policyv1.Compliant, "app": policyv1.Compliant})
+	if cmUID(t, data, "app") == "" {
+		t.Error("the ConfigMap did not come back with its template")
+	}
+}
