@@ -352,3 +352,33 @@ func TestPruneWhenDependencyRegresses(t *testing.T) {
 		t.Error("the ConfigMap did not come back with its template")
 	}
 }
+
+// TestPruneLeavesMustNotHaveObjects: a mustnothave object is never the
+// policy's to prune. An enforced DeleteAll policy that evaluates only once
+// deletes ConfigMap "unwanted"; someone recreates it; deleting the policy
+// leaves it alone, and deletes the musthave ConfigMap it created.
+func TestPruneLeavesMustNotHaveObjects(t *testing.T) {
+	const ns, data = "prune-mustnothave", "prune-mustnothave-data"
+	configMap(t, data, "unwanted")
+	template := fmt.Sprintf(`{apiVersion: policy.open-cluster-management.io/v1, kind: ConfigurationPolicy,
+        metadata: {name: pm-cm},
+        spec: {remediationAction: enforce, pruneObjectBehavior: DeleteAll, evaluationInterval: {compliant: never, noncompliant: never},
+          object-templates: [
+            {complianceType: mustnothave, objectDefinition: {apiVersion: v1, kind: ConfigMap, metadata: {name: unwanted, namespace: %[1]s}}},
+            {complianceType: musthave, objectDefinition: {apiVersion: v1, kind: ConfigMap, metadata: {name: wanted, namespace: %[1]s}}}]}}`, data)
+	apply(t, hubC, policyOf(ns, "p", template, ""))
+	bindToCluster(t, ns, "p")
+	expectCompliance(t, ns, map[string]policyv1.ComplianceState{"p": policyv1.Compliant})
+	if cmUID(t, data, "unwanted") != "" || cmUID(t, data, "wanted") == "" {
+		t.Fatal("the policy did not enforce its templates")
+	}
+	configMap(t, data, "unwanted")
+
+	deleteRoot(t, ns, "p", "pm-cm")
+	if cmUID(t, data, "unwanted") == "" {
+		t.Error("pruning deleted an object of a mustnothave template")
+	}
+	if cmUID(t, data, "wanted") != "" {
+		t.Error("pruning did not delete the musthave object")
+	}
+}
