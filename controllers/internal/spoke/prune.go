@@ -16,8 +16,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
-	"sigs.k8s.io/controller-runtime/pkg/event"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 	"github.com/fleetpolicy/fleetpolicy/shared/configpolicy"
@@ -26,16 +24,6 @@ import (
 // configurationPolicyCRD is the name of the ConfigurationPolicy CRD, whose
 // deletion is the spoke's uninstall signal.
 const configurationPolicyCRD = "configurationpolicies.policy.open-cluster-management.io"
-
-// deletionStarted passes the update that sets an object's deletionTimestamp.
-var deletionStarted = predicate.Funcs{
-	UpdateFunc: func(e event.UpdateEvent) bool {
-		return e.ObjectOld.GetDeletionTimestamp().IsZero() && !e.ObjectNew.GetDeletionTimestamp().IsZero()
-	},
-	CreateFunc:  func(event.CreateEvent) bool { return false },
-	DeleteFunc:  func(event.DeleteEvent) bool { return false },
-	GenericFunc: func(event.GenericEvent) bool { return false },
-}
 
 // syncFinalizer gives cp the prune finalizer when its pruneObjectBehavior is
 // DeleteIfCreated or DeleteAll and takes it away otherwise, as OCM does
@@ -79,7 +67,9 @@ func (r *ConfigurationPolicyReconciler) uninstalling(ctx context.Context, reader
 // finishDeletion deletes what a deleted ConfigurationPolicy must delete
 // (configpolicy.PruneCandidates, DecidePrune) and then lets it go. A failure
 // keeps the finalizer, is reported in its status and in a compliance event on
-// its parent, and is tried again after the evaluation interval.
+// its parent, and is tried again after the evaluation interval. (The API
+// server bumps the generation when the deletion starts, so the controller's
+// GenerationChangedPredicate lets it through.)
 func (r *ConfigurationPolicyReconciler) finishDeletion(ctx context.Context, cp *policyv1.ConfigurationPolicy) (ctrl.Result, error) {
 	if !controllerutil.ContainsFinalizer(cp, configpolicy.PruneFinalizer) {
 		return ctrl.Result{}, nil

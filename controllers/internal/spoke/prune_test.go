@@ -72,6 +72,19 @@ func deleteRoot(t *testing.T, ns, name, template string) {
 	})
 }
 
+// compliantRoot creates namespace data on the spoke and root policy ns/p with
+// the one template on the hub, binds it to the cluster and waits until it is
+// Compliant.
+func compliantRoot(t *testing.T, ns, data, template string) {
+	t.Helper()
+	if err := localplane.EnsureNamespace(context.Background(), spokeC, data); err != nil {
+		t.Fatal(err)
+	}
+	apply(t, hubC, policyOf(ns, "p", template, ""))
+	bindToCluster(t, ns, "p")
+	expectCompliance(t, ns, map[string]policyv1.ComplianceState{"p": policyv1.Compliant})
+}
+
 // settle waits for a few evaluations of the spoke's ConfigurationPolicies
 // (every 500ms in these tests), so that a status an evaluation would change
 // has been written.
@@ -83,9 +96,7 @@ func settle() { time.Sleep(1500 * time.Millisecond) }
 func TestPruneDeleteIfCreated(t *testing.T) {
 	const ns, data = "prune-created", "prune-created-data"
 	configMap(t, data, "before")
-	apply(t, hubC, policyOf(ns, "p", pruningTemplate("pc-cm", "enforce", "DeleteIfCreated", data, "made", "before"), ""))
-	bindToCluster(t, ns, "p")
-	expectCompliance(t, ns, map[string]policyv1.ComplianceState{"p": policyv1.Compliant})
+	compliantRoot(t, ns, data, pruningTemplate("pc-cm", "enforce", "DeleteIfCreated", data, "made", "before"))
 	if !hasPruneFinalizer(t, "pc-cm") {
 		t.Fatal("the ConfigurationPolicy does not hold the prune finalizer")
 	}
@@ -112,9 +123,7 @@ func TestPruneDeleteIfCreated(t *testing.T) {
 func TestPruneDeleteAll(t *testing.T) {
 	const ns, data = "prune-all", "prune-all-data"
 	configMap(t, data, "before")
-	apply(t, hubC, policyOf(ns, "p", pruningTemplate("pa-cm", "enforce", "DeleteAll", data, "made", "before"), ""))
-	bindToCluster(t, ns, "p")
-	expectCompliance(t, ns, map[string]policyv1.ComplianceState{"p": policyv1.Compliant})
+	compliantRoot(t, ns, data, pruningTemplate("pa-cm", "enforce", "DeleteAll", data, "made", "before"))
 	if !hasPruneFinalizer(t, "pa-cm") {
 		t.Fatal("the ConfigurationPolicy does not hold the prune finalizer")
 	}
@@ -173,9 +182,7 @@ func TestPruneNoneDeletesNothing(t *testing.T) {
 func TestPruneInformDeletesNothing(t *testing.T) {
 	const ns, data = "prune-inform", "prune-inform-data"
 	configMap(t, data, "seen")
-	apply(t, hubC, policyOf(ns, "p", pruningTemplate("pi-cm", "inform", "DeleteAll", data, "seen"), ""))
-	bindToCluster(t, ns, "p")
-	expectCompliance(t, ns, map[string]policyv1.ComplianceState{"p": policyv1.Compliant})
+	compliantRoot(t, ns, data, pruningTemplate("pi-cm", "inform", "DeleteAll", data, "seen"))
 	if !hasPruneFinalizer(t, "pi-cm") {
 		t.Fatal("the ConfigurationPolicy does not hold the prune finalizer")
 	}
@@ -191,12 +198,7 @@ func TestPruneInformDeletesNothing(t *testing.T) {
 // leaves the new ConfigMap alone.
 func TestPruneKeepsObjectRecreatedBySomeoneElse(t *testing.T) {
 	const ns, data = "prune-recreated", "prune-recreated-data"
-	if err := localplane.EnsureNamespace(context.Background(), spokeC, data); err != nil {
-		t.Fatal(err)
-	}
-	apply(t, hubC, policyOf(ns, "p", pruningTemplate("pr-cm", "enforce", "DeleteIfCreated", data, "cm"), ""))
-	bindToCluster(t, ns, "p")
-	expectCompliance(t, ns, map[string]policyv1.ComplianceState{"p": policyv1.Compliant})
+	compliantRoot(t, ns, data, pruningTemplate("pr-cm", "enforce", "DeleteIfCreated", data, "cm"))
 	created := cmUID(t, data, "cm")
 
 	// Replace it at once; when the policy recreated it in between, try again.
@@ -243,9 +245,7 @@ func TestPruneFailureHoldsFinalizer(t *testing.T) {
 	if err := spokeC.Create(context.Background(), held); err != nil {
 		t.Fatal(err)
 	}
-	apply(t, hubC, policyOf(ns, "p", pruningTemplate("pf-cm", "enforce", "DeleteAll", data, "held"), ""))
-	bindToCluster(t, ns, "p")
-	expectCompliance(t, ns, map[string]policyv1.ComplianceState{"p": policyv1.Compliant})
+	compliantRoot(t, ns, data, pruningTemplate("pf-cm", "enforce", "DeleteAll", data, "held"))
 	if err := hubC.Delete(context.Background(), &policyv1.Policy{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "p"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -296,12 +296,7 @@ func TestPruneFailureHoldsFinalizer(t *testing.T) {
 // DeleteIfCreated policy created, the policy deletes it, as OCM does.
 func TestPruneDroppedObject(t *testing.T) {
 	const ns, data = "prune-dropped", "prune-dropped-data"
-	if err := localplane.EnsureNamespace(context.Background(), spokeC, data); err != nil {
-		t.Fatal(err)
-	}
-	apply(t, hubC, policyOf(ns, "p", pruningTemplate("pd-cm", "enforce", "DeleteIfCreated", data, "first"), ""))
-	bindToCluster(t, ns, "p")
-	expectCompliance(t, ns, map[string]policyv1.ComplianceState{"p": policyv1.Compliant})
+	compliantRoot(t, ns, data, pruningTemplate("pd-cm", "enforce", "DeleteIfCreated", data, "first"))
 	apply(t, hubC, policyOf(ns, "p", pruningTemplate("pd-cm", "enforce", "DeleteIfCreated", data, "second"), ""))
 	localplane.Eventually(t, 45*time.Second, "the dropped ConfigMap is deleted", func() string {
 		if cmUID(t, data, "second") == "" {
@@ -366,9 +361,7 @@ func TestPruneLeavesMustNotHaveObjects(t *testing.T) {
           object-templates: [
             {complianceType: mustnothave, objectDefinition: {apiVersion: v1, kind: ConfigMap, metadata: {name: unwanted, namespace: %[1]s}}},
             {complianceType: musthave, objectDefinition: {apiVersion: v1, kind: ConfigMap, metadata: {name: wanted, namespace: %[1]s}}}]}}`, data)
-	apply(t, hubC, policyOf(ns, "p", template, ""))
-	bindToCluster(t, ns, "p")
-	expectCompliance(t, ns, map[string]policyv1.ComplianceState{"p": policyv1.Compliant})
+	compliantRoot(t, ns, data, template)
 	if cmUID(t, data, "unwanted") != "" || cmUID(t, data, "wanted") == "" {
 		t.Fatal("the policy did not enforce its templates")
 	}
