@@ -336,7 +336,10 @@ func (r *ConfigurationPolicyReconciler) evaluate(ctx context.Context, cp *policy
 			case len(targetNamespaces) == 0 && namespaceTemplated:
 				targetNamespaces = []string{""}
 			case len(targetNamespaces) == 0:
-				return violation("%s: %s [%s] has no namespace and spec.namespaceSelector selects none", field, resource, name)
+				// Not a failure: the policy relates to no object, and what it
+				// related to before is pruned (as OCM does).
+				return templateOutcome{message: fmt.Sprintf("%s: %s [%s] has no namespace and spec.namespaceSelector selects none",
+					field, resource, name)}
 			}
 		}
 	}

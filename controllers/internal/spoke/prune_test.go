@@ -375,3 +375,56 @@ func TestPruneLeavesMustNotHaveObjects(t *testing.T) {
 		t.Error("pruning did not delete the musthave object")
 	}
 }
+
+// TestPruneNamespaceLeavingSelector: a namespace leaving a DeleteIfCreated
+// policy's namespaceSelector takes the ConfigMap the policy created there
+// with it, also when it was the last namespace selected (OCM prunes both).
+func TestPruneNamespaceLeavingSelector(t *testing.T) {
+	const ns, label = "prune-selector", "fleetpolicy.test/prune-selector"
+	namespaces := []string{"prune-selector-a", "prune-selector-b"}
+	setLabel := func(name, value string) {
+		t.Helper()
+		if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			n := &corev1.Namespace{}
+			if err := spokeC.Get(context.Background(), client.ObjectKey{Name: name}, n); err != nil {
+				return err
+			}
+			if n.Labels == nil {
+				n.Labels = map[string]string{}
+			}
+			n.Labels[label] = value
+			return spokeC.Update(context.Background(), n)
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, n := range namespaces {
+		if err := localplane.EnsureNamespace(context.Background(), spokeC, n); err != nil {
+			t.Fatal(err)
+		}
+		setLabel(n, "yes")
+	}
+	template := fmt.Sprintf(`{apiVersion: policy.open-cluster-management.io/v1, kind: ConfigurationPolicy,
+        metadata: {name: ps-cm},
+        spec: {remediationAction: enforce, pruneObjectBehavior: DeleteIfCreated, namespaceSelector: {matchLabels: {%s: "yes"}},
+          object-templates: [{complianceType: musthave, objectDefinition: {apiVersion: v1, kind: ConfigMap, metadata: {name: selected}}}]}}`, label)
+	compliantRoot(t, ns, namespaces[0], template)
+	for _, n := range namespaces {
+		if cmUID(t, n, "selected") == "" {
+			t.Fatalf("no ConfigMap created in %s", n)
+		}
+	}
+
+	for i, n := range []string{namespaces[1], namespaces[0]} {
+		setLabel(n, "no")
+		localplane.Eventually(t, 45*time.Second, "the ConfigMap of the namespace that left is deleted", func() string {
+			if cmUID(t, n, "selected") != "" {
+				return "still there in " + n
+			}
+			return ""
+		})
+		if i == 0 && cmUID(t, namespaces[0], "selected") == "" {
+			t.Fatal("the ConfigMap of the namespace still selected was deleted")
+		}
+	}
+}
