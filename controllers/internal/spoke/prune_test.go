@@ -428,3 +428,36 @@ func TestPruneNamespaceLeavingSelector(t *testing.T) {
 		}
 	}
 }
+
+// TestPruneSkippedWhenATemplateFails: an evaluation in which an object
+// template cannot be resolved no longer relates to that template's object,
+// yet it prunes nothing: a failure is no reason to delete. (Deleting the
+// policy afterwards deletes nothing either: as in OCM, the status then lists
+// no object.)
+func TestPruneSkippedWhenATemplateFails(t *testing.T) {
+	const ns, data = "prune-tplerror", "prune-tplerror-data"
+	template := func(value string) string {
+		return fmt.Sprintf(`{apiVersion: policy.open-cluster-management.io/v1, kind: ConfigurationPolicy,
+        metadata: {name: pt-cm},
+        spec: {remediationAction: enforce, pruneObjectBehavior: DeleteAll,
+          object-templates: [{complianceType: musthave, objectDefinition: {apiVersion: v1, kind: ConfigMap,
+            metadata: {name: kept, namespace: %s}, data: {owner: '%s'}}}]}}`, data, value)
+	}
+	compliantRoot(t, ns, data, template("fleetpolicy"))
+	if cmUID(t, data, "kept") == "" {
+		t.Fatal("the policy did not create its ConfigMap")
+	}
+
+	apply(t, hubC, policyOf(ns, "p", template(`{{ fromConfigMap "x" }}`), ""))
+	localplane.Eventually(t, 45*time.Second, "the template error is evaluated", func() string {
+		cp := spokeConfigPolicy(t, "pt-cm")
+		if cp == nil || cp.Status.LastEvaluatedGeneration != cp.Generation || cp.Status.ComplianceState != policyv1.NonCompliant {
+			return fmt.Sprintf("status %+v", cp)
+		}
+		return ""
+	})
+	settle()
+	if cmUID(t, data, "kept") == "" {
+		t.Fatal("an evaluation with a template error pruned the ConfigMap")
+	}
+}
