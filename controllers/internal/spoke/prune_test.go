@@ -461,3 +461,32 @@ func TestPruneSkippedWhenATemplateFails(t *testing.T) {
 		t.Fatal("an evaluation with a template error pruned the ConfigMap")
 	}
 }
+
+// TestPruneNotOnHubTemplateError: a template that comes back with OCM's
+// hub-templates-error annotation is removed from the cluster, but a hub
+// template error asks for no deletion: what the policy created stays, as with
+// OCM's add-on (which sets pruneObjectBehavior to None first).
+func TestPruneNotOnHubTemplateError(t *testing.T) {
+	const ns, data = "prune-hub-error", "prune-hub-error-data"
+	template := pruningTemplate("ph-cm", "enforce", "DeleteIfCreated", data, "made")
+	compliantRoot(t, ns, data, template)
+	if cmUID(t, data, "made") == "" {
+		t.Fatal("the policy did not create its ConfigMap")
+	}
+	failed := strings.Replace(template, "metadata: {name: ph-cm}",
+		"metadata: {name: ph-cm, annotations: {policy.open-cluster-management.io/hub-templates-error: 'the ConfigMap is missing'}}", 1)
+	if failed == template {
+		t.Fatal("the test could not annotate the template")
+	}
+	apply(t, hubC, policyOf(ns, "p", failed, ""))
+	localplane.Eventually(t, 45*time.Second, "the template with a hub template error is removed", func() string {
+		if cp := spokeConfigPolicy(t, "ph-cm"); cp != nil {
+			return fmt.Sprintf("ph-cm is still there, pruneObjectBehavior %q, finalizers %v", cp.Spec.PruneObjectBehavior, cp.Finalizers)
+		}
+		return ""
+	})
+	settle()
+	if cmUID(t, data, "made") == "" {
+		t.Error("a hub template error deleted the ConfigMap the policy had created")
+	}
+}

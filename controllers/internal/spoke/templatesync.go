@@ -271,6 +271,12 @@ func (t *TemplateSync) resolve(ctx context.Context, tmpl *policyv1.PolicyTemplat
 	// A template the hub could not resolve is not applied (the one applied
 	// before is removed), as OCM's framework add-on does.
 	if msg, failed := templates.HubTemplateErrorMessage(def.GetAnnotations()); failed {
+		// Removing it must not prune what it created: a hub template error is
+		// no request to delete anything (OCM's add-on does the same).
+		if err := t.disarmPruning(ctx, def.GroupVersionKind(), name); err != nil {
+			r := unknownResult(name)
+			return templateKey{}, nil, &r, err
+		}
 		return bad(name, msg)
 	}
 	retry := func(err error) (templateKey, *unstructured.Unstructured, *templateResult, error) {
@@ -303,6 +309,25 @@ func (t *TemplateSync) resolve(ctx context.Context, tmpl *policyv1.PolicyTemplat
 		key.namespace = t.Namespace
 	}
 	return key, def, nil, nil
+}
+
+// disarmPruning sets spec.pruneObjectBehavior to None on the
+// ConfigurationPolicy of that name the spoke synced into its namespace, if
+// there is one that would prune, so that deleting it removes nothing else.
+func (t *TemplateSync) disarmPruning(ctx context.Context, gvk schema.GroupVersionKind, name string) error {
+	if gvk.Group != policyv1.GroupVersion.Group || gvk.Kind != "ConfigurationPolicy" {
+		return nil
+	}
+	cp := &policyv1.ConfigurationPolicy{}
+	if err := t.Client.Get(ctx, client.ObjectKey{Namespace: t.Namespace, Name: name}, cp); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	if cp.Spec.PruneObjectBehavior == "" || cp.Spec.PruneObjectBehavior == policyv1.PruneNone {
+		return nil
+	}
+	patch := client.MergeFrom(cp.DeepCopy())
+	cp.Spec.PruneObjectBehavior = policyv1.PruneNone
+	return client.IgnoreNotFound(t.Client.Patch(ctx, cp, patch))
 }
 
 // templateError is the result of a template that cannot be synced: it is
