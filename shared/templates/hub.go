@@ -1,13 +1,16 @@
 package templates
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 
 	gotemplates "github.com/stolostron/go-template-utils/v7/pkg/templates"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 )
@@ -125,6 +128,29 @@ func NewHubContext(root *policyv1.Policy, cluster string, clusterLabels map[stri
 	}
 }
 
+// managedClusterGVK is the kind of .ManagedClusterLabels' source.
+var managedClusterGVK = schema.GroupVersionKind{Group: "cluster.open-cluster-management.io", Version: "v1", Kind: "ManagedCluster"}
+
+// ManagedClusterLabelsTransformer is a context transformer (ResolveOptions.
+// ContextTransformers) that sets HubContext.ManagedClusterLabels to the labels
+// of cluster's ManagedCluster read through the caching query API, which
+// watches the ManagedCluster for the template's watcher. Other contexts pass
+// through unchanged.
+func ManagedClusterLabelsTransformer(cluster string) func(gotemplates.CachingQueryAPI, any) (any, error) {
+	return func(api gotemplates.CachingQueryAPI, ctx any) (any, error) {
+		hub, ok := ctx.(HubContext)
+		if !ok {
+			return ctx, nil
+		}
+		mc, err := api.Get(managedClusterGVK, "", cluster)
+		if err != nil {
+			return ctx, err
+		}
+		hub.ManagedClusterLabels = mc.GetLabels()
+		return hub, nil
+	}
+}
+
 // HubInputs is what resolving one replica's hub templates needs besides the
 // Resolver.
 type HubInputs struct {
@@ -133,6 +159,12 @@ type HubInputs struct {
 	Cluster string
 	// ClusterLabels are the ManagedCluster's labels (.ManagedClusterLabels).
 	ClusterLabels map[string]string
+	// ClusterLabelsFromAPI reads .ManagedClusterLabels through the caching
+	// query API instead (ManagedClusterLabelsTransformer, for templates that
+	// mention them), so that the resolver watches the ManagedCluster and a
+	// label change re-resolves the replica, as OCM's propagator does. It needs
+	// a caching Resolver and Options.Watcher.
+	ClusterLabelsFromAPI bool
 	// Options are the caller's resolve options (from HubResolveOptions, with a
 	// Watcher or ContextTransformers where the caller's Resolver needs them).
 	Options gotemplates.ResolveOptions
@@ -191,6 +223,9 @@ func ResolveHubTemplates(r Resolver, replica *policyv1.Policy, in HubInputs) err
 		}
 		opts := in.Options
 		opts.DenylistFunctions = append([]string(nil), in.Options.DenylistFunctions...)
+		if in.ClusterLabelsFromAPI && bytes.Contains(t.ObjectDefinition.Raw, []byte("ManagedClusterLabels")) {
+			opts.ContextTransformers = append(slices.Clip(in.Options.ContextTransformers), ManagedClusterLabelsTransformer(in.Cluster))
+		}
 		if gotemplates.UsesEncryption(t.ObjectDefinition.Raw, HubStartDelim, HubStopDelim) {
 			if key == nil {
 				if in.Key == nil {
