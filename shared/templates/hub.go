@@ -8,6 +8,7 @@ import (
 	"io"
 	"slices"
 	"strconv"
+	"strings"
 
 	gotemplates "github.com/stolostron/go-template-utils/v7/pkg/templates"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -185,6 +186,9 @@ type HubTemplateError struct {
 	// Kind and Name name the policy template (as written, possibly empty).
 	Kind, Name string
 	Err        error
+	// template is the policy template as written: the library's messages
+	// quote it whole, Error leaves it out.
+	template string
 }
 
 func (e *HubTemplateError) Error() string {
@@ -192,7 +196,11 @@ func (e *HubTemplateError) Error() string {
 	if e.Kind != "" || e.Name != "" {
 		what = fmt.Sprintf("%s (%s %s)", what, e.Kind, e.Name)
 	}
-	return fmt.Sprintf("hub templates of %s: %v", what, e.Err)
+	msg := e.Err.Error()
+	if e.template != "" {
+		msg = strings.ReplaceAll(msg, " "+e.template+":", ":")
+	}
+	return fmt.Sprintf("hub templates of %s: %s", what, msg)
 }
 
 func (e *HubTemplateError) Unwrap() error { return e.Err }
@@ -200,8 +208,9 @@ func (e *HubTemplateError) Unwrap() error { return e.Err }
 // ResolveHubTemplates resolves, for in.Cluster, the hub templates of replica's
 // policy templates (replica is a replica built from in.Root). When a template
 // needs encryption, the replica gets the IVAnnotation (in.PreviousIV while it
-// is valid, a new one otherwise), and so does the resolved template. It resolves all templates or changes nothing: on
-// error replica is untouched and the error is a *HubTemplateError.
+// is valid, a new one otherwise), and so does the resolved template. It
+// resolves all templates or changes nothing: on error replica is untouched and
+// the error is a *HubTemplateError.
 //
 // When in.Root disables templates, nothing is resolved.
 func ResolveHubTemplates(r Resolver, replica *policyv1.Policy, in HubInputs) error {
@@ -219,7 +228,7 @@ func ResolveHubTemplates(r Resolver, replica *policyv1.Policy, in HubInputs) err
 		}
 		fail := func(err error) error {
 			kind, name := templateIdentity(t.ObjectDefinition.Raw)
-			return &HubTemplateError{Index: i, Kind: kind, Name: name, Err: err}
+			return &HubTemplateError{Index: i, Kind: kind, Name: name, Err: err, template: string(t.ObjectDefinition.Raw)}
 		}
 		opts := in.Options
 		opts.DenylistFunctions = append([]string(nil), in.Options.DenylistFunctions...)

@@ -171,6 +171,9 @@ func TestResolveHubTemplates(t *testing.T) {
 				if !errors.As(err, &hubErr) || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("error %v, want a HubTemplateError naming %q", err, tc.wantErr)
 				}
+				if strings.Contains(err.Error(), `"apiVersion"`) {
+					t.Errorf("the message quotes the whole template: %v", err)
+				}
 				for i := range replica.Spec.PolicyTemplates {
 					if !bytes.Equal(replica.Spec.PolicyTemplates[i].ObjectDefinition.Raw, before.Spec.PolicyTemplates[i].ObjectDefinition.Raw) {
 						t.Errorf("template %d changed on error: %s", i, replica.Spec.PolicyTemplates[i].ObjectDefinition.Raw)
