@@ -3,6 +3,7 @@ package hub_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -58,6 +60,10 @@ func runMain(m *testing.M) int {
 		return 1
 	}
 	ctrl.SetLogger(logrDiscard())
+	// go-template-utils logs every failed template with klog; the tests fail
+	// templates on purpose.
+	klog.LogToStderr(false)
+	klog.SetOutput(io.Discard)
 	go func() {
 		if err := mgr.Start(ctx); err != nil {
 			fmt.Fprintln(os.Stderr, "manager:", err)

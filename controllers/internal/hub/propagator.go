@@ -2,6 +2,7 @@ package hub
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -35,6 +36,7 @@ import (
 	"github.com/fleetpolicy/fleetpolicy/shared/dependency"
 	"github.com/fleetpolicy/fleetpolicy/shared/replication"
 	"github.com/fleetpolicy/fleetpolicy/shared/rollout"
+	"github.com/fleetpolicy/fleetpolicy/shared/templates"
 )
 
 // Event reasons on root policies.
@@ -59,15 +61,33 @@ type Propagator struct {
 	Writers int
 	// Clock is the time of rollout steps.
 	Clock clock.PassiveClock
+	// Templates resolves hub templates; nil: a root with hub templates gets no
+	// replica and says so.
+	Templates *hubTemplates
 }
 
 // replicaWrite is one write a reconcile decided on: the replica of cluster with
-// action, or a delete when replicas is nil.
+// action (from replicas, or desired when its hub templates were resolved for
+// the cluster), or a delete when both are nil.
 type replicaWrite struct {
 	replicas *replication.Replicas
+	desired  *policyv1.Policy
 	cluster  string
 	action   policyv1.RemediationAction
 	actual   *policyv1.Policy // nil for a create
+}
+
+func (w replicaWrite) isDelete() bool { return w.replicas == nil && w.desired == nil }
+
+// body is the replica to write, as JSON, with resourceVersion set.
+func (w replicaWrite) body(resourceVersion string) []byte {
+	if w.desired == nil {
+		return w.replicas.JSON(w.cluster, w.action, resourceVersion)
+	}
+	desired := *w.desired
+	desired.ResourceVersion = resourceVersion
+	b, _ := json.Marshal(&desired) // a Policy always encodes
+	return b
 }
 
 // Reconcile brings one root policy's replicas and status in line with its bindings.
@@ -135,9 +155,12 @@ func (p *Propagator) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 	}
 
-	writes := p.plan(root, step.Clusters, sets, existing)
+	writes, templateErrs := p.plan(ctx, root, step.Clusters, sets, existing)
 	writeErr := p.write(ctx, root, writes)
 	if root == nil {
+		if p.Templates != nil {
+			p.Templates.forget(req.NamespacedName, nil)
+		}
 		replicasPerPolicy.DeleteLabelValues(req.Namespace, req.Name)
 		reconcileTotal.WithLabelValues(outcome(writeErr)).Inc()
 		return ctrl.Result{}, writeErr
@@ -151,7 +174,11 @@ func (p *Propagator) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		p.reportWave(root, step, now)
 	}
 
-	statusChanged, statusErr := p.updateRootStatus(ctx, root, resolution, step, planCondition, unknownClustersCondition(root, unknown), existing)
+	templatesCondition, retryTemplates := p.reportTemplates(root, step.Clusters, templateErrs)
+	statusChanged, statusErr := p.updateRootStatus(ctx, root, resolution, step, existing,
+		conditionUpdate{ConditionRolloutPlanMatches, planCondition},
+		conditionUpdate{ConditionClustersUnknown, unknownClustersCondition(root, unknown)},
+		conditionUpdate{ConditionHubTemplatesResolved, templatesCondition})
 	err = errors.Join(writeErr, statusErr)
 	reconcileTotal.WithLabelValues(outcome(err)).Inc()
 	switch {
@@ -168,8 +195,10 @@ func (p *Propagator) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		// delay, not the rate limiter: a rollout changes the status step after
 		// step, and the limiter's backoff would double with every change.
 		return ctrl.Result{RequeueAfter: stepRequeueDelay}, nil
-	case step.RequeueAfter != nil:
+	case step.RequeueAfter != nil && (!retryTemplates || *step.RequeueAfter < templateRetryDelay):
 		return ctrl.Result{RequeueAfter: max(*step.RequeueAfter, 100*time.Millisecond)}, nil
+	case retryTemplates:
+		return ctrl.Result{RequeueAfter: templateRetryDelay}, nil
 	}
 	return ctrl.Result{}, nil
 }
@@ -445,18 +474,46 @@ func (p *Propagator) reportWave(root *policyv1.Policy, step rollout.StepResult, 
 // plan compares the desired replicas — one per cluster of the rollout step, with
 // the action it decided — with the cached ones and returns the writes. Desired
 // replicas are compared by digest and encoded by the writers, so that a
-// reconcile holds no desired replica in memory.
-func (p *Propagator) plan(root *policyv1.Policy, decided []rollout.ClusterDecision, sets []policyv1beta1.PolicySet, existing map[string]*policyv1.Policy) []replicaWrite {
+// reconcile holds no desired replica in memory — except a root's with hub
+// templates, whose replicas differ per cluster: they are resolved here (see
+// hubTemplates), and a cluster whose templates fail gets no write (its replica
+// keeps its last good spec, or is not created) and its error is returned.
+func (p *Propagator) plan(ctx context.Context, root *policyv1.Policy, decided []rollout.ClusterDecision, sets []policyv1beta1.PolicySet, existing map[string]*policyv1.Policy) ([]replicaWrite, map[string]error) {
 	var writes []replicaWrite
+	var templateErrs map[string]error
 	bound := map[string]bool{}
 	if root != nil {
 		replicas := replication.For(root, dependency.IndexPolicySets(setPointers(sets)))
+		templated := templates.UsesHubTemplates(root)
+		if templated {
+			templateErrs = map[string]error{}
+		}
 		for _, c := range decided {
 			bound[c.Name] = true
 			actual := existing[c.Name]
-			if actual == nil || actual.Annotations[cachedDigestAnnotation] != replicas.Digest(c.Name, c.RemediationAction) {
-				writes = append(writes, replicaWrite{replicas: replicas, cluster: c.Name, action: c.RemediationAction, actual: actual})
+			if !templated {
+				if actual == nil || actual.Annotations[cachedDigestAnnotation] != replicas.Digest(c.Name, c.RemediationAction) {
+					writes = append(writes, replicaWrite{replicas: replicas, cluster: c.Name, action: c.RemediationAction, actual: actual})
+				}
+				continue
 			}
+			desired, err := p.resolveReplica(ctx, root, replicas, c, actual)
+			if err != nil {
+				templateErrs[c.Name] = err
+				continue
+			}
+			if actual == nil || actual.Annotations[cachedDigestAnnotation] != replication.Digest(desired) {
+				writes = append(writes, replicaWrite{desired: desired, cluster: c.Name, action: c.RemediationAction, actual: actual})
+			}
+		}
+		if p.Templates != nil {
+			// Resolutions of clusters no longer bound, or of a root that no
+			// longer has hub templates, are dropped with their watches.
+			keep := bound
+			if !templated {
+				keep = nil
+			}
+			p.Templates.forget(client.ObjectKeyFromObject(root), keep)
 		}
 	}
 	for ns, actual := range existing {
@@ -464,7 +521,69 @@ func (p *Propagator) plan(root *policyv1.Policy, decided []rollout.ClusterDecisi
 			writes = append(writes, replicaWrite{actual: actual})
 		}
 	}
-	return writes
+	return writes, templateErrs
+}
+
+// resolveReplica builds root's replica for a decided cluster with its hub
+// templates resolved; actual is the cached replica (its IV is kept).
+func (p *Propagator) resolveReplica(ctx context.Context, root *policyv1.Policy, replicas *replication.Replicas, c rollout.ClusterDecision, actual *policyv1.Policy) (*policyv1.Policy, error) {
+	if p.Templates == nil {
+		return nil, errors.New("hub templates are not resolved by this propagator")
+	}
+	desired := replicas.Build(c.Name, c.RemediationAction)
+	var previousIV string
+	if actual != nil {
+		previousIV = actual.Annotations[templates.IVAnnotation]
+	}
+	if err := p.Templates.resolve(ctx, root, desired, previousIV); err != nil {
+		return nil, err
+	}
+	return desired, nil
+}
+
+// ConditionHubTemplatesResolved is the root condition that says whether its
+// hub templates resolved for every cluster it is replicated to; False names
+// the clusters whose replica kept its last good spec (or was not created) and
+// their errors. Roots without hub templates do not have it.
+const ConditionHubTemplatesResolved = "HubTemplatesResolved"
+
+// reasonPolicyPropagation is OCM's Event reason for a hub template error.
+const reasonPolicyPropagation = "PolicyPropagation"
+
+// reportTemplates emits an Event per cluster whose hub templates failed with a
+// new error and returns the root's HubTemplatesResolved condition (nil for a
+// root without hub templates) and whether an error may go away without a
+// watched change (then the root is reconciled again later).
+func (p *Propagator) reportTemplates(root *policyv1.Policy, decided []rollout.ClusterDecision, errs map[string]error) (*metav1.Condition, bool) {
+	if errs == nil {
+		return nil, false
+	}
+	if len(errs) == 0 {
+		return &metav1.Condition{Type: ConditionHubTemplatesResolved, Status: metav1.ConditionTrue,
+			ObservedGeneration: root.Generation, Reason: "Resolved",
+			Message: fmt.Sprintf("hub templates resolved for all %d cluster(s)", len(decided))}, false
+	}
+	clusters := slices.Sorted(maps.Keys(errs))
+	retry := false
+	var lines []string
+	for _, cluster := range clusters {
+		err := errs[cluster]
+		retry = retry || retryable(err)
+		if p.Templates == nil || p.Templates.reportError(client.ObjectKeyFromObject(root), cluster, err) {
+			p.Recorder.Eventf(root, nil, corev1.EventTypeWarning, reasonPolicyPropagation, reasonPolicyPropagation,
+				"Failed to resolve templates for cluster %s: %v", cluster, err)
+		}
+		if len(lines) < 10 {
+			lines = append(lines, fmt.Sprintf("%s: %v", cluster, err))
+		}
+	}
+	if len(clusters) > len(lines) {
+		lines = append(lines, fmt.Sprintf("and %d more", len(clusters)-len(lines)))
+	}
+	return &metav1.Condition{Type: ConditionHubTemplatesResolved, Status: metav1.ConditionFalse,
+		ObservedGeneration: root.Generation, Reason: "HubTemplateError",
+		Message: fmt.Sprintf("hub templates failed for %d of %d cluster(s); their replicas keep their last resolved spec or are not created: %s",
+			len(clusters), len(decided), strings.Join(lines, "; "))}, retry
 }
 
 func setPointers(sets []policyv1beta1.PolicySet) []*policyv1beta1.PolicySet {
@@ -496,7 +615,7 @@ func (p *Propagator) write(ctx context.Context, root *policyv1.Policy, writes []
 					continue
 				}
 				mu.Lock()
-				if w.replicas != nil && apierrors.IsNotFound(err) {
+				if !w.isDelete() && apierrors.IsNotFound(err) {
 					missingNamespaces[w.cluster] = true
 				} else {
 					errs = append(errs, err)
@@ -531,20 +650,20 @@ func (p *Propagator) writeOne(ctx context.Context, w replicaWrite) error {
 	var verb string
 	var err error
 	switch {
-	case w.replicas == nil:
+	case w.isDelete():
 		verb = "delete"
 		err = client.IgnoreNotFound(p.Client.Delete(ctx, w.actual))
 	case w.actual == nil:
 		verb = "create"
 		err = p.Replicas.Post().Namespace(w.cluster).Resource("policies").
-			Body(w.replicas.JSON(w.cluster, w.action, "")).Do(ctx).Error()
+			Body(w.body("")).Do(ctx).Error()
 		if apierrors.IsAlreadyExists(err) {
 			return nil // the cache was behind; the create event brings the replica back here
 		}
 	default:
 		verb = "update"
 		err = p.Replicas.Put().Namespace(w.cluster).Resource("policies").Name(w.actual.Name).
-			Body(w.replicas.JSON(w.cluster, w.action, w.actual.ResourceVersion)).Do(ctx).Error()
+			Body(w.body(w.actual.ResourceVersion)).Do(ctx).Error()
 		if apierrors.IsConflict(err) {
 			return nil // the cache was behind; the newer replica's event brings it back here
 		}
@@ -555,9 +674,15 @@ func (p *Propagator) writeOne(ctx context.Context, w replicaWrite) error {
 	return err
 }
 
+// conditionUpdate is a root condition to set, or to remove when nil.
+type conditionUpdate struct {
+	conditionType string
+	condition     *metav1.Condition
+}
+
 // updateRootStatus writes placement[], status[] (compliance and rollout progress
-// per cluster), compliant and rolloutStatus when they changed.
-func (p *Propagator) updateRootStatus(ctx context.Context, root *policyv1.Policy, res *binding.Resolution, step rollout.StepResult, planCondition, unknownCondition *metav1.Condition, existing map[string]*policyv1.Policy) (changed bool, err error) {
+// per cluster), compliant, rolloutStatus and the conditions when they changed.
+func (p *Propagator) updateRootStatus(ctx context.Context, root *policyv1.Policy, res *binding.Resolution, step rollout.StepResult, existing map[string]*policyv1.Policy, conditions ...conditionUpdate) (changed bool, err error) {
 	observed := make(map[string]policyv1.ComplianceState, len(existing))
 	for ns, replica := range existing {
 		observed[ns] = replica.Status.ComplianceState
@@ -580,21 +705,19 @@ func (p *Propagator) updateRootStatus(ctx context.Context, root *policyv1.Policy
 	status.Status = perCluster
 	status.ComplianceState = compliant
 	status.RolloutStatus = step.RolloutStatus
-	if planCondition == nil {
-		meta.RemoveStatusCondition(&status.Conditions, ConditionRolloutPlanMatches)
-	} else {
-		was := meta.FindStatusCondition(root.Status.Conditions, ConditionRolloutPlanMatches)
-		if planCondition.Status == metav1.ConditionFalse && (was == nil || was.Status != metav1.ConditionFalse || was.Message != planCondition.Message) {
-			p.Recorder.Eventf(root, nil, corev1.EventTypeWarning, "RolloutPlanDiverged", "Rollout", "%s", planCondition.Message)
+	for _, u := range conditions {
+		if u.condition == nil {
+			meta.RemoveStatusCondition(&status.Conditions, u.conditionType)
+			continue
 		}
-		meta.SetStatusCondition(&status.Conditions, *planCondition)
+		was := meta.FindStatusCondition(root.Status.Conditions, u.conditionType)
+		if u.conditionType == ConditionRolloutPlanMatches && u.condition.Status == metav1.ConditionFalse &&
+			(was == nil || was.Status != metav1.ConditionFalse || was.Message != u.condition.Message) {
+			p.Recorder.Eventf(root, nil, corev1.EventTypeWarning, "RolloutPlanDiverged", "Rollout", "%s", u.condition.Message)
+		}
+		meta.SetStatusCondition(&status.Conditions, *u.condition)
 	}
 	setRuleConditions(status, root.Generation, step.Notes)
-	if unknownCondition == nil {
-		meta.RemoveStatusCondition(&status.Conditions, ConditionClustersUnknown)
-	} else {
-		meta.SetStatusCondition(&status.Conditions, *unknownCondition)
-	}
 	if equality.Semantic.DeepEqual(*status, root.Status) {
 		return false, nil
 	}

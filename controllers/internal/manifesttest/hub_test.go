@@ -49,7 +49,8 @@ func kustomizeBuild(t *testing.T, base string) []byte {
 // TestHubRBACIsSufficientAndLeast deploys manifests/hub's RBAC to a real API
 // server, runs the hub controller as its ServiceAccount (with leader election in
 // its namespace) and checks that it propagates a policy and writes root status —
-// and that the same identity cannot read Secrets nor change bindings.
+// and that the same identity cannot change Secrets (other than the clusters'
+// encryption keys) nor bindings.
 func TestHubRBACIsSufficientAndLeast(t *testing.T) {
 	plane := startWithHubManifests(t)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -118,8 +119,18 @@ subjects: [{apiGroup: policy.open-cluster-management.io, kind: Policy, name: p}]
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := sa.List(ctx, &corev1.SecretList{}); !apierrors.IsForbidden(err) {
-		t.Errorf("the hub's identity can list Secrets: %v", err)
+	// Hub templates read Secrets (fromSecret) and write only the clusters'
+	// policy-encryption-key: no other Secret can be changed or deleted.
+	other := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "other", Namespace: "rbac"}}
+	if err := admin.Create(ctx, other); err != nil {
+		t.Fatal(err)
+	}
+	other.StringData = map[string]string{"k": "v"}
+	if err := sa.Update(ctx, other); !apierrors.IsForbidden(err) {
+		t.Errorf("the hub's identity can update any Secret: %v", err)
+	}
+	if err := sa.Delete(ctx, other); !apierrors.IsForbidden(err) {
+		t.Errorf("the hub's identity can delete Secrets: %v", err)
 	}
 	pb := &policyv1.PlacementBinding{}
 	if err := admin.Get(ctx, client.ObjectKey{Namespace: "rbac", Name: "pb"}, pb); err != nil {
