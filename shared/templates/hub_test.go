@@ -40,8 +40,8 @@ func fakeResolver(t *testing.T) *gotemplates.TemplateResolver {
 	}
 	scheme := runtime.NewScheme()
 	gvrs := map[schema.GroupVersionResource]string{
-		{Version: "v1", Resource: "configmaps"}:                                           "ConfigMapList",
-		{Version: "v1", Resource: "secrets"}:                                              "SecretList",
+		{Version: "v1", Resource: "configmaps"}:                                                   "ConfigMapList",
+		{Version: "v1", Resource: "secrets"}:                                                      "SecretList",
 		{Group: "cluster.open-cluster-management.io", Version: "v1", Resource: "managedclusters"}: "ManagedClusterList",
 	}
 	dyn := fakedynamic.NewSimpleDynamicClientWithCustomListKinds(scheme, gvrs,
