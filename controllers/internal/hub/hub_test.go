@@ -3,7 +3,6 @@ package hub_test
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -62,8 +61,7 @@ func runMain(m *testing.M) int {
 	ctrl.SetLogger(logrDiscard())
 	// go-template-utils logs every failed template with klog; the tests fail
 	// templates on purpose.
-	klog.LogToStderr(false)
-	klog.SetOutput(io.Discard)
+	klog.SetLogger(logrDiscard())
 	go func() {
 		if err := mgr.Start(ctx); err != nil {
 			fmt.Fprintln(os.Stderr, "manager:", err)

@@ -68,13 +68,16 @@ type Propagator struct {
 
 // replicaWrite is one write a reconcile decided on: the replica of cluster with
 // action (from replicas, or desired when its hub templates were resolved for
-// the cluster), or a delete when both are nil.
+// the cluster), or a delete when both are nil. A write of a root with hub
+// templates (templated) is a candidate: the writer resolves the templates
+// first and writes only when the result differs from actual.
 type replicaWrite struct {
-	replicas *replication.Replicas
-	desired  *policyv1.Policy
-	cluster  string
-	action   policyv1.RemediationAction
-	actual   *policyv1.Policy // nil for a create
+	replicas  *replication.Replicas
+	desired   *policyv1.Policy
+	templated bool
+	cluster   string
+	action    policyv1.RemediationAction
+	actual    *policyv1.Policy // nil for a create
 }
 
 func (w replicaWrite) isDelete() bool { return w.replicas == nil && w.desired == nil }
@@ -155,8 +158,8 @@ func (p *Propagator) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 	}
 
-	writes, templateErrs := p.plan(ctx, root, step.Clusters, sets, existing)
-	writeErr := p.write(ctx, root, writes)
+	writes := p.plan(root, step.Clusters, sets, existing)
+	written, templateErrs, writeErr := p.write(ctx, root, writes)
 	if root == nil {
 		if p.Templates != nil {
 			p.Templates.forget(req.NamespacedName, nil)
@@ -166,9 +169,9 @@ func (p *Propagator) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, writeErr
 	}
 	replicasPerPolicy.WithLabelValues(root.Namespace, root.Name).Set(float64(len(resolution.Clusters)))
-	if len(writes) > 0 && writeErr == nil {
+	if written > 0 && writeErr == nil {
 		propagationSeconds.Observe(time.Since(start).Seconds())
-		logger.V(1).Info("propagated", "writes", len(writes), "clusters", len(resolution.Clusters))
+		logger.V(1).Info("propagated", "writes", written, "clusters", len(resolution.Clusters))
 	}
 	if writeErr == nil {
 		p.reportWave(root, step, now)
@@ -474,36 +477,22 @@ func (p *Propagator) reportWave(root *policyv1.Policy, step rollout.StepResult, 
 // plan compares the desired replicas — one per cluster of the rollout step, with
 // the action it decided — with the cached ones and returns the writes. Desired
 // replicas are compared by digest and encoded by the writers, so that a
-// reconcile holds no desired replica in memory — except a root's with hub
-// templates, whose replicas differ per cluster: they are resolved here (see
-// hubTemplates), and a cluster whose templates fail gets no write (its replica
-// keeps its last good spec, or is not created) and its error is returned.
-func (p *Propagator) plan(ctx context.Context, root *policyv1.Policy, decided []rollout.ClusterDecision, sets []policyv1beta1.PolicySet, existing map[string]*policyv1.Policy) ([]replicaWrite, map[string]error) {
+// reconcile holds no desired replica in memory. A root with hub templates has
+// replicas that differ per cluster: every decided cluster is a candidate write
+// that the writers resolve (in parallel) and compare (see write).
+func (p *Propagator) plan(root *policyv1.Policy, decided []rollout.ClusterDecision, sets []policyv1beta1.PolicySet, existing map[string]*policyv1.Policy) []replicaWrite {
 	var writes []replicaWrite
-	var templateErrs map[string]error
 	bound := map[string]bool{}
 	if root != nil {
 		replicas := replication.For(root, dependency.IndexPolicySets(setPointers(sets)))
 		templated := templates.UsesHubTemplates(root)
-		if templated {
-			templateErrs = map[string]error{}
-		}
 		for _, c := range decided {
 			bound[c.Name] = true
 			actual := existing[c.Name]
-			if !templated {
-				if actual == nil || actual.Annotations[cachedDigestAnnotation] != replicas.Digest(c.Name, c.RemediationAction) {
-					writes = append(writes, replicaWrite{replicas: replicas, cluster: c.Name, action: c.RemediationAction, actual: actual})
-				}
-				continue
-			}
-			desired, err := p.resolveReplica(ctx, root, replicas, c, actual)
-			if err != nil {
-				templateErrs[c.Name] = err
-				continue
-			}
-			if actual == nil || actual.Annotations[cachedDigestAnnotation] != replication.Digest(desired) {
-				writes = append(writes, replicaWrite{desired: desired, cluster: c.Name, action: c.RemediationAction, actual: actual})
+			if templated {
+				writes = append(writes, replicaWrite{replicas: replicas, templated: true, cluster: c.Name, action: c.RemediationAction, actual: actual})
+			} else if actual == nil || actual.Annotations[cachedDigestAnnotation] != replicas.Digest(c.Name, c.RemediationAction) {
+				writes = append(writes, replicaWrite{replicas: replicas, cluster: c.Name, action: c.RemediationAction, actual: actual})
 			}
 		}
 		if p.Templates != nil {
@@ -521,24 +510,29 @@ func (p *Propagator) plan(ctx context.Context, root *policyv1.Policy, decided []
 			writes = append(writes, replicaWrite{actual: actual})
 		}
 	}
-	return writes, templateErrs
+	return writes
 }
 
-// resolveReplica builds root's replica for a decided cluster with its hub
-// templates resolved; actual is the cached replica (its IV is kept).
-func (p *Propagator) resolveReplica(ctx context.Context, root *policyv1.Policy, replicas *replication.Replicas, c rollout.ClusterDecision, actual *policyv1.Policy) (*policyv1.Policy, error) {
+// resolve turns a templated candidate write into a write of the replica with
+// its hub templates resolved for the cluster (the cached replica's IV kept),
+// or into no write (ok false) when the result is what the cluster already has.
+func (p *Propagator) resolve(ctx context.Context, root *policyv1.Policy, w replicaWrite) (_ replicaWrite, ok bool, err error) {
 	if p.Templates == nil {
-		return nil, errors.New("hub templates are not resolved by this propagator")
+		return w, false, errors.New("hub templates are not resolved by this propagator")
 	}
-	desired := replicas.Build(c.Name, c.RemediationAction)
+	desired := w.replicas.Build(w.cluster, w.action)
 	var previousIV string
-	if actual != nil {
-		previousIV = actual.Annotations[templates.IVAnnotation]
+	if w.actual != nil {
+		previousIV = w.actual.Annotations[templates.IVAnnotation]
 	}
 	if err := p.Templates.resolve(ctx, root, desired, previousIV); err != nil {
-		return nil, err
+		return w, false, err
 	}
-	return desired, nil
+	if w.actual != nil && w.actual.Annotations[cachedDigestAnnotation] == replication.Digest(desired) {
+		return w, false, nil
+	}
+	w.desired, w.templated = desired, false
+	return w, true, nil
 }
 
 // ConditionHubTemplatesResolved is the root condition that says whether its
@@ -555,7 +549,7 @@ const reasonPolicyPropagation = "PolicyPropagation"
 // root without hub templates) and whether an error may go away without a
 // watched change (then the root is reconciled again later).
 func (p *Propagator) reportTemplates(root *policyv1.Policy, decided []rollout.ClusterDecision, errs map[string]error) (*metav1.Condition, bool) {
-	if errs == nil {
+	if !templates.UsesHubTemplates(root) {
 		return nil, false
 	}
 	if len(errs) == 0 {
@@ -594,15 +588,20 @@ func setPointers(sets []policyv1beta1.PolicySet) []*policyv1beta1.PolicySet {
 	return out
 }
 
-// write performs the writes with at most p.Writers in flight.
-func (p *Propagator) write(ctx context.Context, root *policyv1.Policy, writes []replicaWrite) error {
+// write performs the writes with at most p.Writers in flight, resolving the
+// hub templates of templated candidates first (a cluster whose templates fail
+// gets no write: its replica keeps its last good spec, or is not created). It
+// returns the number of writes issued and the template errors by cluster.
+func (p *Propagator) write(ctx context.Context, root *policyv1.Policy, writes []replicaWrite) (int, map[string]error, error) {
 	if len(writes) == 0 {
-		return nil
+		return 0, nil, nil
 	}
 	workers := max(1, min(p.Writers, len(writes)))
 	jobs := make(chan replicaWrite)
 	var mu sync.Mutex
 	var errs []error
+	templateErrs := map[string]error{}
+	written := 0
 	missingNamespaces := map[string]bool{}
 	var wg sync.WaitGroup
 	for range workers {
@@ -610,7 +609,22 @@ func (p *Propagator) write(ctx context.Context, root *policyv1.Policy, writes []
 		go func() {
 			defer wg.Done()
 			for w := range jobs {
+				if w.templated {
+					var ok bool
+					var err error
+					if w, ok, err = p.resolve(ctx, root, w); !ok {
+						if err != nil {
+							mu.Lock()
+							templateErrs[w.cluster] = err
+							mu.Unlock()
+						}
+						continue
+					}
+				}
 				err := p.writeOne(ctx, w)
+				mu.Lock()
+				written++
+				mu.Unlock()
 				if err == nil {
 					continue
 				}
@@ -637,13 +651,13 @@ func (p *Propagator) write(ctx context.Context, root *policyv1.Policy, writes []
 		}
 		if len(errs) > 0 {
 			p.Recorder.Eventf(root, nil, corev1.EventTypeWarning, reasonPropagationFailed, "Propagate",
-				"%d of %d replica writes failed: %v", len(errs), len(writes), errs[0])
+				"%d of %d replica writes failed: %v", len(errs), written, errs[0])
 		}
 	}
 	if len(missingNamespaces) > 0 {
 		errs = append(errs, fmt.Errorf("%d cluster namespaces missing", len(missingNamespaces)))
 	}
-	return errors.Join(errs...)
+	return written, templateErrs, errors.Join(errs...)
 }
 
 func (p *Propagator) writeOne(ctx context.Context, w replicaWrite) error {
