@@ -457,3 +457,50 @@ func TestHubTemplatesErrors(t *testing.T) {
 		}
 	})
 }
+
+// TestHubTemplatesExample applies examples/templates/hub-templates.yaml with a
+// decision for two of the examples' managed clusters and checks what each
+// replica gets: its name, its setting (or the default), its region label, and
+// the credential only encrypted.
+func TestHubTemplatesExample(t *testing.T) {
+	applyFile(t, "examples/api/managedclusters.yaml")
+	applyFile(t, "examples/templates/hub-templates.yaml")
+	applyYAML(t, `
+apiVersion: cluster.open-cluster-management.io/v1beta1
+kind: PlacementDecision
+metadata:
+  name: all-clusters-decision-1
+  namespace: policies
+  labels: {cluster.open-cluster-management.io/placement: all-clusters}
+status:
+  decisions:
+  - {clusterName: cluster-a, reason: ""}
+  - {clusterName: cluster-c, reason: ""}
+`)
+	want := map[string]map[string]string{
+		"cluster-a": {"cluster": "cluster-a", "ntp-server": "eu-west-1.ntp.example.com", "region": "eu", "policy": "policy-hub-templates"},
+		"cluster-c": {"cluster": "cluster-c", "ntp-server": "pool.ntp.org", "region": "eu", "policy": "policy-hub-templates"},
+	}
+	localplane.Eventually(t, 20*time.Second, "the example's replicas", func() string {
+		for cluster, data := range want {
+			p := &policyv1.Policy{}
+			if err := c.Get(context.Background(), client.ObjectKey{Namespace: cluster, Name: "policies.policy-hub-templates"}, p); err != nil {
+				return err.Error()
+			}
+			u := &unstructured.Unstructured{}
+			if err := u.UnmarshalJSON(p.Spec.PolicyTemplates[0].ObjectDefinition.Raw); err != nil {
+				t.Fatal(err)
+			}
+			objects, _, _ := unstructured.NestedSlice(u.Object, "spec", "object-templates")
+			got, _, _ := unstructured.NestedStringMap(objects[0].(map[string]any), "objectDefinition", "data")
+			if fmt.Sprint(got) != fmt.Sprint(data) {
+				return fmt.Sprintf("%s: %v, want %v", cluster, got, data)
+			}
+			token, _, _ := unstructured.NestedString(objects[1].(map[string]any), "objectDefinition", "data", "token")
+			if !strings.HasPrefix(token, "$ocm_encrypted:") {
+				return fmt.Sprintf("%s: token %q", cluster, token)
+			}
+		}
+		return ""
+	})
+}
