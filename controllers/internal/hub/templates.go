@@ -258,7 +258,13 @@ func (h *hubTemplates) resolve(ctx context.Context, root *policyv1.Policy, repli
 		r = &resolution{}
 		h.resolutions[rootKey][cluster] = r
 	}
-	r.identity = identity
+	if r.identity != identity {
+		previous := r.identity
+		r.identity = identity
+		if previous.Name != "" {
+			h.stopUnusedAccounts()
+		}
+	}
 	if err != nil {
 		r.valid = false
 		return err
@@ -403,6 +409,7 @@ func (h *hubTemplates) uncache(identity types.NamespacedName, watcher depwatches
 func (h *hubTemplates) forget(root types.NamespacedName, keep map[string]bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	removed := false
 	for cluster, r := range h.resolutions[root] {
 		if keep[cluster] {
 			continue
@@ -411,6 +418,7 @@ func (h *hubTemplates) forget(root types.NamespacedName, keep map[string]bool) {
 		h.uncache(r.identity, watcher)
 		h.watchers.Delete(watcher)
 		delete(h.resolutions[root], cluster)
+		removed = removed || r.identity.Name != ""
 	}
 	if keep == nil {
 		if _, waited := h.watchers.LoadAndDelete(accountWatcher(root)); waited && h.hub != nil {
@@ -420,6 +428,14 @@ func (h *hubTemplates) forget(root types.NamespacedName, keep map[string]bool) {
 	if len(h.resolutions[root]) == 0 {
 		delete(h.resolutions, root)
 	}
+	if removed {
+		h.stopUnusedAccounts()
+	}
+}
+
+// stopUnusedAccounts stops the ServiceAccount resolvers no resolution uses.
+// h.mu is held.
+func (h *hubTemplates) stopUnusedAccounts() {
 	used := map[types.NamespacedName]bool{}
 	for _, clusters := range h.resolutions {
 		for _, r := range clusters {
