@@ -73,13 +73,15 @@ type resolutionKey struct {
 }
 
 // resolution is a replica's last resolution: the resolved policy templates
-// (nil where a template holds no hub template) and IV, valid while the root's
-// inputs are (fingerprint), and the last error reported for it.
+// (nil where a template holds no hub template) and IV, or the template error
+// that only a change can fix, valid while the root's inputs are (fingerprint)
+// and no watched object changed; and the last error reported for it.
 type resolution struct {
 	fingerprint string
 	identity    types.NamespacedName // the ServiceAccount it read as; empty: the hub
 	templates   [][]byte
 	iv          string
+	err         error
 	valid       bool
 	lastError   string
 }
@@ -214,8 +216,11 @@ func (h *hubTemplates) resolve(ctx context.Context, root *policyv1.Policy, repli
 	h.mu.Lock()
 	r := h.resolutions[rootKey][cluster]
 	if r != nil && r.valid && r.fingerprint == fp {
+		defer h.mu.Unlock()
+		if r.err != nil {
+			return r.err
+		}
 		apply(replica, r.templates, r.iv)
-		h.mu.Unlock()
 		return nil
 	}
 	h.mu.Unlock()
@@ -266,10 +271,14 @@ func (h *hubTemplates) resolve(ctx context.Context, root *policyv1.Policy, repli
 		}
 	}
 	if err != nil {
-		r.valid = false
+		// An error a watched change or a root change must fix is kept, so
+		// that reconciles for status do not resolve it again; any other is
+		// tried again next time.
+		r.fingerprint, r.err = fp, err
+		r.valid = isTemplateError(err) && !retryable(err)
 		return err
 	}
-	r.fingerprint, r.valid, r.lastError = fp, true, ""
+	r.fingerprint, r.valid, r.lastError, r.err = fp, true, "", nil
 	r.templates = make([][]byte, len(resolved.Spec.PolicyTemplates))
 	for i, t := range resolved.Spec.PolicyTemplates {
 		if t != nil && (i >= len(replica.Spec.PolicyTemplates) || string(t.ObjectDefinition.Raw) != string(replica.Spec.PolicyTemplates[i].ObjectDefinition.Raw)) {
