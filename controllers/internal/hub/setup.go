@@ -4,8 +4,8 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
-	"net/http"
 	"io"
+	"net/http"
 	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
