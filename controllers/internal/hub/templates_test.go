@@ -219,6 +219,28 @@ func TestHubTemplatesPerCluster(t *testing.T) {
 		defer ensureTemplateClusters(t)
 		expectValues(t, ns, "p", map[string]string{"tpl-1": "tpl-1/site-1b/prod", "tpl-2": "tpl-2/site-2/staging"})
 	})
+	t.Run("a status report reconciles the root without resolving again", func(t *testing.T) {
+		// The label restored after the previous step has reached the replica.
+		expectValues(t, ns, "p", map[string]string{"tpl-1": "tpl-1/site-1b/prod", "tpl-2": "tpl-2/site-2/dev"})
+		resolutions := hub.HubTemplateResolutionsTotal()
+		replica := &policyv1.Policy{ObjectMeta: metav1.ObjectMeta{Namespace: "tpl-1", Name: replication.Name(ns, "p")}}
+		get(t, replica)
+		replica.Status.ComplianceState = policyv1.Compliant
+		if err := c.Status().Update(context.Background(), replica); err != nil {
+			t.Fatal(err)
+		}
+		localplane.Eventually(t, 20*time.Second, "the root's status from the report", func() string {
+			for _, e := range rootStatus(t, ns, "p").Status {
+				if e.ClusterName == "tpl-1" && e.ComplianceState == policyv1.Compliant {
+					return ""
+				}
+			}
+			return "tpl-1 not Compliant in the root's status"
+		})
+		if got := hub.HubTemplateResolutionsTotal() - resolutions; got != 0 {
+			t.Errorf("%v replicas resolved again for a status report", got)
+		}
+	})
 	t.Run("the hub settles: no write without a change", func(t *testing.T) {
 		time.Sleep(time.Second)
 		writes := hub.ReplicaWritesTotal()
