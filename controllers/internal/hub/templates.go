@@ -215,7 +215,7 @@ func (h *hubTemplates) resolve(ctx context.Context, root *policyv1.Policy, repli
 	fp := fingerprint(root)
 	h.mu.Lock()
 	r := h.resolutions[rootKey][cluster]
-	if r != nil && r.valid && r.fingerprint == fp {
+	if r != nil && r.valid && r.fingerprint == fp && h.watching(r.identity) {
 		defer h.mu.Unlock()
 		if r.err != nil {
 			return r.err
@@ -330,8 +330,20 @@ func (h *hubTemplates) reportError(root types.NamespacedName, cluster string, er
 // resolverFor returns the resolver of root's identity: the hub's, or its
 // ServiceAccount's (started on first use). A missing ServiceAccount is
 // watched (the root is enqueued when it appears) and reported as
-// errServiceAccountMissing.
+// errServiceAccountMissing. A resolver whose dependency watcher stopped is
+// started again, and the resolutions made with it are made again (their
+// watches went with it).
 func (h *hubTemplates) resolverFor(ctx context.Context, root *policyv1.Policy) (types.NamespacedName, *identityResolver, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.hub.stopped.Load() {
+		hub, err := h.startResolver(h.ctx, h.config)
+		if err != nil {
+			return types.NamespacedName{}, nil, fmt.Errorf("starting the hub template resolver again: %w", err)
+		}
+		h.hub = hub
+		h.invalidate(types.NamespacedName{})
+	}
 	name := templates.ServiceAccount(root)
 	if name == "" {
 		return types.NamespacedName{}, h.hub, nil
@@ -339,10 +351,10 @@ func (h *hubTemplates) resolverFor(ctx context.Context, root *policyv1.Policy) (
 	sa := types.NamespacedName{Namespace: root.Namespace, Name: name}
 	rootKey := client.ObjectKeyFromObject(root)
 	wait := accountWatcher(rootKey)
-	h.mu.Lock()
-	defer h.mu.Unlock()
 	if ir := h.accounts[sa]; ir != nil && !ir.stopped.Load() {
 		return sa, ir, nil
+	} else if ir != nil {
+		h.invalidate(sa)
 	}
 	ir, err := h.startAccountResolver(sa)
 	if err != nil {
@@ -361,6 +373,28 @@ func (h *hubTemplates) resolverFor(ctx context.Context, root *policyv1.Policy) (
 		_ = h.hub.watcher.RemoveWatcher(wait)
 	}
 	return sa, ir, nil
+}
+
+// watching reports whether the resolver of identity still runs (and so the
+// watches of its resolutions). h.mu is held.
+func (h *hubTemplates) watching(identity types.NamespacedName) bool {
+	ir := h.hub
+	if identity.Name != "" {
+		ir = h.accounts[identity]
+	}
+	return ir != nil && !ir.stopped.Load()
+}
+
+// invalidate makes every resolution read as identity be made again. h.mu is
+// held.
+func (h *hubTemplates) invalidate(identity types.NamespacedName) {
+	for _, clusters := range h.resolutions {
+		for _, r := range clusters {
+			if r.identity == identity {
+				r.valid = false
+			}
+		}
+	}
 }
 
 // startAccountResolver starts a resolver reading as sa: the hub's server and
