@@ -22,9 +22,6 @@ const (
 	// DefaultKeyRotation is how often a cluster's key is rotated (OCM's
 	// default of 30 days).
 	DefaultKeyRotation = 30 * 24 * time.Hour
-
-	keyField         = "key"
-	previousKeyField = "previousKey"
 )
 
 // NewKey reads a new AES-256 key from random.
@@ -53,13 +50,13 @@ func NewKeySecret(cluster string, now time.Time, random io.Reader) (*corev1.Secr
 			Labels:      map[string]string{BackupLabel: backupLabelValue},
 			Annotations: map[string]string{LastRotatedAnnotation: now.UTC().Format(time.RFC3339)},
 		},
-		Data: map[string][]byte{keyField: key},
+		Data: map[string][]byte{KeyData: key},
 	}, nil
 }
 
 // Key returns the key of a key Secret, or an error naming what is wrong.
 func Key(secret *corev1.Secret) ([]byte, error) {
-	key := secret.Data[keyField]
+	key := secret.Data[KeyData]
 	if len(key) != KeySize {
 		return nil, fmt.Errorf("Secret %s/%s holds a %d-byte key, not %d", secret.Namespace, secret.Name, len(key), KeySize)
 	}
@@ -89,7 +86,7 @@ func PlanKeyRotation(secret *corev1.Secret, now time.Time, period time.Duration)
 	if strings.EqualFold(secret.Annotations[DisableRotationAnnotation], "true") {
 		return KeyRotation{TriggerUpdate: true}
 	}
-	if _, err := aes.NewCipher(secret.Data[keyField]); err != nil {
+	if _, err := aes.NewCipher(secret.Data[KeyData]); err != nil {
 		return KeyRotation{Rotate: true, TriggerUpdate: true, After: period}
 	}
 	last, err := time.Parse(time.RFC3339, secret.Annotations[LastRotatedAnnotation])
@@ -101,7 +98,7 @@ func PlanKeyRotation(secret *corev1.Secret, now time.Time, period time.Duration)
 		return KeyRotation{Rotate: true, TriggerUpdate: true, After: period}
 	}
 	plan := KeyRotation{After: next}
-	if prev, ok := secret.Data[previousKeyField]; ok && len(prev) > 0 {
+	if prev, ok := secret.Data[PreviousKeyData]; ok && len(prev) > 0 {
 		if _, err := aes.NewCipher(prev); err != nil {
 			plan.DropPreviousKey = true
 		}
@@ -117,7 +114,7 @@ func ApplyKeyRotation(secret *corev1.Secret, plan KeyRotation, now time.Time, ra
 		secret.Data = map[string][]byte{}
 	}
 	if plan.DropPreviousKey {
-		delete(secret.Data, previousKeyField)
+		delete(secret.Data, PreviousKeyData)
 	}
 	if !plan.Rotate {
 		return nil
@@ -126,12 +123,12 @@ func ApplyKeyRotation(secret *corev1.Secret, plan KeyRotation, now time.Time, ra
 	if err != nil {
 		return err
 	}
-	if _, err := aes.NewCipher(secret.Data[keyField]); err == nil {
-		secret.Data[previousKeyField] = secret.Data[keyField]
+	if _, err := aes.NewCipher(secret.Data[KeyData]); err == nil {
+		secret.Data[PreviousKeyData] = secret.Data[KeyData]
 	} else {
-		delete(secret.Data, previousKeyField)
+		delete(secret.Data, PreviousKeyData)
 	}
-	secret.Data[keyField] = key
+	secret.Data[KeyData] = key
 	if secret.Annotations == nil {
 		secret.Annotations = map[string]string{}
 	}
