@@ -1,4 +1,4 @@
-package templates
+package templates_test
 
 import (
 	"bytes"
@@ -13,59 +13,34 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	fakediscovery "k8s.io/client-go/discovery/fake"
-	fakedynamic "k8s.io/client-go/dynamic/fake"
-	clienttesting "k8s.io/client-go/testing"
 
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
+	"github.com/fleetpolicy/fleetpolicy/shared/templates"
 )
 
-// fakeResolver is the library's real resolver over client-go's fake dynamic
-// and discovery clients (no API server in shared/'s unit tests), holding
-// ConfigMaps and Secrets in two namespaces and two ManagedClusters.
+// fakeResolver is the library's real resolver with the hub's delimiters over
+// fake clients (fakeCluster) holding ConfigMaps and Secrets in two namespaces
+// and two ManagedClusters.
 func fakeResolver(t *testing.T) *gotemplates.TemplateResolver {
 	t.Helper()
-	obj := func(apiVersion, kind, ns, name string, labels map[string]any, data map[string]any) runtime.Object {
-		u := &unstructured.Unstructured{Object: map[string]any{
-			"apiVersion": apiVersion, "kind": kind,
-			"metadata": map[string]any{"name": name, "namespace": ns, "labels": labels},
-		}}
+	obj := func(apiVersion, kind, ns, name string, labels map[string]any, data map[string]any) map[string]any {
+		meta := map[string]any{"name": name, "labels": labels}
+		if ns != "" {
+			meta["namespace"] = ns
+		}
+		o := map[string]any{"apiVersion": apiVersion, "kind": kind, "metadata": meta}
 		if data != nil {
-			u.Object["data"] = data
+			o["data"] = data
 		}
-		if ns == "" {
-			unstructured.RemoveNestedField(u.Object, "metadata", "namespace")
-		}
-		return u
+		return o
 	}
-	scheme := runtime.NewScheme()
-	gvrs := map[schema.GroupVersionResource]string{
-		{Version: "v1", Resource: "configmaps"}:                                                   "ConfigMapList",
-		{Version: "v1", Resource: "secrets"}:                                                      "SecretList",
-		{Group: "cluster.open-cluster-management.io", Version: "v1", Resource: "managedclusters"}: "ManagedClusterList",
-	}
-	dyn := fakedynamic.NewSimpleDynamicClientWithCustomListKinds(scheme, gvrs,
+	return fakeCluster(t, gotemplates.Config{StartDelim: templates.HubStartDelim, StopDelim: templates.HubStopDelim},
 		obj("v1", "ConfigMap", "policies", "sites", nil, map[string]any{"cluster-a": "site-1", "cluster-b": "site-2"}),
 		obj("v1", "ConfigMap", "other", "sites", nil, map[string]any{"cluster-a": "elsewhere"}),
 		obj("v1", "Secret", "policies", "creds", nil, map[string]any{"password": base64.StdEncoding.EncodeToString([]byte("s3cret"))}),
 		obj("cluster.open-cluster-management.io/v1", "ManagedCluster", "", "cluster-a", map[string]any{"env": "prod"}, nil),
 		obj("cluster.open-cluster-management.io/v1", "ManagedCluster", "", "cluster-b", map[string]any{"env": "dev"}, nil),
 	)
-	disc := &fakediscovery.FakeDiscovery{Fake: &clienttesting.Fake{}}
-	disc.Resources = []*metav1.APIResourceList{
-		{GroupVersion: "v1", APIResources: []metav1.APIResource{
-			{Name: "configmaps", Namespaced: true, Kind: "ConfigMap"},
-			{Name: "secrets", Namespaced: true, Kind: "Secret"},
-		}},
-		{GroupVersion: "cluster.open-cluster-management.io/v1", APIResources: []metav1.APIResource{
-			{Name: "managedclusters", Namespaced: false, Kind: "ManagedCluster"},
-		}},
-	}
-	r, err := gotemplates.NewResolverWithClients(dyn, disc, gotemplates.Config{StartDelim: HubStartDelim, StopDelim: HubStopDelim})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
 }
 
 // rootWith is a root policy in namespace policies whose policy templates are
@@ -152,11 +127,11 @@ func TestResolveHubTemplates(t *testing.T) {
 			values:  []string{`{{hub end hub}}`},
 			wantErr: "policy-templates[0]"},
 		{name: "disable-templates copies the templates verbatim", cluster: "cluster-a",
-			annotations: map[string]string{DisableAnnotation: "true"},
+			annotations: map[string]string{templates.DisableAnnotation: "true"},
 			values:      []string{`{{hub .ManagedClusterName hub}}`},
 			want:        []string{`{{hub .ManagedClusterName hub}}`}},
 		{name: "disable-templates false resolves", cluster: "cluster-a",
-			annotations: map[string]string{DisableAnnotation: "false"},
+			annotations: map[string]string{templates.DisableAnnotation: "false"},
 			values:      []string{`{{hub .ManagedClusterName hub}}`},
 			want:        []string{"cluster-a"}},
 	} {
@@ -164,12 +139,12 @@ func TestResolveHubTemplates(t *testing.T) {
 			root := rootWith(tc.annotations, tc.sa, tc.values...)
 			replica := root.DeepCopy()
 			before := replica.DeepCopy()
-			err := ResolveHubTemplates(r, replica, HubInputs{Root: root, Cluster: tc.cluster, ClusterLabels: tc.labels,
-				Options: HubResolveOptions(root, tc.cluster)})
+			err := templates.ResolveHubTemplates(r, replica, templates.HubInputs{Root: root, Cluster: tc.cluster, ClusterLabels: tc.labels,
+				Options: templates.HubResolveOptions(root, tc.cluster)})
 			if tc.want == nil {
-				var hubErr *HubTemplateError
+				var hubErr *templates.HubTemplateError
 				if !errors.As(err, &hubErr) || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("error %v, want a HubTemplateError naming %q", err, tc.wantErr)
+					t.Fatalf("error %v, want a templates.HubTemplateError naming %q", err, tc.wantErr)
 				}
 				if strings.Contains(err.Error(), `"apiVersion"`) {
 					t.Errorf("the message quotes the whole template: %v", err)
@@ -189,7 +164,7 @@ func TestResolveHubTemplates(t *testing.T) {
 					t.Errorf("template %d: %q, want %q", i, got, w)
 				}
 			}
-			if _, ok := replica.Annotations[IVAnnotation]; ok {
+			if _, ok := replica.Annotations[templates.IVAnnotation]; ok {
 				t.Error("an IV annotation without encryption")
 			}
 		})
@@ -198,7 +173,7 @@ func TestResolveHubTemplates(t *testing.T) {
 
 func TestResolveHubTemplatesEncryption(t *testing.T) {
 	r := fakeResolver(t)
-	key := bytes.Repeat([]byte{7}, KeySize)
+	key := bytes.Repeat([]byte{7}, templates.KeySize)
 	ivA := bytes.Repeat([]byte{1}, gotemplates.IVSize)
 	ivB := bytes.Repeat([]byte{2}, gotemplates.IVSize)
 	secretB64 := base64.StdEncoding.EncodeToString([]byte("s3cret")) // fromSecret gives the data as stored
@@ -225,10 +200,10 @@ func TestResolveHubTemplatesEncryption(t *testing.T) {
 			root := rootWith(nil, "", `{{hub fromSecret "policies" "creds" "password" hub}}`, `{{hub "plain" | protect hub}}`)
 			replica := root.DeepCopy()
 			if tc.previousIV != "" {
-				replica.Annotations = map[string]string{IVAnnotation: tc.previousIV}
+				replica.Annotations = map[string]string{templates.IVAnnotation: tc.previousIV}
 			}
-			err := ResolveHubTemplates(r, replica, HubInputs{Root: root, Cluster: "cluster-a",
-				Options: HubResolveOptions(root, "cluster-a"), Key: tc.key, PreviousIV: tc.previousIV,
+			err := templates.ResolveHubTemplates(r, replica, templates.HubInputs{Root: root, Cluster: "cluster-a",
+				Options: templates.HubResolveOptions(root, "cluster-a"), Key: tc.key, PreviousIV: tc.previousIV,
 				Random: bytes.NewReader(tc.random)})
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
@@ -240,7 +215,7 @@ func TestResolveHubTemplatesEncryption(t *testing.T) {
 				t.Fatal(err)
 			}
 			wantIV := base64.StdEncoding.EncodeToString(tc.wantIV)
-			if got := replica.Annotations[IVAnnotation]; got != wantIV {
+			if got := replica.Annotations[templates.IVAnnotation]; got != wantIV {
 				t.Errorf("replica IV %q, want %q", got, wantIV)
 			}
 			for i, tmpl := range replica.Spec.PolicyTemplates {
@@ -250,7 +225,7 @@ func TestResolveHubTemplatesEncryption(t *testing.T) {
 				}
 				u := &unstructured.Unstructured{}
 				_ = u.UnmarshalJSON(tmpl.ObjectDefinition.Raw)
-				if got := u.GetAnnotations()[IVAnnotation]; got != wantIV {
+				if got := u.GetAnnotations()[templates.IVAnnotation]; got != wantIV {
 					t.Errorf("template %d IV %q, want %q", i, got, wantIV)
 				}
 			}
@@ -286,14 +261,14 @@ func (f fakeQueryAPI) List(schema.GroupVersionKind, string, labels.Selector) ([]
 func TestManagedClusterLabelsTransformer(t *testing.T) {
 	api := fakeQueryAPI{clusters: map[string]map[string]string{"cluster-a": {"env": "prod"}}}
 	root := rootWith(nil, "")
-	got, err := ManagedClusterLabelsTransformer("cluster-a")(api, NewHubContext(root, "cluster-a", nil))
-	if err != nil || got.(HubContext).ManagedClusterLabels["env"] != "prod" {
+	got, err := templates.ManagedClusterLabelsTransformer("cluster-a")(api, templates.NewHubContext(root, "cluster-a", nil))
+	if err != nil || got.(templates.HubContext).ManagedClusterLabels["env"] != "prod" {
 		t.Fatalf("got %+v, %v", got, err)
 	}
-	if _, err := ManagedClusterLabelsTransformer("gone")(api, NewHubContext(root, "gone", nil)); err == nil {
+	if _, err := templates.ManagedClusterLabelsTransformer("gone")(api, templates.NewHubContext(root, "gone", nil)); err == nil {
 		t.Error("a missing ManagedCluster is not an error")
 	}
-	if got, err := ManagedClusterLabelsTransformer("cluster-a")(api, "other"); err != nil || got != "other" {
+	if got, err := templates.ManagedClusterLabelsTransformer("cluster-a")(api, "other"); err != nil || got != "other" {
 		t.Errorf("another context changed: %v, %v", got, err)
 	}
 }
