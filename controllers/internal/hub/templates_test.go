@@ -22,6 +22,7 @@ import (
 
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/hub"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/spoke/spoketest"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 	"github.com/fleetpolicy/fleetpolicy/shared/replication"
 	"github.com/fleetpolicy/fleetpolicy/shared/templates"
@@ -525,4 +526,94 @@ status:
 		}
 		return ""
 	})
+}
+
+// TestHubTemplatesReachTheSpoke runs a spoke on a managed cluster of its own:
+// an enforced policy whose hub templates read a ConfigMap and a Secret on the
+// hub creates, on the managed cluster, a ConfigMap with the cluster's value and
+// a Secret with the hub Secret's value, which travelled encrypted with the
+// cluster's key (the spoke copies the key and decrypts).
+func TestHubTemplatesReachTheSpoke(t *testing.T) {
+	ctx := context.Background()
+	const ns, cluster = "hubtpl-e2e", "tpl-e2e"
+	managed, err := localplane.Start("spoke")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = managed.Stop() })
+	if err := localplane.EnsureCluster(ctx, c, cluster); err != nil {
+		t.Fatal(err)
+	}
+	if err := localplane.EnsureNamespace(ctx, c, ns); err != nil {
+		t.Fatal(err)
+	}
+	setConfigMap(t, ns, "sites", map[string]string{cluster: "site-e2e"})
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "creds"}, StringData: map[string]string{"token": "t0ken"}}
+	if err := c.Create(ctx, secret); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	spoketest.Start(t, plane.Config, managed.Config, cluster)
+	applyYAML(t, `
+apiVersion: policy.open-cluster-management.io/v1
+kind: Policy
+metadata: {name: e2e, namespace: hubtpl-e2e}
+spec:
+  disabled: false
+  remediationAction: enforce
+  policy-templates:
+  - objectDefinition:
+      apiVersion: policy.open-cluster-management.io/v1
+      kind: ConfigurationPolicy
+      metadata: {name: e2e}
+      spec:
+        remediationAction: enforce
+        object-templates:
+        - complianceType: musthave
+          objectDefinition:
+            apiVersion: v1
+            kind: ConfigMap
+            metadata: {name: site, namespace: default}
+            data:
+              site: '{{hub fromConfigMap "hubtpl-e2e" "sites" .ManagedClusterName hub}}'
+        - complianceType: musthave
+          objectDefinition:
+            apiVersion: v1
+            kind: Secret
+            metadata: {name: creds, namespace: default}
+            type: Opaque
+            data:
+              token: '{{hub fromSecret "hubtpl-e2e" "creds" "token" hub}}'
+---
+`+localplane.PlacementRuleBinding(ns, "e2e", cluster, "e2e"))
+	localplane.Eventually(t, 45*time.Second, "the managed cluster's ConfigMap and Secret", func() string {
+		cm := &corev1.ConfigMap{}
+		if err := managed.Client.Get(ctx, client.ObjectKey{Namespace: "default", Name: "site"}, cm); err != nil {
+			return "ConfigMap: " + err.Error()
+		}
+		if cm.Data["site"] != "site-e2e" {
+			return fmt.Sprintf("ConfigMap data %v", cm.Data)
+		}
+		s := &corev1.Secret{}
+		if err := managed.Client.Get(ctx, client.ObjectKey{Namespace: "default", Name: "creds"}, s); err != nil {
+			return "Secret: " + err.Error()
+		}
+		if string(s.Data["token"]) != "t0ken" {
+			return fmt.Sprintf("Secret token %q", s.Data["token"])
+		}
+		return ""
+	})
+	if v, _, _ := replicaValueOf(t, ns, "e2e", cluster); strings.Contains(v, "dDBrZW4") || !strings.Contains(v, "$ocm_encrypted:") {
+		t.Errorf("the replica holds %s", v)
+	}
+}
+
+// replicaValueOf returns the raw policy template of root's replica for cluster.
+func replicaValueOf(t *testing.T, ns, name, cluster string) (string, map[string]string, error) {
+	t.Helper()
+	p := &policyv1.Policy{}
+	err := c.Get(context.Background(), client.ObjectKey{Namespace: cluster, Name: replication.Name(ns, name)}, p)
+	if err != nil {
+		return "", nil, err
+	}
+	return string(p.Spec.PolicyTemplates[0].ObjectDefinition.Raw), p.Annotations, nil
 }
