@@ -25,6 +25,15 @@
 //   - The annotation policy.open-cluster-management.io/disable-templates: "true"
 //     (any form strconv.ParseBool reads as true) turns hub templates off; the
 //     trigger-update annotation is never copied to a replica.
+//   - .ManagedClusterLabels come from HubInputs.ClusterLabels, or, with a
+//     caching resolver, through the library's caching query API
+//     (ManagedClusterLabelsTransformer), which watches the ManagedCluster.
+//   - Keys: NewKeySecret makes a cluster's policy-encryption-key Secret (32
+//     random bytes, backup label, last-rotated annotation) and
+//     PlanKeyRotation/ApplyKeyRotation rotate it as OCM's encryptionkeys
+//     controller does (every 30 days by default, the old key kept as
+//     previousKey, an invalid key replaced, disable-rotation honoured); the
+//     caller passes the time and the random reader.
 //   - Errors: ResolveHubTemplates resolves every template of the replica or
 //     none. On any error it leaves the replica as it was and returns a
 //     *HubTemplateError naming the policy template (index, kind and name) and

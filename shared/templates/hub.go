@@ -1,13 +1,17 @@
 package templates
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
+	"strings"
 
 	gotemplates "github.com/stolostron/go-template-utils/v7/pkg/templates"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 )
@@ -125,6 +129,29 @@ func NewHubContext(root *policyv1.Policy, cluster string, clusterLabels map[stri
 	}
 }
 
+// managedClusterGVK is the kind of .ManagedClusterLabels' source.
+var managedClusterGVK = schema.GroupVersionKind{Group: "cluster.open-cluster-management.io", Version: "v1", Kind: "ManagedCluster"}
+
+// ManagedClusterLabelsTransformer is a context transformer (ResolveOptions.
+// ContextTransformers) that sets HubContext.ManagedClusterLabels to the labels
+// of cluster's ManagedCluster read through the caching query API, which
+// watches the ManagedCluster for the template's watcher. Other contexts pass
+// through unchanged.
+func ManagedClusterLabelsTransformer(cluster string) func(gotemplates.CachingQueryAPI, any) (any, error) {
+	return func(api gotemplates.CachingQueryAPI, ctx any) (any, error) {
+		hub, ok := ctx.(HubContext)
+		if !ok {
+			return ctx, nil
+		}
+		mc, err := api.Get(managedClusterGVK, "", cluster)
+		if err != nil {
+			return ctx, err
+		}
+		hub.ManagedClusterLabels = mc.GetLabels()
+		return hub, nil
+	}
+}
+
 // HubInputs is what resolving one replica's hub templates needs besides the
 // Resolver.
 type HubInputs struct {
@@ -133,6 +160,12 @@ type HubInputs struct {
 	Cluster string
 	// ClusterLabels are the ManagedCluster's labels (.ManagedClusterLabels).
 	ClusterLabels map[string]string
+	// ClusterLabelsFromAPI reads .ManagedClusterLabels through the caching
+	// query API instead (ManagedClusterLabelsTransformer, for templates that
+	// mention them), so that the resolver watches the ManagedCluster and a
+	// label change re-resolves the replica, as OCM's propagator does. It needs
+	// a caching Resolver and Options.Watcher.
+	ClusterLabelsFromAPI bool
 	// Options are the caller's resolve options (from HubResolveOptions, with a
 	// Watcher or ContextTransformers where the caller's Resolver needs them).
 	Options gotemplates.ResolveOptions
@@ -153,6 +186,9 @@ type HubTemplateError struct {
 	// Kind and Name name the policy template (as written, possibly empty).
 	Kind, Name string
 	Err        error
+	// template is the policy template as written: the library's messages
+	// quote it whole, Error leaves it out.
+	template string
 }
 
 func (e *HubTemplateError) Error() string {
@@ -160,7 +196,11 @@ func (e *HubTemplateError) Error() string {
 	if e.Kind != "" || e.Name != "" {
 		what = fmt.Sprintf("%s (%s %s)", what, e.Kind, e.Name)
 	}
-	return fmt.Sprintf("hub templates of %s: %v", what, e.Err)
+	msg := e.Err.Error()
+	if e.template != "" {
+		msg = strings.ReplaceAll(msg, " "+e.template+":", ":")
+	}
+	return fmt.Sprintf("hub templates of %s: %s", what, msg)
 }
 
 func (e *HubTemplateError) Unwrap() error { return e.Err }
@@ -168,8 +208,9 @@ func (e *HubTemplateError) Unwrap() error { return e.Err }
 // ResolveHubTemplates resolves, for in.Cluster, the hub templates of replica's
 // policy templates (replica is a replica built from in.Root). When a template
 // needs encryption, the replica gets the IVAnnotation (in.PreviousIV while it
-// is valid, a new one otherwise), and so does the resolved template. It resolves all templates or changes nothing: on
-// error replica is untouched and the error is a *HubTemplateError.
+// is valid, a new one otherwise), and so does the resolved template. It
+// resolves all templates or changes nothing: on error replica is untouched and
+// the error is a *HubTemplateError.
 //
 // When in.Root disables templates, nothing is resolved.
 func ResolveHubTemplates(r Resolver, replica *policyv1.Policy, in HubInputs) error {
@@ -187,10 +228,13 @@ func ResolveHubTemplates(r Resolver, replica *policyv1.Policy, in HubInputs) err
 		}
 		fail := func(err error) error {
 			kind, name := templateIdentity(t.ObjectDefinition.Raw)
-			return &HubTemplateError{Index: i, Kind: kind, Name: name, Err: err}
+			return &HubTemplateError{Index: i, Kind: kind, Name: name, Err: err, template: string(t.ObjectDefinition.Raw)}
 		}
 		opts := in.Options
 		opts.DenylistFunctions = append([]string(nil), in.Options.DenylistFunctions...)
+		if in.ClusterLabelsFromAPI && bytes.Contains(t.ObjectDefinition.Raw, []byte("ManagedClusterLabels")) {
+			opts.ContextTransformers = append(slices.Clip(in.Options.ContextTransformers), ManagedClusterLabelsTransformer(in.Cluster))
+		}
 		if gotemplates.UsesEncryption(t.ObjectDefinition.Raw, HubStartDelim, HubStopDelim) {
 			if key == nil {
 				if in.Key == nil {

@@ -22,6 +22,13 @@ import (
 // managedCluster is the library's real resolver over fake clients (fakes of
 // an API server, which these table tests do not start) holding objs.
 func managedCluster(t *testing.T, objs ...map[string]any) *gotemplates.TemplateResolver {
+	return fakeCluster(t, gotemplates.Config{}, objs...)
+}
+
+// fakeCluster is the library's real resolver with config over client-go's
+// fake dynamic and discovery clients holding objs (ConfigMaps, Secrets,
+// ClusterClaims and ManagedClusters).
+func fakeCluster(t *testing.T, config gotemplates.Config, objs ...map[string]any) *gotemplates.TemplateResolver {
 	t.Helper()
 	var runtimeObjs []runtime.Object
 	for _, o := range objs {
@@ -31,6 +38,7 @@ func managedCluster(t *testing.T, objs ...map[string]any) *gotemplates.TemplateR
 		{Version: "v1", Resource: "configmaps"}:                                                       "ConfigMapList",
 		{Version: "v1", Resource: "secrets"}:                                                          "SecretList",
 		{Group: "cluster.open-cluster-management.io", Version: "v1alpha1", Resource: "clusterclaims"}: "ClusterClaimList",
+		{Group: "cluster.open-cluster-management.io", Version: "v1", Resource: "managedclusters"}:     "ManagedClusterList",
 	}, runtimeObjs...)
 	disc := &fakediscovery.FakeDiscovery{Fake: &clienttesting.Fake{Resources: []*metav1.APIResourceList{{
 		GroupVersion: "v1",
@@ -41,8 +49,11 @@ func managedCluster(t *testing.T, objs ...map[string]any) *gotemplates.TemplateR
 	}, {
 		GroupVersion: "cluster.open-cluster-management.io/v1alpha1",
 		APIResources: []metav1.APIResource{{Name: "clusterclaims", Kind: "ClusterClaim", Verbs: metav1.Verbs{"get", "list", "watch"}}},
+	}, {
+		GroupVersion: "cluster.open-cluster-management.io/v1",
+		APIResources: []metav1.APIResource{{Name: "managedclusters", Kind: "ManagedCluster", Verbs: metav1.Verbs{"get", "list", "watch"}}},
 	}}}}
-	r, err := gotemplates.NewResolverWithClients(dyn, disc, gotemplates.Config{})
+	r, err := gotemplates.NewResolverWithClients(dyn, disc, config)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -50,6 +50,12 @@
 //     suite runs once per entry of --rollout-batch-delays (default 1s, the hub's
 //     default, and 100ms, what a user who wants a fast rollout would set).
 //     --runs runs, about a minute each.
+//   - templates: one root policy with two hub templates per replica
+//     ({{hub .ManagedClusterName hub}} and a fromConfigMap) on
+//     --templates-clusters clusters (default 1000) against the same root
+//     untemplated, each created and updated through a fresh hub process in the
+//     same run (the floor is the untemplated root's times and CPU). --runs
+//     runs, about 40 s each.
 //   - admission: placement admission latency over --admission-clusters
 //     ManagedClusters, median and p90 of --admission-requests Policy creates
 //     through the hub's webhook (Rego and CEL placement policies) against a
@@ -91,7 +97,7 @@ const benchNamespace = "bench"
 const largeReplicas = 10_000
 
 func main() {
-	suites := flag.String("suites", "propagation,memory,rollout,admission", "comma-separated suites to run, in order: propagation, memory, rollout, admission")
+	suites := flag.String("suites", "propagation,memory,rollout,admission,templates", "comma-separated suites to run, in order: propagation, memory, rollout, admission, templates")
 	propagation := flag.String("propagation", "1x1000,1x3000,100x1000", "propagation scenarios, comma-separated POLICIESxCLUSTERS")
 	memory := flag.String("memory", "10x3000", "memory scenarios, comma-separated POLICIESxCLUSTERS")
 	perDecision := flag.Int("per-decision", 100, "clusters per PlacementDecision")
@@ -107,6 +113,7 @@ func main() {
 	spokeWriters := flag.Int("spoke-writers", 16, "concurrent status writers of the instant spokes (rollout suite)")
 	admissionClusters := flag.Int("admission-clusters", 1000, "ManagedClusters the placement policies decide over (admission suite)")
 	admissionRequests := flag.Int("admission-requests", 100, "Policy creates measured per webhook and run (admission suite)")
+	templatesClusters := flag.Int("templates-clusters", 1000, "clusters of the templates suite")
 	// The floor of a propagation run, started by the benchmark as a child process.
 	asFloorWriter := flag.Bool(floorWriterFlag, false, "internal: be the floor writer of one propagation run")
 	var fw floorWriterArgs
@@ -145,7 +152,7 @@ func main() {
 		fail(errors.New("--runs, --large-runs, --floor-writers, --per-decision, --spoke-writers and --rollout-waves must be positive, --rollout-clusters at least --rollout-waves"))
 	}
 	for _, suite := range strings.Split(*suites, ",") {
-		if !slices.Contains([]string{"propagation", "memory", "rollout", "admission"}, strings.TrimSpace(suite)) {
+		if !slices.Contains([]string{"propagation", "memory", "rollout", "admission", "templates"}, strings.TrimSpace(suite)) {
 			fail(fmt.Errorf("--suites: unknown suite %q", suite))
 		}
 	}
@@ -194,6 +201,8 @@ func main() {
 			}
 		case "admission":
 			err = benchAdmission(ctx, res, root, *admissionClusters, *admissionRequests, *runs)
+		case "templates":
+			err = b.hubTemplates(ctx, *templatesClusters, *runs)
 		}
 		if err != nil {
 			// The other suites still run; the command fails at the end.

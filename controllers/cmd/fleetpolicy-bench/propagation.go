@@ -30,7 +30,7 @@ func (b *bench) propagation(ctx context.Context, sc scenario, runs int) error {
 			return fmt.Errorf("%s, run %d, floor: %w", sc.key(), r+1, err)
 		}
 		progress("propagation %s, run %d of %d: hub", sc.key(), r+1, runs)
-		h, err := b.hubPropagation(ctx, sc, run)
+		h, err := b.hubPropagation(ctx, sc, run, rootPolicy)
 		if err != nil {
 			return fmt.Errorf("%s, run %d, hub: %w", sc.key(), r+1, err)
 		}
@@ -55,7 +55,7 @@ func (b *bench) memory(ctx context.Context, sc scenario, runs int) error {
 	name := "HubMemory/" + sc.key()
 	for r := range runs {
 		progress("memory %s, run %d of %d", sc.key(), r+1, runs)
-		h, err := b.hubPropagation(ctx, sc, fmt.Sprintf("m%dx%d-%d", sc.policies, sc.clusters, r))
+		h, err := b.hubPropagation(ctx, sc, fmt.Sprintf("m%dx%d-%d", sc.policies, sc.clusters, r), rootPolicy)
 		if err != nil {
 			return fmt.Errorf("%s, run %d: %w", sc.key(), r+1, err)
 		}
@@ -119,11 +119,15 @@ type hubSample struct {
 	rssBytes            int64
 }
 
-// hubPropagation binds the scenario's roots in one PlacementBinding to one
-// Placement, starts the hub, creates the roots until a watch has seen every
-// replica, updates every root until every replica carries the update, stops the
-// hub and cleans up.
-func (b *bench) hubPropagation(ctx context.Context, sc scenario, run string) (hubSample, error) {
+// rootMaker makes a benchmarked root policy of a run; version changes its
+// template.
+type rootMaker func(name, run string, version int) *policyv1.Policy
+
+// hubPropagation binds the scenario's roots (made by root) in one
+// PlacementBinding to one Placement, starts the hub, creates the roots until a
+// watch has seen every replica, updates every root until every replica carries
+// the update, stops the hub and cleans up.
+func (b *bench) hubPropagation(ctx context.Context, sc scenario, run string, root rootMaker) (hubSample, error) {
 	var s hubSample
 	names := rootNames(run, sc.policies)
 	var decisions [][]string
@@ -152,7 +156,7 @@ func (b *bench) hubPropagation(ctx context.Context, sc scenario, run string) (hu
 
 	start := time.Now()
 	for _, name := range names {
-		if err := b.admin.Create(ctx, rootPolicy(name, run, 1)); err != nil {
+		if err := b.admin.Create(ctx, root(name, run, 1)); err != nil {
 			return s, err
 		}
 	}
@@ -164,13 +168,13 @@ func (b *bench) hubPropagation(ctx context.Context, sc scenario, run string) (hu
 
 	start = time.Now()
 	for _, name := range names {
-		root := &policyv1.Policy{}
+		updated := &policyv1.Policy{}
 		if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-			if err := b.admin.Get(ctx, client.ObjectKey{Namespace: benchNamespace, Name: name}, root); err != nil {
+			if err := b.admin.Get(ctx, client.ObjectKey{Namespace: benchNamespace, Name: name}, updated); err != nil {
 				return err
 			}
-			root.Spec = rootPolicy(name, run, 2).Spec
-			return b.admin.Update(ctx, root)
+			updated.Spec = root(name, run, 2).Spec
+			return b.admin.Update(ctx, updated)
 		}); err != nil {
 			return s, err
 		}
@@ -194,14 +198,20 @@ func rootNames(run string, policies int) []string {
 
 // rootPolicy is a benchmarked root policy of a run; version changes its template.
 func rootPolicy(name, run string, version int) *policyv1.Policy {
+	return rootPolicyWithData(name, run, fmt.Sprintf(`"version":"%d"`, version))
+}
+
+// rootPolicyWithData is a benchmarked root policy whose ConfigurationPolicy
+// wants a ConfigMap with data (JSON members).
+func rootPolicyWithData(name, run, data string) *policyv1.Policy {
 	return &policyv1.Policy{
 		ObjectMeta: metav1.ObjectMeta{Namespace: benchNamespace, Name: name, Labels: map[string]string{runLabel: run}},
 		Spec: policyv1.PolicySpec{
 			RemediationAction: policyv1.Inform,
-			PolicyTemplates: []*policyv1.PolicyTemplate{{ObjectDefinition: runtime.RawExtension{Raw: []byte(fmt.Sprintf(
-				`{"apiVersion":"policy.open-cluster-management.io/v1","kind":"ConfigurationPolicy","metadata":{"name":"bench"},`+
-					`"spec":{"remediationAction":"inform","object-templates":[{"complianceType":"musthave","objectDefinition":`+
-					`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"bench","namespace":"default"},"data":{"version":"%d"}}}]}}`, version))}}},
+			PolicyTemplates: []*policyv1.PolicyTemplate{{ObjectDefinition: runtime.RawExtension{Raw: []byte(
+				`{"apiVersion":"policy.open-cluster-management.io/v1","kind":"ConfigurationPolicy","metadata":{"name":"bench"},` +
+					`"spec":{"remediationAction":"inform","object-templates":[{"complianceType":"musthave","objectDefinition":` +
+					`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"bench","namespace":"default"},"data":{` + data + `}}}]}}`)}}},
 		},
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"os"
 	"runtime/debug"
 	"runtime/pprof"
+	"time"
 
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -53,11 +54,13 @@ func main() {
 	flag.StringVar(&o.WebhookCertDir, "webhook-cert-dir", "", "folder with tls.crt and tls.key for the webhook server (default: controller-runtime's)")
 	flag.StringVar(&o.Identity, "identity", "", "username the hub writes replicas as, which the webhook trusts to write them (default: asked of the API server)")
 	flag.DurationVar(&o.PlacementTimeout, "placement-timeout", o.PlacementTimeout, "time bound of one placement evaluation")
+	keyRotationDays := flag.Uint("encryption-key-rotation", 30, "days between rotations of each cluster's policy-encryption-key (OCM's flag)")
 	cpuProfile := flag.String("cpu-profile", "", "write a CPU profile of the whole run to this file (for benchmarks)")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
 	o.QPS = float32(qps)
+	o.KeyRotation = time.Duration(*keyRotationDays) * 24 * time.Hour
 	ctrl.SetLogger(logging.Bounded(zap.New(zap.UseFlagOptions(&zapOpts))))
 	logger := ctrl.Log.WithName("fleetpolicy-hub")
 

@@ -5,6 +5,7 @@ import (
 
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 	"github.com/fleetpolicy/fleetpolicy/shared/replication"
+	"github.com/fleetpolicy/fleetpolicy/shared/templates"
 )
 
 // cachedDigestAnnotation holds, in the hub's informer cache only, the digest of
@@ -15,7 +16,7 @@ const cachedDigestAnnotation = "fleetpolicy.io/cached-digest"
 // slimPolicies is the cache transform for Policies. Managed fields are dropped
 // from every Policy. A replica is reduced to what the hub reads back: its
 // metadata with the digest of what the hub owns (replication.Digest: spec,
-// labels and annotations) in place of its annotations, its remediationAction,
+// labels and annotations) and its hub templates' IV in place of its annotations, its remediationAction,
 // and its compliance with the generation it was evaluated at. Desired replicas
 // are compared with the digest. At thousands of clusters the templates, status
 // details and history would otherwise dominate the hub's memory.
@@ -33,7 +34,13 @@ func slimPolicies(obj any) (any, error) {
 		// initial list does): the digest is of the full replica, keep it.
 		return p, nil
 	}
-	p.Annotations = map[string]string{cachedDigestAnnotation: replication.Digest(p)}
+	annotations := map[string]string{cachedDigestAnnotation: replication.Digest(p)}
+	if iv, ok := p.Annotations[templates.IVAnnotation]; ok {
+		// Kept: a replica's encrypted values keep their IV while it is valid,
+		// and the key rotation finds the replicas that use encryption by it.
+		annotations[templates.IVAnnotation] = iv
+	}
+	p.Annotations = annotations
 	p.Spec = policyv1.PolicySpec{RemediationAction: p.Spec.RemediationAction, Disabled: p.Spec.Disabled}
 	p.Status = policyv1.PolicyStatus{ComplianceState: p.Status.ComplianceState, ObservedGeneration: p.Status.ObservedGeneration}
 	// The same few strings recur in every replica of a root, and of a cluster:

@@ -8,6 +8,7 @@ import (
 
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 	"github.com/fleetpolicy/fleetpolicy/shared/replication"
+	"github.com/fleetpolicy/fleetpolicy/shared/templates"
 )
 
 // TestSlimPolicies: a cached replica keeps what the hub reads (labels,
@@ -46,6 +47,15 @@ func TestSlimPolicies(t *testing.T) {
 	again, _ := slimPolicies(cached)
 	if again.(*policyv1.Policy).Annotations[cachedDigestAnnotation] != desired.Digest("c1", policyv1.Enforce) {
 		t.Error("a second pass replaced the digest of the full replica")
+	}
+
+	// A replica with encrypted hub template values keeps its IV: the next
+	// resolution reuses it, and the key rotation finds the replicas by it.
+	encrypted := desired.Build("c2", policyv1.Enforce)
+	encrypted.Annotations[templates.IVAnnotation] = "aXY="
+	obj, _ = slimPolicies(encrypted)
+	if got := obj.(*policyv1.Policy).Annotations; got[templates.IVAnnotation] != "aXY=" || len(got) != 2 {
+		t.Errorf("cached annotations of an encrypted replica %v", got)
 	}
 
 	rootCopy := root.DeepCopy()

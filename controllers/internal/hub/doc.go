@@ -30,4 +30,16 @@
 // with the API server (controller-runtime's TokenReview and
 // SubjectAccessReview filter); /explain bounds the evaluations in flight and
 // may bind apart from the admission webhook.
+//
+// Hub templates ({{hub ... hub}}) are resolved per cluster while a root's
+// replicas are planned, before their digests are compared (hubTemplates, over
+// shared/templates): with caching resolvers of go-template-utils, one per
+// identity (the hub's own; a hubTemplateOptions ServiceAccount's, with tokens
+// from the TokenRequest API), each replica a dependency watcher of what its
+// templates read, so that a change enqueues its root and only that replica is
+// resolved again. A cluster whose templates fail gets no write (its replica
+// keeps its last good spec) and is named in the root's HubTemplatesResolved
+// condition and a PolicyPropagation Event. KeyRotator creates nothing: it
+// rotates the clusters' policy-encryption-key Secrets (the propagator creates
+// them) and re-resolves the roots that use encryption after a rotation.
 package hub

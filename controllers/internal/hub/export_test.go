@@ -9,3 +9,11 @@ func ReplicaWritesTotal() float64 {
 		testutil.ToFloat64(replicaWrites.WithLabelValues("update")) +
 		testutil.ToFloat64(replicaWrites.WithLabelValues("delete"))
 }
+
+// HubTemplateResolutionsTotal is the number of replicas whose hub templates
+// were resolved (successfully or not), for tests that prove only the affected
+// replicas are resolved again.
+func HubTemplateResolutionsTotal() float64 {
+	return testutil.ToFloat64(hubTemplateResolutions.WithLabelValues("success")) +
+		testutil.ToFloat64(hubTemplateResolutions.WithLabelValues("error"))
+}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -58,6 +59,9 @@ func runMain(m *testing.M) int {
 		return 1
 	}
 	ctrl.SetLogger(logrDiscard())
+	// go-template-utils logs every failed template with klog; the tests fail
+	// templates on purpose.
+	klog.SetLogger(logrDiscard())
 	go func() {
 		if err := mgr.Start(ctx); err != nil {
 			fmt.Fprintln(os.Stderr, "manager:", err)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -22,6 +23,7 @@ import (
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/scheme"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 	"github.com/fleetpolicy/fleetpolicy/shared/placement"
+	"github.com/fleetpolicy/fleetpolicy/shared/templates"
 )
 
 // ManagerOptions configure the hub's controller manager.
@@ -128,6 +130,9 @@ func NewManager(ctx context.Context, cfg *rest.Config, o ManagerOptions) (ctrl.M
 				&policyv1.Policy{}: {Transform: slimPolicies},
 				// Only placement policies are read: do not cache the hub's ConfigMaps.
 				&corev1.ConfigMap{}: {Namespaces: map[string]cache.Config{placement.Namespace: {}}},
+				// Only the clusters' policy-encryption-key Secrets are read
+				// through the cache (hub templates read theirs themselves).
+				&corev1.Secret{}: {Field: fields.OneTermEqualSelector("metadata.name", templates.EncryptionKeySecret)},
 			},
 		},
 	})

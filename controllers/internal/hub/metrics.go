@@ -22,6 +22,10 @@ var (
 		Help:    "Time from the start of a root reconcile that wrote replicas until its writes finished.",
 		Buckets: prometheus.ExponentialBuckets(0.005, 2, 14),
 	})
+	hubTemplateResolutions = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "fleetpolicy_hub_template_resolutions_total",
+		Help: "Replicas whose hub templates were resolved (not taken from the last resolution), by outcome (success, error).",
+	}, []string{"outcome"})
 	replicasPerPolicy = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "fleetpolicy_hub_replicas",
 		Help: "Clusters each root policy is bound to (its desired replicas).",
@@ -29,5 +33,5 @@ var (
 )
 
 func init() {
-	metrics.Registry.MustRegister(reconcileTotal, replicaWrites, propagationSeconds, replicasPerPolicy)
+	metrics.Registry.MustRegister(reconcileTotal, replicaWrites, propagationSeconds, replicasPerPolicy, hubTemplateResolutions)
 }

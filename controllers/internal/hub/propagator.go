@@ -2,6 +2,7 @@ package hub
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -35,6 +36,7 @@ import (
 	"github.com/fleetpolicy/fleetpolicy/shared/dependency"
 	"github.com/fleetpolicy/fleetpolicy/shared/replication"
 	"github.com/fleetpolicy/fleetpolicy/shared/rollout"
+	"github.com/fleetpolicy/fleetpolicy/shared/templates"
 )
 
 // Event reasons on root policies.
@@ -59,15 +61,36 @@ type Propagator struct {
 	Writers int
 	// Clock is the time of rollout steps.
 	Clock clock.PassiveClock
+	// Templates resolves hub templates; nil: a root with hub templates gets no
+	// replica and says so.
+	Templates *hubTemplates
 }
 
 // replicaWrite is one write a reconcile decided on: the replica of cluster with
-// action, or a delete when replicas is nil.
+// action (from replicas, or desired when its hub templates were resolved for
+// the cluster), or a delete when both are nil. A write of a root with hub
+// templates (templated) is a candidate: the writer resolves the templates
+// first and writes only when the result differs from actual.
 type replicaWrite struct {
-	replicas *replication.Replicas
-	cluster  string
-	action   policyv1.RemediationAction
-	actual   *policyv1.Policy // nil for a create
+	replicas  *replication.Replicas
+	desired   *policyv1.Policy
+	templated bool
+	cluster   string
+	action    policyv1.RemediationAction
+	actual    *policyv1.Policy // nil for a create
+}
+
+func (w replicaWrite) isDelete() bool { return w.replicas == nil && w.desired == nil }
+
+// body is the replica to write, as JSON, with resourceVersion set.
+func (w replicaWrite) body(resourceVersion string) []byte {
+	if w.desired == nil {
+		return w.replicas.JSON(w.cluster, w.action, resourceVersion)
+	}
+	desired := *w.desired
+	desired.ResourceVersion = resourceVersion
+	b, _ := json.Marshal(&desired) // a Policy always encodes
+	return b
 }
 
 // Reconcile brings one root policy's replicas and status in line with its bindings.
@@ -136,22 +159,29 @@ func (p *Propagator) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 
 	writes := p.plan(root, step.Clusters, sets, existing)
-	writeErr := p.write(ctx, root, writes)
+	written, templateErrs, writeErr := p.write(ctx, root, writes)
 	if root == nil {
+		if p.Templates != nil {
+			p.Templates.forget(req.NamespacedName, nil)
+		}
 		replicasPerPolicy.DeleteLabelValues(req.Namespace, req.Name)
 		reconcileTotal.WithLabelValues(outcome(writeErr)).Inc()
 		return ctrl.Result{}, writeErr
 	}
 	replicasPerPolicy.WithLabelValues(root.Namespace, root.Name).Set(float64(len(resolution.Clusters)))
-	if len(writes) > 0 && writeErr == nil {
+	if written > 0 && writeErr == nil {
 		propagationSeconds.Observe(time.Since(start).Seconds())
-		logger.V(1).Info("propagated", "writes", len(writes), "clusters", len(resolution.Clusters))
+		logger.V(1).Info("propagated", "writes", written, "clusters", len(resolution.Clusters))
 	}
 	if writeErr == nil {
 		p.reportWave(root, step, now)
 	}
 
-	statusChanged, statusErr := p.updateRootStatus(ctx, root, resolution, step, planCondition, unknownClustersCondition(root, unknown), existing)
+	templatesCondition, retryTemplates := p.reportTemplates(root, step.Clusters, templateErrs)
+	statusChanged, statusErr := p.updateRootStatus(ctx, root, resolution, step, existing,
+		conditionUpdate{ConditionRolloutPlanMatches, planCondition},
+		conditionUpdate{ConditionClustersUnknown, unknownClustersCondition(root, unknown)},
+		conditionUpdate{ConditionHubTemplatesResolved, templatesCondition})
 	err = errors.Join(writeErr, statusErr)
 	reconcileTotal.WithLabelValues(outcome(err)).Inc()
 	switch {
@@ -168,8 +198,10 @@ func (p *Propagator) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		// delay, not the rate limiter: a rollout changes the status step after
 		// step, and the limiter's backoff would double with every change.
 		return ctrl.Result{RequeueAfter: stepRequeueDelay}, nil
-	case step.RequeueAfter != nil:
+	case step.RequeueAfter != nil && (!retryTemplates || *step.RequeueAfter < templateRetryDelay):
 		return ctrl.Result{RequeueAfter: max(*step.RequeueAfter, 100*time.Millisecond)}, nil
+	case retryTemplates:
+		return ctrl.Result{RequeueAfter: templateRetryDelay}, nil
 	}
 	return ctrl.Result{}, nil
 }
@@ -445,18 +477,32 @@ func (p *Propagator) reportWave(root *policyv1.Policy, step rollout.StepResult, 
 // plan compares the desired replicas — one per cluster of the rollout step, with
 // the action it decided — with the cached ones and returns the writes. Desired
 // replicas are compared by digest and encoded by the writers, so that a
-// reconcile holds no desired replica in memory.
+// reconcile holds no desired replica in memory. A root with hub templates has
+// replicas that differ per cluster: every decided cluster is a candidate write
+// that the writers resolve (in parallel) and compare (see write).
 func (p *Propagator) plan(root *policyv1.Policy, decided []rollout.ClusterDecision, sets []policyv1beta1.PolicySet, existing map[string]*policyv1.Policy) []replicaWrite {
 	var writes []replicaWrite
 	bound := map[string]bool{}
 	if root != nil {
 		replicas := replication.For(root, dependency.IndexPolicySets(setPointers(sets)))
+		templated := templates.UsesHubTemplates(root)
 		for _, c := range decided {
 			bound[c.Name] = true
 			actual := existing[c.Name]
-			if actual == nil || actual.Annotations[cachedDigestAnnotation] != replicas.Digest(c.Name, c.RemediationAction) {
+			if templated {
+				writes = append(writes, replicaWrite{replicas: replicas, templated: true, cluster: c.Name, action: c.RemediationAction, actual: actual})
+			} else if actual == nil || actual.Annotations[cachedDigestAnnotation] != replicas.Digest(c.Name, c.RemediationAction) {
 				writes = append(writes, replicaWrite{replicas: replicas, cluster: c.Name, action: c.RemediationAction, actual: actual})
 			}
+		}
+		if p.Templates != nil {
+			// Resolutions of clusters no longer bound, or of a root that no
+			// longer has hub templates, are dropped with their watches.
+			keep := bound
+			if !templated {
+				keep = nil
+			}
+			p.Templates.forget(client.ObjectKeyFromObject(root), keep)
 		}
 	}
 	for ns, actual := range existing {
@@ -467,6 +513,73 @@ func (p *Propagator) plan(root *policyv1.Policy, decided []rollout.ClusterDecisi
 	return writes
 }
 
+// resolve turns a templated candidate write into a write of the replica with
+// its hub templates resolved for the cluster (the cached replica's IV kept),
+// or into no write (ok false) when the result is what the cluster already has.
+func (p *Propagator) resolve(ctx context.Context, root *policyv1.Policy, w replicaWrite) (_ replicaWrite, ok bool, err error) {
+	if p.Templates == nil {
+		return w, false, errors.New("hub templates are not resolved by this propagator")
+	}
+	desired := w.replicas.Build(w.cluster, w.action)
+	var previousIV string
+	if w.actual != nil {
+		previousIV = w.actual.Annotations[templates.IVAnnotation]
+	}
+	if err := p.Templates.resolve(ctx, root, desired, previousIV); err != nil {
+		return w, false, err
+	}
+	if w.actual != nil && w.actual.Annotations[cachedDigestAnnotation] == replication.Digest(desired) {
+		return w, false, nil
+	}
+	w.desired, w.templated = desired, false
+	return w, true, nil
+}
+
+// ConditionHubTemplatesResolved is the root condition that says whether its
+// hub templates resolved for every cluster it is replicated to; False names
+// the clusters whose replica kept its last good spec (or was not created) and
+// their errors. Roots without hub templates do not have it.
+const ConditionHubTemplatesResolved = "HubTemplatesResolved"
+
+// reasonPolicyPropagation is OCM's Event reason for a hub template error.
+const reasonPolicyPropagation = "PolicyPropagation"
+
+// reportTemplates emits an Event per cluster whose hub templates failed with a
+// new error and returns the root's HubTemplatesResolved condition (nil for a
+// root without hub templates) and whether an error may go away without a
+// watched change (then the root is reconciled again later).
+func (p *Propagator) reportTemplates(root *policyv1.Policy, decided []rollout.ClusterDecision, errs map[string]error) (*metav1.Condition, bool) {
+	if !templates.UsesHubTemplates(root) {
+		return nil, false
+	}
+	if len(errs) == 0 {
+		return &metav1.Condition{Type: ConditionHubTemplatesResolved, Status: metav1.ConditionTrue,
+			ObservedGeneration: root.Generation, Reason: "Resolved",
+			Message: fmt.Sprintf("hub templates resolved for all %d cluster(s)", len(decided))}, false
+	}
+	clusters := slices.Sorted(maps.Keys(errs))
+	retry := false
+	var lines []string
+	for _, cluster := range clusters {
+		err := errs[cluster]
+		retry = retry || retryable(err)
+		if p.Templates == nil || p.Templates.reportError(client.ObjectKeyFromObject(root), cluster, err) {
+			p.Recorder.Eventf(root, nil, corev1.EventTypeWarning, reasonPolicyPropagation, reasonPolicyPropagation,
+				"Failed to resolve templates for cluster %s: %v", cluster, err)
+		}
+		if len(lines) < 10 {
+			lines = append(lines, fmt.Sprintf("%s: %v", cluster, err))
+		}
+	}
+	if len(clusters) > len(lines) {
+		lines = append(lines, fmt.Sprintf("and %d more", len(clusters)-len(lines)))
+	}
+	return &metav1.Condition{Type: ConditionHubTemplatesResolved, Status: metav1.ConditionFalse,
+		ObservedGeneration: root.Generation, Reason: "HubTemplateError",
+		Message: fmt.Sprintf("hub templates failed for %d of %d cluster(s); their replicas keep their last resolved spec or are not created: %s",
+			len(clusters), len(decided), strings.Join(lines, "; "))}, retry
+}
+
 func setPointers(sets []policyv1beta1.PolicySet) []*policyv1beta1.PolicySet {
 	out := make([]*policyv1beta1.PolicySet, len(sets))
 	for i := range sets {
@@ -475,15 +588,20 @@ func setPointers(sets []policyv1beta1.PolicySet) []*policyv1beta1.PolicySet {
 	return out
 }
 
-// write performs the writes with at most p.Writers in flight.
-func (p *Propagator) write(ctx context.Context, root *policyv1.Policy, writes []replicaWrite) error {
+// write performs the writes with at most p.Writers in flight, resolving the
+// hub templates of templated candidates first (a cluster whose templates fail
+// gets no write: its replica keeps its last good spec, or is not created). It
+// returns the number of writes issued and the template errors by cluster.
+func (p *Propagator) write(ctx context.Context, root *policyv1.Policy, writes []replicaWrite) (int, map[string]error, error) {
 	if len(writes) == 0 {
-		return nil
+		return 0, nil, nil
 	}
 	workers := max(1, min(p.Writers, len(writes)))
 	jobs := make(chan replicaWrite)
 	var mu sync.Mutex
 	var errs []error
+	templateErrs := map[string]error{}
+	written := 0
 	missingNamespaces := map[string]bool{}
 	var wg sync.WaitGroup
 	for range workers {
@@ -491,12 +609,27 @@ func (p *Propagator) write(ctx context.Context, root *policyv1.Policy, writes []
 		go func() {
 			defer wg.Done()
 			for w := range jobs {
+				if w.templated {
+					var ok bool
+					var err error
+					if w, ok, err = p.resolve(ctx, root, w); !ok {
+						if err != nil {
+							mu.Lock()
+							templateErrs[w.cluster] = err
+							mu.Unlock()
+						}
+						continue
+					}
+				}
 				err := p.writeOne(ctx, w)
+				mu.Lock()
+				written++
+				mu.Unlock()
 				if err == nil {
 					continue
 				}
 				mu.Lock()
-				if w.replicas != nil && apierrors.IsNotFound(err) {
+				if !w.isDelete() && apierrors.IsNotFound(err) {
 					missingNamespaces[w.cluster] = true
 				} else {
 					errs = append(errs, err)
@@ -518,33 +651,33 @@ func (p *Propagator) write(ctx context.Context, root *policyv1.Policy, writes []
 		}
 		if len(errs) > 0 {
 			p.Recorder.Eventf(root, nil, corev1.EventTypeWarning, reasonPropagationFailed, "Propagate",
-				"%d of %d replica writes failed: %v", len(errs), len(writes), errs[0])
+				"%d of %d replica writes failed: %v", len(errs), written, errs[0])
 		}
 	}
 	if len(missingNamespaces) > 0 {
 		errs = append(errs, fmt.Errorf("%d cluster namespaces missing", len(missingNamespaces)))
 	}
-	return errors.Join(errs...)
+	return written, templateErrs, errors.Join(errs...)
 }
 
 func (p *Propagator) writeOne(ctx context.Context, w replicaWrite) error {
 	var verb string
 	var err error
 	switch {
-	case w.replicas == nil:
+	case w.isDelete():
 		verb = "delete"
 		err = client.IgnoreNotFound(p.Client.Delete(ctx, w.actual))
 	case w.actual == nil:
 		verb = "create"
 		err = p.Replicas.Post().Namespace(w.cluster).Resource("policies").
-			Body(w.replicas.JSON(w.cluster, w.action, "")).Do(ctx).Error()
+			Body(w.body("")).Do(ctx).Error()
 		if apierrors.IsAlreadyExists(err) {
 			return nil // the cache was behind; the create event brings the replica back here
 		}
 	default:
 		verb = "update"
 		err = p.Replicas.Put().Namespace(w.cluster).Resource("policies").Name(w.actual.Name).
-			Body(w.replicas.JSON(w.cluster, w.action, w.actual.ResourceVersion)).Do(ctx).Error()
+			Body(w.body(w.actual.ResourceVersion)).Do(ctx).Error()
 		if apierrors.IsConflict(err) {
 			return nil // the cache was behind; the newer replica's event brings it back here
 		}
@@ -555,9 +688,15 @@ func (p *Propagator) writeOne(ctx context.Context, w replicaWrite) error {
 	return err
 }
 
+// conditionUpdate is a root condition to set, or to remove when nil.
+type conditionUpdate struct {
+	conditionType string
+	condition     *metav1.Condition
+}
+
 // updateRootStatus writes placement[], status[] (compliance and rollout progress
-// per cluster), compliant and rolloutStatus when they changed.
-func (p *Propagator) updateRootStatus(ctx context.Context, root *policyv1.Policy, res *binding.Resolution, step rollout.StepResult, planCondition, unknownCondition *metav1.Condition, existing map[string]*policyv1.Policy) (changed bool, err error) {
+// per cluster), compliant, rolloutStatus and the conditions when they changed.
+func (p *Propagator) updateRootStatus(ctx context.Context, root *policyv1.Policy, res *binding.Resolution, step rollout.StepResult, existing map[string]*policyv1.Policy, conditions ...conditionUpdate) (changed bool, err error) {
 	observed := make(map[string]policyv1.ComplianceState, len(existing))
 	for ns, replica := range existing {
 		observed[ns] = replica.Status.ComplianceState
@@ -580,21 +719,19 @@ func (p *Propagator) updateRootStatus(ctx context.Context, root *policyv1.Policy
 	status.Status = perCluster
 	status.ComplianceState = compliant
 	status.RolloutStatus = step.RolloutStatus
-	if planCondition == nil {
-		meta.RemoveStatusCondition(&status.Conditions, ConditionRolloutPlanMatches)
-	} else {
-		was := meta.FindStatusCondition(root.Status.Conditions, ConditionRolloutPlanMatches)
-		if planCondition.Status == metav1.ConditionFalse && (was == nil || was.Status != metav1.ConditionFalse || was.Message != planCondition.Message) {
-			p.Recorder.Eventf(root, nil, corev1.EventTypeWarning, "RolloutPlanDiverged", "Rollout", "%s", planCondition.Message)
+	for _, u := range conditions {
+		if u.condition == nil {
+			meta.RemoveStatusCondition(&status.Conditions, u.conditionType)
+			continue
 		}
-		meta.SetStatusCondition(&status.Conditions, *planCondition)
+		was := meta.FindStatusCondition(root.Status.Conditions, u.conditionType)
+		if u.conditionType == ConditionRolloutPlanMatches && u.condition.Status == metav1.ConditionFalse &&
+			(was == nil || was.Status != metav1.ConditionFalse || was.Message != u.condition.Message) {
+			p.Recorder.Eventf(root, nil, corev1.EventTypeWarning, "RolloutPlanDiverged", "Rollout", "%s", u.condition.Message)
+		}
+		meta.SetStatusCondition(&status.Conditions, *u.condition)
 	}
 	setRuleConditions(status, root.Generation, step.Notes)
-	if unknownCondition == nil {
-		meta.RemoveStatusCondition(&status.Conditions, ConditionClustersUnknown)
-	} else {
-		meta.SetStatusCondition(&status.Conditions, *unknownCondition)
-	}
 	if equality.Semantic.DeepEqual(*status, root.Status) {
 		return false, nil
 	}

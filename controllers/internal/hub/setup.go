@@ -2,11 +2,14 @@ package hub
 
 import (
 	"context"
+	"crypto/rand"
 	"fmt"
+	"io"
 	"net/http"
 	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/types"
@@ -34,6 +37,7 @@ import (
 	policyv1beta1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1beta1"
 	"github.com/fleetpolicy/fleetpolicy/shared/binding"
 	"github.com/fleetpolicy/fleetpolicy/shared/replication"
+	"github.com/fleetpolicy/fleetpolicy/shared/templates"
 )
 
 // Options tune the hub controllers.
@@ -58,6 +62,12 @@ type Options struct {
 	// ExplainConcurrency bounds the /explain evaluations in flight; beyond it
 	// /explain answers 429 Too Many Requests.
 	ExplainConcurrency int
+	// KeyRotation is how often each cluster's policy-encryption-key is rotated
+	// (0: OCM's default of 30 days).
+	KeyRotation time.Duration
+	// Random is the source of encryption keys and initialization vectors
+	// (nil: crypto/rand).
+	Random io.Reader
 	// Identity is the username the hub writes replicas as: the admission
 	// webhook passes a replica only when this user sent it. Empty: the
 	// identity of the hub's own credentials, asked of the API server
@@ -84,15 +94,26 @@ func setup(ctx context.Context, mgr ctrl.Manager, opts Options, explain webhook.
 	if err != nil {
 		return nil, err
 	}
-	propagator := &Propagator{
-		Client:   c,
-		Replicas: replicas,
-		Recorder: mgr.GetEventRecorder("fleetpolicy-hub"),
-		Writers:  opts.ReplicaWriters,
-		Clock:    opts.Clock,
+	if opts.Clock == nil {
+		opts.Clock = clock.RealClock{}
 	}
-	if propagator.Clock == nil {
-		propagator.Clock = clock.RealClock{}
+	if opts.Random == nil {
+		opts.Random = rand.Reader
+	}
+	if opts.KeyRotation <= 0 {
+		opts.KeyRotation = templates.DefaultKeyRotation
+	}
+	hubTemplates := newHubTemplates(c, mgr.GetAPIReader(), mgr.GetConfig(), opts.Random, opts.Clock)
+	if err := mgr.Add(hubTemplates); err != nil {
+		return nil, err
+	}
+	propagator := &Propagator{
+		Client:    c,
+		Replicas:  replicas,
+		Recorder:  mgr.GetEventRecorder("fleetpolicy-hub"),
+		Writers:   opts.ReplicaWriters,
+		Clock:     opts.Clock,
+		Templates: hubTemplates,
 	}
 	maps := &rootMapper{client: c}
 	if err := ctrl.NewControllerManagedBy(mgr).
@@ -109,7 +130,17 @@ func setup(ctx context.Context, mgr ctrl.Manager, opts Options, explain webhook.
 			builder.WithPredicates(predicate.Funcs{UpdateFunc: func(event.UpdateEvent) bool { return false }})).
 		// A RolloutPlan is compared with the root policy of the same name.
 		Watches(&fleetv1alpha1.RolloutPlan{}, &handler.EnqueueRequestForObject{}).
+		// An object a hub template read changed: its root (see hubTemplates).
+		WatchesRawSource(source.Channel(hubTemplates.changed, &handler.EnqueueRequestForObject{})).
 		Complete(logging.QuietWhenStopping(propagator)); err != nil {
+		return nil, err
+	}
+	if err := ctrl.NewControllerManagedBy(mgr).
+		Named("encryption-keys").
+		For(&corev1.Secret{}).
+		Complete(logging.QuietWhenStopping(&KeyRotator{
+			Client: c, Clock: opts.Clock, Random: opts.Random, Period: opts.KeyRotation,
+		})); err != nil {
 		return nil, err
 	}
 	if err := ctrl.NewControllerManagedBy(mgr).

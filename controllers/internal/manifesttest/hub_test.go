@@ -49,7 +49,8 @@ func kustomizeBuild(t *testing.T, base string) []byte {
 // TestHubRBACIsSufficientAndLeast deploys manifests/hub's RBAC to a real API
 // server, runs the hub controller as its ServiceAccount (with leader election in
 // its namespace) and checks that it propagates a policy and writes root status —
-// and that the same identity cannot read Secrets nor change bindings.
+// and that the same identity cannot change Secrets (other than the clusters'
+// encryption keys) nor bindings.
 func TestHubRBACIsSufficientAndLeast(t *testing.T) {
 	plane := startWithHubManifests(t)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -90,7 +91,40 @@ apiVersion: policy.open-cluster-management.io/v1
 kind: PlacementBinding
 metadata: {name: pb, namespace: rbac}
 placementRef: {apiGroup: apps.open-cluster-management.io, kind: PlacementRule, name: r}
-subjects: [{apiGroup: policy.open-cluster-management.io, kind: Policy, name: p}]
+subjects: [{apiGroup: policy.open-cluster-management.io, kind: Policy, name: p}, {apiGroup: policy.open-cluster-management.io, kind: Policy, name: templated}]
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: cm, namespace: rbac}
+data: {k: from-configmap}
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: s, namespace: rbac}
+stringData: {k: from-secret}
+---
+apiVersion: policy.open-cluster-management.io/v1
+kind: Policy
+metadata: {name: templated, namespace: rbac}
+spec:
+  disabled: false
+  remediationAction: inform
+  policy-templates:
+  - objectDefinition:
+      apiVersion: policy.open-cluster-management.io/v1
+      kind: ConfigurationPolicy
+      metadata: {name: templated}
+      spec:
+        remediationAction: inform
+        object-templates:
+        - complianceType: musthave
+          objectDefinition:
+            apiVersion: v1
+            kind: ConfigMap
+            metadata: {name: out, namespace: default}
+            data:
+              plain: '{{hub fromConfigMap "rbac" "cm" "k" hub}}'
+              secret: '{{hub fromSecret "rbac" "s" "k" hub}}'
 `))
 	if err != nil {
 		t.Fatal(err)
@@ -105,11 +139,21 @@ subjects: [{apiGroup: policy.open-cluster-management.io, kind: Policy, name: p}]
 		replica := &policyv1.Policy{}
 		rerr := admin.Get(ctx, client.ObjectKey{Namespace: "cluster-1", Name: "rbac.p"}, replica)
 		gerr := admin.Get(ctx, client.ObjectKey{Namespace: "rbac", Name: "p"}, root)
-		if rerr == nil && gerr == nil && len(root.Status.Status) == 1 {
+		// Hub templates resolved as the hub: a ConfigMap and a Secret read,
+		// the cluster's encryption key created.
+		templated := &policyv1.Policy{}
+		terr := admin.Get(ctx, client.ObjectKey{Namespace: "cluster-1", Name: "rbac.templated"}, templated)
+		if terr == nil {
+			raw := string(templated.Spec.PolicyTemplates[0].ObjectDefinition.Raw)
+			if !strings.Contains(raw, `"plain":"from-configmap"`) || !strings.Contains(raw, `"secret":"$ocm_encrypted:`) {
+				terr = fmt.Errorf("templated replica %s", raw)
+			}
+		}
+		if rerr == nil && gerr == nil && terr == nil && len(root.Status.Status) == 1 {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the hub running as its ServiceAccount did not propagate: replica %v, root status %+v", rerr, root.Status)
+			t.Fatalf("the hub running as its ServiceAccount did not propagate: replica %v, templated replica %v, root status %+v", rerr, terr, root.Status)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -118,8 +162,18 @@ subjects: [{apiGroup: policy.open-cluster-management.io, kind: Policy, name: p}]
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := sa.List(ctx, &corev1.SecretList{}); !apierrors.IsForbidden(err) {
-		t.Errorf("the hub's identity can list Secrets: %v", err)
+	// Hub templates read Secrets (fromSecret) and write only the clusters'
+	// policy-encryption-key: no other Secret can be changed or deleted.
+	other := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "other", Namespace: "rbac"}}
+	if err := admin.Create(ctx, other); err != nil {
+		t.Fatal(err)
+	}
+	other.StringData = map[string]string{"k": "v"}
+	if err := sa.Update(ctx, other); !apierrors.IsForbidden(err) {
+		t.Errorf("the hub's identity can update any Secret: %v", err)
+	}
+	if err := sa.Delete(ctx, other); !apierrors.IsForbidden(err) {
+		t.Errorf("the hub's identity can delete Secrets: %v", err)
 	}
 	pb := &policyv1.PlacementBinding{}
 	if err := admin.Get(ctx, client.ObjectKey{Namespace: "rbac", Name: "pb"}, pb); err != nil {

@@ -1,0 +1,57 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
+)
+
+// templatesConfigMap is what the benchmarked hub templates read.
+const templatesConfigMap = "bench-templates"
+
+// templatedRootPolicy is rootPolicy with two hub templates per replica: the
+// cluster's name and a ConfigMap value of the root's namespace.
+func templatedRootPolicy(name, run string, version int) *policyv1.Policy {
+	return rootPolicyWithData(name, run, fmt.Sprintf(
+		`"cluster":"{{hub .ManagedClusterName hub}}","site":"{{hub fromConfigMap \"%s\" \"%s\" \"site\" hub}}","version":"%d"`,
+		benchNamespace, templatesConfigMap, version))
+}
+
+// hubTemplates runs one root policy with two hub templates per replica on
+// clusters clusters, and the same root untemplated (the floor), each through a
+// fresh hub process, runs times: create and update times and the hub's CPU of
+// the templated root against the untemplated one.
+func (b *bench) hubTemplates(ctx context.Context, clusters, runs int) error {
+	if err := b.ensureClusters(ctx, clusters); err != nil {
+		return err
+	}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: benchNamespace, Name: templatesConfigMap},
+		Data: map[string]string{"site": "site-1"}}
+	if err := b.admin.Create(ctx, cm); err != nil && !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	sc := scenario{policies: 1, clusters: clusters}
+	name := fmt.Sprintf("HubTemplates/clusters=%d", clusters)
+	for r := range runs {
+		progress("hub templates on %d clusters, run %d of %d: untemplated", clusters, r+1, runs)
+		plain, err := b.hubPropagation(ctx, sc, fmt.Sprintf("t%d-%d-plain", clusters, r), rootPolicy)
+		if err != nil {
+			return fmt.Errorf("run %d, untemplated: %w", r+1, err)
+		}
+		progress("hub templates on %d clusters, run %d of %d: two hub templates per replica", clusters, r+1, runs)
+		templated, err := b.hubPropagation(ctx, sc, fmt.Sprintf("t%d-%d-hub", clusters, r), templatedRootPolicy)
+		if err != nil {
+			return fmt.Errorf("run %d, templated: %w", r+1, err)
+		}
+		b.res.line(name+"/create", templated.create, withFloor(templated.create.Seconds(), plain.create.Seconds(), "s")...)
+		b.res.line(name+"/update", templated.update, withFloor(templated.update.Seconds(), plain.update.Seconds(), "s")...)
+		perThousand := float64(sc.replicas()) / 1000
+		b.res.line(name+"/cpu", 0, withFloor(templated.cpu.Seconds()/perThousand, plain.cpu.Seconds()/perThousand, "cpu-s/1000-replicas")...)
+	}
+	return nil
+}
