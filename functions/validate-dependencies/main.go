@@ -19,6 +19,7 @@ import (
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 	policyv1beta1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1beta1"
 	"github.com/fleetpolicy/fleetpolicy/shared/dependency"
+	"github.com/fleetpolicy/fleetpolicy/shared/templates"
 )
 
 //go:embed README.md
@@ -67,6 +68,10 @@ func validate(rl *fn.ResourceList) error {
 		policies []*policyv1.Policy
 		sets     []*policyv1beta1.PolicySet
 		items    = map[types.NamespacedName]*fn.KubeObject{} // Policy -> its item, for results
+		// templated are the dependencies holding a template, by Policy and
+		// field (spec.dependencies[i]): reported once, and left out of what
+		// the graph says of them.
+		templated = map[types.NamespacedName]map[string]bool{}
 	)
 	for _, item := range rl.Items {
 		if item.IsLocalConfig() {
@@ -85,6 +90,16 @@ func validate(rl *fn.ResourceList) error {
 			if _, dup := items[key]; !dup {
 				items[key] = item
 			}
+			for _, d := range templatedDependencies(p) {
+				if templated[key] == nil {
+					templated[key] = map[string]bool{}
+				}
+				templated[key][d.dependency] = true
+				rl.Results = append(rl.Results, krm.ObjectResult(item, fn.Error, d.field.Path, fmt.Sprintf(
+					"is templated, but OCM resolves templates only inside policy-templates[].objectDefinition: "+
+						"the dependency would wait for an object named literally %q, which cannot exist, "+
+						"and the templates would stay Pending", d.value)))
+			}
 		case gk.Group == policyv1beta1.GroupVersion.Group && gk.Kind == "PolicySet":
 			set := &policyv1beta1.PolicySet{}
 			if err := krm.Decode(item, set); err != nil {
@@ -96,16 +111,30 @@ func validate(rl *fn.ResourceList) error {
 	}
 
 	g := dependency.Build(policies, sets)
+	isTemplated := func(policy types.NamespacedName, field string) bool {
+		for dep := range templated[policy] {
+			if field == dep || strings.HasPrefix(field, dep+".") {
+				return true
+			}
+		}
+		return false
+	}
 	for _, issue := range g.Issues() {
+		if isTemplated(issue.Policy, issue.Field) {
+			continue
+		}
 		rl.Results = append(rl.Results, krm.ObjectResult(items[issue.Policy], fn.Error, issue.Field, issue.Message))
 	}
 	for _, c := range g.Cycles() {
 		declared := c.Declared()
+		if isTemplated(declared.Policy, declared.Field) {
+			continue
+		}
 		rl.Results = append(rl.Results, krm.ObjectResult(items[declared.Policy], fn.Error, declared.Field,
 			"dependency cycle, each waits for the next: "+c.Path()))
 	}
 	for _, e := range g.Unresolved() {
-		if isExternal(e, cfg.External) {
+		if isExternal(e, cfg.External) || isTemplated(e.Policy, e.Field) {
 			continue
 		}
 		waitsFor := e.To.String()
@@ -143,4 +172,40 @@ func isExternal(e dependency.Edge, external []External) bool {
 		}
 	}
 	return false
+}
+
+// templatedDependency is a templated field of a dependency.
+type templatedDependency struct {
+	// dependency is the dependency's path, e.g. spec.dependencies[0].
+	dependency string
+	field      templates.TemplatedField
+	value      string
+}
+
+// templatedDependencies returns the templated fields of p's dependencies
+// (spec.dependencies and spec.policy-templates[].extraDependencies), in order.
+func templatedDependencies(p *policyv1.Policy) []templatedDependency {
+	var out []templatedDependency
+	check := func(path string, d policyv1.PolicyDependency) {
+		for _, f := range []struct{ key, value string }{
+			{"apiVersion", d.APIVersion}, {"kind", d.Kind}, {"name", d.Name},
+			{"namespace", d.Namespace}, {"compliance", string(d.Compliance)},
+		} {
+			for _, tf := range templates.TemplatedFields(f.value, templates.FieldPath(path, f.key)) {
+				out = append(out, templatedDependency{dependency: path, field: tf, value: f.value})
+			}
+		}
+	}
+	for i, d := range p.Spec.Dependencies {
+		check(fmt.Sprintf("spec.dependencies[%d]", i), d)
+	}
+	for i, t := range p.Spec.PolicyTemplates {
+		if t == nil {
+			continue
+		}
+		for j, d := range t.ExtraDependencies {
+			check(fmt.Sprintf("spec.policy-templates[%d].extraDependencies[%d]", i, j), d)
+		}
+	}
+	return out
 }
