@@ -51,6 +51,9 @@ type planner struct {
 // placements or strategy are in error (the results say why).
 func (p *planner) plan(policy object[policyv1.Policy]) (*fn.KubeObject, bool) {
 	root := policy.obj
+	if !p.in.checkTemplatedActions(policy) {
+		return nil, false
+	}
 	bindings := p.in.bindingsOf[root.Namespace]
 	decisions := binding.Decisions{}
 	for i := range bindings {
