@@ -10,6 +10,7 @@ package main
 
 import (
 	_ "embed"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -19,10 +20,12 @@ import (
 	"github.com/kptdev/krm-functions-sdk/go/fn"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/fleetpolicy/fleetpolicy/functions/internal/krm"
 	"github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1beta1"
 	"github.com/fleetpolicy/fleetpolicy/shared/operatorpolicy"
+	"github.com/fleetpolicy/fleetpolicy/shared/templates"
 )
 
 //go:embed README.md
@@ -142,6 +145,10 @@ type source struct {
 	item   *fn.KubeObject
 	op     *v1beta1.OperatorPolicy
 	policy operatorpolicy.Policy
+	// templated are the results of its templated fields (info, mode policy).
+	templated fn.Results
+	// templatedAction: spec.remediationAction is templated.
+	templatedAction bool
 }
 
 // expand is the function's Process. On any error result it leaves every item
@@ -183,6 +190,9 @@ func expand(rl *fn.ResourceList) error {
 
 // read decodes and normalises one OperatorPolicy item and checks what the mode
 // needs of it; every problem is a result naming the item and the field.
+// Templated fields ({{ ... }}, {{hub ... hub}}) are left out of what is
+// decoded and checked: mode policy passes them through to the hub, mode olm
+// cannot (see templatedResults).
 func read(item *fn.KubeObject, mode string) (*source, fn.Results) {
 	fail := func(field, message string) fn.Results {
 		return fn.Results{krm.ObjectResult(item, fn.Error, field, message)}
@@ -191,14 +201,15 @@ func read(item *fn.KubeObject, mode string) (*source, fn.Results) {
 		return nil, fail("apiVersion", fmt.Sprintf("unsupported value %q: OperatorPolicy is served as %s", item.GetAPIVersion(), v1beta1.GroupVersion))
 	}
 	op := &v1beta1.OperatorPolicy{}
-	if err := krm.Decode(item, op); err != nil {
+	templated, err := decodeUntemplated(item, op)
+	if err != nil {
 		var fieldErr *krm.FieldError
 		if errors.As(err, &fieldErr) {
 			return nil, fail(fieldErr.Field, "cannot be read: "+fieldErr.Message)
 		}
 		return nil, fail("", "cannot be read: "+err.Error())
 	}
-	if op.Name == "" {
+	if op.Name == "" && len(templated) == 0 {
 		return nil, fail("metadata.name", "is required")
 	}
 	var results fn.Results
@@ -225,10 +236,65 @@ func read(item *fn.KubeObject, mode string) (*source, fn.Results) {
 					"which would then be where the operator is installed"))
 		}
 	}
-	if len(results) > 0 {
-		return nil, results
+	// What a template decides is not checked here: the template's resolver
+	// (the hub, the managed cluster) checks it once resolved.
+	results = slices.DeleteFunc(results, func(r *fn.Result) bool {
+		return r.Field != nil && slices.ContainsFunc(templated, func(f templates.TemplatedField) bool { return f.Under(r.Field.Path) })
+	})
+	tr := templatedResults(item, templated, mode)
+	if results = append(results, tr...); results.ExitCode() != 0 {
+		return nil, slices.DeleteFunc(results, func(r *fn.Result) bool { return r.Severity == fn.Info })
 	}
-	return &source{item: item, op: op, policy: p}, nil
+	s := &source{item: item, op: op, policy: p, templated: tr}
+	s.templatedAction = slices.ContainsFunc(templated, func(f templates.TemplatedField) bool { return f.Under("spec.remediationAction") })
+	return s, nil
+}
+
+// decodeUntemplated decodes item into op without its templated fields, and
+// returns them.
+func decodeUntemplated(item *fn.KubeObject, op *v1beta1.OperatorPolicy) ([]templates.TemplatedField, error) {
+	obj, err := krm.Object(item)
+	if err != nil {
+		return nil, err
+	}
+	templated := templates.TemplatedFields(obj, "")
+	if len(templated) == 0 {
+		return nil, krm.Decode(item, op)
+	}
+	raw, err := json.Marshal(templates.WithoutTemplated(obj))
+	if err != nil {
+		return nil, err
+	}
+	node, err := krm.NodeFromJSON(raw)
+	if err != nil {
+		return nil, err
+	}
+	return templated, krm.Decode(fn.MoveToKubeObject(yaml.NewRNode(node)), op)
+}
+
+// templatedResults are the results of an OperatorPolicy's templated fields:
+// errors for those the function needs as written (the name, the namespace)
+// and, in mode olm, for every one (OLM objects applied by GitOps have nothing
+// to resolve them); in mode policy, an info result each, since the Policy
+// delivers them to OCM as written.
+func templatedResults(item *fn.KubeObject, templated []templates.TemplatedField, mode string) fn.Results {
+	var results fn.Results
+	for _, f := range templated {
+		severity, message := fn.Info, "is templated: passed through as written in the Policy's template, resolved by "+f.Resolver()
+		switch {
+		case f.Under("metadata.name") || f.Under("metadata.namespace"):
+			severity, message = fn.Error, "is templated, but the function names the objects it makes after the OperatorPolicy's name and namespace: write them as values"
+		case strings.HasPrefix(f.Path, "metadata.labels") || strings.HasPrefix(f.Path, "metadata.annotations"):
+			continue // not read by the function, and kept in the template as written
+		case mode == ModeOLM:
+			severity, message = fn.Error, "is templated, resolved by "+f.Resolver()+" under OCM, but mode olm writes OLM objects "+
+				"that GitOps applies and nothing resolves: use mode policy, or write the value"
+		case f.Under("spec.remediationAction"):
+			message += "; the Policy sets no remediationAction, so that the template's decides"
+		}
+		results = append(results, krm.ObjectResult(item, severity, f.Path, message))
+	}
+	return results
 }
 
 // joined returns the errors errors.Join combined into err, or err alone.

@@ -87,7 +87,10 @@ func wrapInPolicies(out *output, sources []*source, cfg Config) {
 // namespace), its status and the orchestrators' annotations.
 func rootPolicy(s *source) (*fn.KubeObject, error) {
 	action := policyv1.RemediationAction(s.op.Spec.RemediationAction)
-	if action == "" || s.op.Spec.RemediationAction.IsInformOnly() {
+	switch {
+	case s.templatedAction:
+		action = "" // the template's, resolved by the hub or the managed cluster, decides
+	case action == "" || s.op.Spec.RemediationAction.IsInformOnly():
 		action = "inform" // a Policy cannot say InformOnly; its template keeps it
 	}
 	node, err := newNode(&policyv1.Policy{

@@ -94,3 +94,47 @@ func (f TemplatedField) Resolver() string {
 	}
 	return "each managed cluster"
 }
+
+// WithoutTemplated returns a copy of v, an object decoded from JSON, without
+// its templated fields: a templated value is left out of its map or list, a
+// templated key with its value. What remains decodes into the object's typed
+// form, whose non-string fields a template (toInt, toBool, toLiteral) would
+// not fit; nil when v itself is a templated string.
+func WithoutTemplated(v any) any {
+	switch v := v.(type) {
+	case string:
+		if IsTemplated(v) {
+			return nil
+		}
+		return v
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, e := range v {
+			if IsTemplated(k) || isTemplatedString(e) {
+				continue
+			}
+			out[k] = WithoutTemplated(e)
+		}
+		return out
+	case []any:
+		out := make([]any, 0, len(v))
+		for _, e := range v {
+			if isTemplatedString(e) {
+				continue
+			}
+			out = append(out, WithoutTemplated(e))
+		}
+		return out
+	}
+	return v
+}
+
+func isTemplatedString(v any) bool {
+	s, ok := v.(string)
+	return ok && IsTemplated(s)
+}
+
+// Under reports whether path is f's path or the path of a field under it.
+func (f TemplatedField) Under(path string) bool {
+	return path == f.Path || strings.HasPrefix(path, f.Path+".") || strings.HasPrefix(path, f.Path+"[")
+}

@@ -83,3 +83,38 @@ func TestTemplatedFieldResolver(t *testing.T) {
 		t.Errorf("managed: %q", got)
 	}
 }
+
+func TestWithoutTemplated(t *testing.T) {
+	var v any
+	doc := `{"metadata":{"name":"op","labels":{"{{hub .K hub}}":"v","env":"{{ .E }}","team":"a"}},
+	         "spec":{"versions":["v1","{{ .X }}","v2"],"subscription":{"name":"op","config":"{{ \"{}\" | toLiteral }}","n":3}}}`
+	if err := json.Unmarshal([]byte(doc), &v); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{
+		"metadata": map[string]any{"name": "op", "labels": map[string]any{"team": "a"}},
+		"spec": map[string]any{"versions": []any{"v1", "v2"},
+			"subscription": map[string]any{"name": "op", "n": float64(3)}},
+	}
+	if got := WithoutTemplated(v); !reflect.DeepEqual(got, want) {
+		t.Errorf("WithoutTemplated = %v, want %v", got, want)
+	}
+	if got := WithoutTemplated("{{ .X }}"); got != nil {
+		t.Errorf("WithoutTemplated of a templated string = %v, want nil", got)
+	}
+	if s, _ := v.(map[string]any)["spec"].(map[string]any)["subscription"].(map[string]any)["config"].(string); s == "" {
+		t.Error("WithoutTemplated changed its input")
+	}
+}
+
+func TestTemplatedFieldUnder(t *testing.T) {
+	f := TemplatedField{Path: "spec.subscription"}
+	for path, want := range map[string]bool{
+		"spec.subscription": true, "spec.subscription.name": true, "spec.subscription[x.y]": true,
+		"spec.subscriptionX": false, "spec": false, "": false,
+	} {
+		if got := f.Under(path); got != want {
+			t.Errorf("Under(%q) = %v, want %v", path, got, want)
+		}
+	}
+}
