@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/fleetpolicy/fleetpolicy/functions/internal/krm"
 	"github.com/fleetpolicy/fleetpolicy/functions/internal/krmtest"
 )
 
@@ -49,7 +50,7 @@ func objectsOf(t *testing.T, stream string) []object {
 	objects := make([]object, 0, len(nodes))
 	for _, node := range nodes {
 		for key := range node.GetAnnotations() {
-			if isOrchestratorAnnotation(key) {
+			if krm.IsOrchestratorAnnotation(key) {
 				if err := node.PipeE(yaml.ClearAnnotation(key)); err != nil {
 					t.Fatal(err)
 				}

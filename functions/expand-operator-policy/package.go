@@ -114,17 +114,6 @@ func setFile(obj, item *fn.KubeObject, index int) {
 	set(kioutil.LegacyIndexAnnotation, strconv.Itoa(index))
 }
 
-// isOrchestratorAnnotation reports whether key is one of the annotations kpt
-// and kustomize put on items for their own bookkeeping.
-func isOrchestratorAnnotation(key string) bool {
-	for _, prefix := range []string{"internal.config.kubernetes.io/", "config.k8s.io/", "kustomize.config.k8s.io/"} {
-		if strings.HasPrefix(key, prefix) {
-			return true
-		}
-	}
-	return key == kioutil.LegacyPathAnnotation || key == kioutil.LegacyIndexAnnotation
-}
-
 // output collects what a mode makes of the OperatorPolicies.
 type output struct {
 	pkg *packageItems

@@ -9,6 +9,7 @@ import (
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/fleetpolicy/fleetpolicy/functions/internal/krm"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 )
 
@@ -112,7 +113,7 @@ func rootPolicy(s *source) (*fn.KubeObject, error) {
 		return nil, err
 	}
 	for key := range template.GetAnnotations() {
-		if isOrchestratorAnnotation(key) {
+		if krm.IsOrchestratorAnnotation(key) {
 			if err := template.PipeE(yaml.ClearAnnotation(key)); err != nil {
 				return nil, err
 			}

@@ -1,0 +1,86 @@
+// Command preview-hub-templates is a KRM function that renders, before a merge,
+// what each managed cluster of an exported inventory would get from the hub
+// templates ({{hub ... hub}}) of the package's Policies: for every Policy and
+// cluster, the replica the hub would write, resolved by the same code the hub
+// controller runs (shared/templates.ResolveHubTemplates over go-template-utils)
+// reading the package's objects through inventoryClient instead of a hub. The
+// replicas are added as local-config items, so they never reach a cluster;
+// every other item passes through untouched. README.md documents its use.
+package main
+
+import (
+	_ "embed"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/kptdev/krm-functions-sdk/go/fn"
+
+	"github.com/fleetpolicy/fleetpolicy/functions/internal/krm"
+)
+
+//go:embed README.md
+var readme string
+
+// configKind is the kind of this function's functionConfig.
+const configKind = "PreviewHubTemplates"
+
+var previewHubTemplates = krm.Function{Name: "preview-hub-templates", Help: readme, Process: process}
+
+func main() { previewHubTemplates.Main() }
+
+// Config is the functionConfig (apiVersion fn.fleetpolicy.io/v1alpha1, kind
+// PreviewHubTemplates).
+type Config struct {
+	// Policies limits the preview to these Policies, each "name" (in any
+	// namespace) or "namespace/name". Empty: every Policy with hub templates.
+	Policies []string `json:"policies,omitempty"`
+	// Clusters limits the preview to these ManagedClusters of the package.
+	// Empty: every one.
+	Clusters []string `json:"clusters,omitempty"`
+	// Timeout bounds the resolution of one Policy's templates for one
+	// cluster, as a duration ("10s", the default; at most 5m).
+	Timeout string `json:"timeout,omitempty"`
+}
+
+const (
+	defaultTimeout = 10 * time.Second
+	maxTimeout     = 5 * time.Minute
+)
+
+// readConfig decodes and checks the functionConfig; errors name the config
+// and the field.
+func readConfig(config *fn.KubeObject) (Config, time.Duration, error) {
+	var cfg Config
+	if err := krm.DecodeConfig(config, configKind, &cfg); err != nil {
+		return cfg, 0, err
+	}
+	var problems []string
+	for i, p := range cfg.Policies {
+		namespace, name, qualified := strings.Cut(p, "/")
+		if p == "" || qualified && (namespace == "" || name == "" || strings.Contains(name, "/")) {
+			problems = append(problems, fmt.Sprintf("policies[%d]: %q is neither a name nor namespace/name", i, p))
+		}
+	}
+	for i, c := range cfg.Clusters {
+		if c == "" {
+			problems = append(problems, fmt.Sprintf("clusters[%d]: is empty", i))
+		}
+	}
+	timeout := defaultTimeout
+	if cfg.Timeout != "" {
+		d, err := time.ParseDuration(cfg.Timeout)
+		switch {
+		case err != nil:
+			problems = append(problems, fmt.Sprintf("timeout: %q is not a duration such as 10s or 1m", cfg.Timeout))
+		case d <= 0 || d > maxTimeout:
+			problems = append(problems, fmt.Sprintf("timeout: %s is not between 0s and %s", d, maxTimeout))
+		default:
+			timeout = d
+		}
+	}
+	if len(problems) > 0 {
+		return cfg, 0, fmt.Errorf("functionConfig %s %q: %s", configKind, config.GetName(), strings.Join(problems, "; "))
+	}
+	return cfg, timeout, nil
+}
