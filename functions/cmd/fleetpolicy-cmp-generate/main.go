@@ -20,7 +20,7 @@ import (
 
 // functions are fleetpolicy's KRM functions (functions/*/main.go), installed
 // in the same directory as this command.
-var functions = []string{"check-placement", "expand-operator-policy", "plan-rollout", "validate-dependencies"}
+var functions = []string{"check-placement", "expand-operator-policy", "plan-rollout", "preview-hub-templates", "validate-dependencies"}
 
 func main() {
 	if err := run(); err != nil {
