@@ -10,11 +10,14 @@ package main
 
 import (
 	_ "embed"
+	"flag"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
 	"github.com/kptdev/krm-functions-sdk/go/fn"
+	"k8s.io/klog"
 
 	"github.com/fleetpolicy/fleetpolicy/functions/internal/krm"
 )
@@ -28,6 +31,18 @@ const configKind = "PreviewHubTemplates"
 var previewHubTemplates = krm.Function{Name: "preview-hub-templates", Help: readme, Process: process}
 
 func main() { previewHubTemplates.Main() }
+
+// The template library (go-template-utils v7.3.0, on klog v1) logs every
+// failed resolution, template included, to stderr; the function reports them
+// as results instead.
+func init() {
+	flags := flag.NewFlagSet("klog", flag.ContinueOnError)
+	klog.InitFlags(flags)
+	_ = flags.Set("logtostderr", "false")
+	_ = flags.Set("alsologtostderr", "false")
+	_ = flags.Set("stderrthreshold", "FATAL")
+	klog.SetOutput(io.Discard)
+}
 
 // Config is the functionConfig (apiVersion fn.fleetpolicy.io/v1alpha1, kind
 // PreviewHubTemplates).

@@ -130,8 +130,8 @@ func process(rl *fn.ResourceList) error {
 func read(items fn.KubeObjects) *inputs {
 	in := &inputs{}
 	for _, item := range items {
-		if item.IsLocalConfig() {
-			if item.GetAnnotation(PreviewOfAnnotation) == "" {
+		if isLocalConfig(item) {
+			if krm.AnnotationOf(item, PreviewOfAnnotation) == "" {
 				in.kept = append(in.kept, item)
 			}
 			continue
@@ -145,7 +145,7 @@ func read(items fn.KubeObjects) *inputs {
 		u := unstructured.Unstructured{Object: obj}
 		withoutOrchestratorAnnotations(&u)
 		in.objects = append(in.objects, u)
-		gk := item.GroupKind()
+		gk := u.GroupVersionKind().GroupKind()
 		switch {
 		case gk.Group == policyv1.GroupVersion.Group && gk.Kind == "Policy":
 			p := &policyv1.Policy{}
@@ -174,6 +174,13 @@ func read(items fn.KubeObjects) *inputs {
 	}
 	slices.SortStableFunc(in.clusters, func(a, b cluster) int { return strings.Compare(a.name, b.name) })
 	return in
+}
+
+// isLocalConfig reads the local-config annotation as kpt does (any value but
+// "" and "false"), following YAML aliases.
+func isLocalConfig(item *fn.KubeObject) bool {
+	v := krm.AnnotationOf(item, fn.KptLocalConfig)
+	return v != "" && v != "false"
 }
 
 // withoutOrchestratorAnnotations removes what kustomize and kpt add to an

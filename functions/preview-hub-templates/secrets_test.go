@@ -61,3 +61,25 @@ func TestSecretsNeverInClear(t *testing.T) {
 		t.Fatal("no case holds a Secret: the test checks nothing")
 	}
 }
+
+// TestStderrHoldsOnlyResults checks that the template library's own logging
+// (klog v1, which prints every failed template) does not reach stderr: every
+// line there is one of the function's results.
+func TestStderrHoldsOnlyResults(t *testing.T) {
+	for _, c := range krmtest.Cases(t, "testdata") {
+		if c.Name != "errors" {
+			continue
+		}
+		_, stderr, code := c.Run(t, previewHubTemplates)
+		if code != 1 || len(stderr) == 0 {
+			t.Fatalf("exit code %d, stderr %q: want the errors", code, stderr)
+		}
+		for _, line := range strings.Split(strings.TrimSuffix(string(stderr), "\n"), "\n") {
+			if !strings.HasPrefix(line, "preview-hub-templates: error: ") {
+				t.Errorf("stderr holds %q", line)
+			}
+		}
+		return
+	}
+	t.Fatal("no errors case")
+}

@@ -39,4 +39,14 @@
 //     *HubTemplateError naming the policy template (index, kind and name) and
 //     the library's message, so that the caller keeps the last good replica and
 //     reports the error; it never returns a half-resolved replica.
+//
+// Telling a templated value (templated.go) is one rule for every exposure:
+// IsTemplated is the library's HasTemplate with the default delimiter (a hub
+// template starts with it too), IsHubTemplated looks for {{hub;
+// TemplatedFields lists the templated fields (keys and values) of an object
+// decoded from JSON by path, and WithoutTemplated drops them, so that a caller
+// can decode the rest into a typed object whose non-string fields a template
+// (toInt, toBool, toLiteral) would not fit. HubResolverConfig is the
+// configuration of the library's resolver for hub templates, as OCM's
+// propagator makes it (the {{hub ... hub}} delimiters, indentation 8).
 package templates
