@@ -11,7 +11,6 @@ package main
 import (
 	_ "embed"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/kptdev/krm-functions-sdk/go/fn"
@@ -47,7 +46,7 @@ func process(rl *fn.ResourceList, now time.Time) error {
 		return err
 	}
 	for i, p := range cfg.Policies {
-		if !isPolicyName(p) {
+		if !krm.IsObjectName(p) {
 			return fmt.Errorf("functionConfig %s %q: policies[%d]: %q is neither a name nor namespace/name",
 				configKind, rl.FunctionConfig.GetName(), i, p)
 		}
@@ -78,13 +77,4 @@ func process(rl *fn.ResourceList, now time.Time) error {
 	}
 	rl.Results = append(rl.Results, in.results...)
 	return nil
-}
-
-// isPolicyName reports whether s is "name" or "namespace/name".
-func isPolicyName(s string) bool {
-	namespace, name, qualified := strings.Cut(s, "/")
-	if !qualified {
-		return s != ""
-	}
-	return namespace != "" && name != "" && !strings.Contains(name, "/")
 }

@@ -72,8 +72,7 @@ func readConfig(config *fn.KubeObject) (Config, time.Duration, error) {
 	}
 	var problems []string
 	for i, p := range cfg.Policies {
-		namespace, name, qualified := strings.Cut(p, "/")
-		if p == "" || qualified && (namespace == "" || name == "" || strings.Contains(name, "/")) {
+		if !krm.IsObjectName(p) {
 			problems = append(problems, fmt.Sprintf("policies[%d]: %q is neither a name nor namespace/name", i, p))
 		}
 	}

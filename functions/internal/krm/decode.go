@@ -436,3 +436,13 @@ func jsonString(s string) string {
 	}
 	return b.String()
 }
+
+// IsObjectName reports whether s names an object of a functionConfig's list
+// as "name" (in any namespace) or "namespace/name".
+func IsObjectName(s string) bool {
+	namespace, name, qualified := strings.Cut(s, "/")
+	if !qualified {
+		return s != ""
+	}
+	return namespace != "" && name != "" && !strings.Contains(name, "/")
+}
