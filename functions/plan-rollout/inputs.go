@@ -19,6 +19,7 @@ import (
 	policyv1beta1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1beta1"
 	"github.com/fleetpolicy/fleetpolicy/shared/binding"
 	"github.com/fleetpolicy/fleetpolicy/shared/replication"
+	"github.com/fleetpolicy/fleetpolicy/shared/templates"
 )
 
 // inputKinds are the kinds whose items plan-rollout reads: its inputs and
@@ -235,7 +236,18 @@ func (in *inputs) selectPolicies(filter []string) ([]object[policyv1.Policy], er
 func (in *inputs) checkBindings() {
 	for _, b := range in.bindings {
 		pb, ref := b.obj, b.obj.PlacementRef
+		for i, s := range pb.Subjects {
+			if templates.IsTemplated(s.Name) {
+				in.results = append(in.results, krm.ObjectResult(b.item, fn.Warning, fmt.Sprintf("subjects[%d].name", i),
+					fmt.Sprintf("%q is templated, but OCM resolves templates only inside policy-templates[].objectDefinition: "+
+						"this subject binds nothing", s.Name)))
+			}
+		}
 		switch {
+		case templates.IsTemplated(ref.Name):
+			in.results = append(in.results, krm.ObjectResult(b.item, fn.Error, "placementRef.name",
+				fmt.Sprintf("%q is templated, but OCM resolves templates only inside policy-templates[].objectDefinition: "+
+					"the binding names a placement that cannot exist", ref.Name)))
 		case ref.Kind == binding.KindPlacement && ref.APIGroup == clusterv1beta1.GroupName:
 			if _, found := in.placements[objectKey{pb.Namespace, ref.Name}]; !found {
 				in.results = append(in.results, krm.ObjectResult(b.item, fn.Error, "placementRef.name",
