@@ -144,10 +144,9 @@ func (h *hubTemplates) startResolver(ctx context.Context, config *rest.Config) (
 		return nil, ctx.Err()
 	}
 	// As OCM's propagator: its own query batches, 8 more spaces for autoindent.
-	ir.resolver, err = gotemplates.NewResolverWithDynamicWatcher(watcher, gotemplates.Config{
-		AdditionalIndentation: 8, DisabledFunctions: []string{}, SkipBatchManagement: true,
-		StartDelim: templates.HubStartDelim, StopDelim: templates.HubStopDelim,
-	})
+	resolverConfig := templates.HubResolverConfig()
+	resolverConfig.SkipBatchManagement = true // one query batch per replica, around all its templates
+	ir.resolver, err = gotemplates.NewResolverWithDynamicWatcher(watcher, resolverConfig)
 	if err != nil {
 		cancel()
 		return nil, err
