@@ -17,6 +17,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -150,12 +151,17 @@ func createPolicy(t *testing.T, ns, name string, spec v1beta1.OperatorPolicySpec
 // editPolicy changes an OperatorPolicy's spec.
 func editPolicy(t *testing.T, ns, name string, edit func(*v1beta1.OperatorPolicySpec)) {
 	t.Helper()
-	op := &v1beta1.OperatorPolicy{}
-	if err := c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, op); err != nil {
-		t.Fatal(err)
-	}
-	edit(&op.Spec)
-	if err := c.Update(context.Background(), op); err != nil {
+	// The controller writes the policy too (finalizer, status): edit the
+	// latest version.
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		op := &v1beta1.OperatorPolicy{}
+		if err := c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, op); err != nil {
+			return err
+		}
+		edit(&op.Spec)
+		return c.Update(context.Background(), op)
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 }
