@@ -29,9 +29,14 @@ type Policy struct {
 	Namespace, Name string
 	// Enforce is true for remediationAction enforce (any capitalisation).
 	Enforce bool
-	// Remove is true when the operator is to be removed per Removal: the policy is
-	// complianceType mustnothave (OCM) or is being deleted (seed).
+	// Remove is true when the operator is to be removed per Removal now: the
+	// policy is complianceType mustnothave. What deleting the policy does is
+	// OnDeletion's (see RemovesOnDeletion).
 	Remove bool
+	// OnDeletion says which deletions of the policy remove the operator: the
+	// AnnotationOnDeletion annotation, else RemoveOnUserDeletion in the seed's
+	// spelling and RemoveNever in OCM's (SpellingOf).
+	OnDeletion OnDeletion
 	// Subscription is the wanted Subscription.
 	Subscription Subscription
 	// OperatorGroup is the OperatorGroup the policy names; nil when it names none.
@@ -156,6 +161,8 @@ func (n *normalizer) fail(reason string, fields ...string) {
 // upgradeApproval, complianceType mustnothave, operatorGroup.targetNamespaces /
 // selector). When both spellings set a setting they must agree. Every problem is
 // returned, joined, as *FieldError values naming the policy and the fields.
+// Normalize does not look at op's deletion: RemovesOnDeletion decides what a
+// deletion does.
 func Normalize(op *v1beta1.OperatorPolicy) (Policy, error) {
 	if op == nil {
 		return Policy{}, errors.New("OperatorPolicy is nil")
@@ -165,7 +172,8 @@ func Normalize(op *v1beta1.OperatorPolicy) (Policy, error) {
 	p := Policy{Namespace: op.Namespace, Name: op.Name}
 
 	p.Enforce = n.remediationAction(spec.RemediationAction)
-	p.Remove = n.complianceType(spec.ComplianceType) || op.DeletionTimestamp != nil
+	p.Remove = n.complianceType(spec.ComplianceType)
+	p.OnDeletion = n.onDeletion(op.Annotations, spec)
 	p.Subscription = n.subscription(&spec.Subscription, op.Namespace)
 	p.Approval = n.approval(spec.Subscription.InstallPlanApproval, spec.UpgradeApproval)
 	p.OperatorGroup = n.operatorGroup(spec.OperatorGroup, p.Subscription.Namespace)

@@ -18,7 +18,7 @@ func TestNormalizeStories(t *testing.T) {
 		return Subscription{Package: strimzi, Namespace: ns, Channel: "stable", Source: catalog, SourceNamespace: catalogNS, StartingCSV: startingCSV}
 	}
 	base := func() Policy {
-		return Policy{Namespace: "local-cluster", Name: "strimzi-policy", Effects: defaultEffects, Removal: Removal{
+		return Policy{Namespace: "local-cluster", Name: "strimzi-policy", OnDeletion: RemoveOnUserDeletion, Effects: defaultEffects, Removal: Removal{
 			OperatorGroups: v1beta1.RemovalDeleteIfUnused, Subscriptions: v1beta1.RemovalDelete, ClusterServiceVersions: v1beta1.RemovalDelete,
 			InstallPlans: v1beta1.RemovalKeep, CustomResourceDefinitions: v1beta1.RemovalKeep, APIServiceDefinitions: v1beta1.RemovalKeep,
 		}}
@@ -129,7 +129,7 @@ func TestNormalizeSpellings(t *testing.T) {
 		// removal on deletion vs mustnothave
 		{"musthave keeps", func(op *v1beta1.OperatorPolicy) { op.Spec.ComplianceType = "MustHave" }, remove, false},
 		{"mustnothave removes", func(op *v1beta1.OperatorPolicy) { op.Spec.ComplianceType = "mustnothave" }, remove, true},
-		{"deletion removes", func(op *v1beta1.OperatorPolicy) { op.DeletionTimestamp = &metav1.Time{Time: t0} }, remove, true},
+		{"deletion alone does not remove (RemovesOnDeletion decides)", func(op *v1beta1.OperatorPolicy) { op.DeletionTimestamp = &metav1.Time{Time: t0} }, remove, false},
 
 		// removalBehavior
 		{"removalBehavior in any case, others defaulted", func(op *v1beta1.OperatorPolicy) {

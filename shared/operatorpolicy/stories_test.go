@@ -179,12 +179,11 @@ func TestStory6(t *testing.T) {
 	if implicit := normalized(t, 5, nil); !reflect.DeepEqual(p.Removal, implicit.Removal) {
 		t.Errorf("story 6's removalBehavior %+v is not the default %+v", p.Removal, implicit.Removal)
 	}
-	deleting := story(t, 6)
-	deleting.DeletionTimestamp = &metav1.Time{Time: t0}
-	removing, err := Normalize(deleting)
-	if err != nil || !removing.Remove {
-		t.Fatalf("a deleted policy does not remove: %+v, %v", removing, err)
+	if !RemovesOnDeletion(p, DeletedByUser) {
+		t.Fatalf("deleting story 6's policy does not remove its operator: %+v", p)
 	}
+	removing := p
+	removing.Remove = true
 
 	obs := healthyInstall(t, removing, csv350)
 	obs.ClusterServiceVersions[0].Spec.CustomResourceDefinitions.Owned = []operatorsv1alpha1.CRDDescription{{Name: "kafkas.kafka.strimzi.io"}}

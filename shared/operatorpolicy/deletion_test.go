@@ -1,0 +1,165 @@
+package operatorpolicy
+
+import (
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
+	"github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1beta1"
+)
+
+func TestSpellingOf(t *testing.T) {
+	sub := v1beta1.Subscription{Name: "op"}
+	tests := []struct {
+		name string
+		spec v1beta1.OperatorPolicySpec
+		want Spelling
+	}{
+		{"nothing but the subscription", v1beta1.OperatorPolicySpec{Subscription: sub}, SpellingOCM},
+		{"shared removalBehavior fields only", v1beta1.OperatorPolicySpec{Subscription: sub,
+			RemovalBehavior: v1beta1.RemovalBehavior{Subscriptions: v1beta1.RemovalDelete}}, SpellingOCM},
+		{"allowedCSVs", v1beta1.OperatorPolicySpec{Subscription: sub, AllowedCSVs: []string{"*"}}, SpellingSeed},
+		{"statusConfig", v1beta1.OperatorPolicySpec{Subscription: sub, StatusConfig: &v1beta1.StatusConfig{}}, SpellingSeed},
+		{"subscription.installPlanApproval", v1beta1.OperatorPolicySpec{
+			Subscription: v1beta1.Subscription{Name: "op", InstallPlanApproval: "Manual"}}, SpellingSeed},
+		{"operatorGroup.target", v1beta1.OperatorPolicySpec{Subscription: sub,
+			OperatorGroup: &v1beta1.OperatorGroup{Name: "og", Target: &v1beta1.OperatorGroupTarget{Namespaces: []string{"a"}}}}, SpellingSeed},
+		{"removalBehavior.installPlans", v1beta1.OperatorPolicySpec{Subscription: sub,
+			RemovalBehavior: v1beta1.RemovalBehavior{InstallPlans: v1beta1.RemovalKeep}}, SpellingSeed},
+		{"removalBehavior.apiServiceDefinitions", v1beta1.OperatorPolicySpec{Subscription: sub,
+			RemovalBehavior: v1beta1.RemovalBehavior{APIServiceDefinitions: v1beta1.RemovalKeep}}, SpellingSeed},
+		{"complianceType", v1beta1.OperatorPolicySpec{Subscription: sub, ComplianceType: policyv1.MustHave}, SpellingOCM},
+		{"upgradeApproval", v1beta1.OperatorPolicySpec{Subscription: sub, UpgradeApproval: "None"}, SpellingOCM},
+		{"versions", v1beta1.OperatorPolicySpec{Subscription: sub, Versions: []string{}}, SpellingOCM},
+		{"seed field mixed with complianceType", v1beta1.OperatorPolicySpec{Subscription: sub,
+			AllowedCSVs: []string{"*"}, ComplianceType: policyv1.MustHave}, SpellingOCM},
+		{"seed field mixed with upgradeApproval", v1beta1.OperatorPolicySpec{Subscription: sub,
+			StatusConfig: &v1beta1.StatusConfig{}, UpgradeApproval: "Automatic"}, SpellingOCM},
+		{"seed field mixed with versions", v1beta1.OperatorPolicySpec{Subscription: sub,
+			AllowedCSVs: []string{"a.v1"}, Versions: []string{"a.v1"}}, SpellingOCM},
+		{"seed field mixed with complianceConfig", v1beta1.OperatorPolicySpec{Subscription: sub,
+			AllowedCSVs: []string{"*"}, ComplianceConfig: &v1beta1.ComplianceConfig{}}, SpellingOCM},
+		{"seed field mixed with operatorGroup.targetNamespaces", v1beta1.OperatorPolicySpec{Subscription: sub, AllowedCSVs: []string{"*"},
+			OperatorGroup: &v1beta1.OperatorGroup{Name: "og", TargetNamespaces: []string{"a"}}}, SpellingOCM},
+		{"seed field mixed with operatorGroup.selector", v1beta1.OperatorPolicySpec{Subscription: sub, AllowedCSVs: []string{"*"},
+			OperatorGroup: &v1beta1.OperatorGroup{Name: "og", Selector: &metav1.LabelSelector{}}}, SpellingOCM},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := SpellingOf(&tc.spec); got != tc.want {
+				t.Errorf("got %s, want %s", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestOnDeletion(t *testing.T) {
+	seed := func(op *v1beta1.OperatorPolicy) {}
+	ocm := func(op *v1beta1.OperatorPolicy) { op.Spec.AllowedCSVs, op.Spec.Versions = nil, []string{"strimzi-cluster-operator.v0.35.0"} }
+	annotated := func(spelling func(*v1beta1.OperatorPolicy), value string) func(*v1beta1.OperatorPolicy) {
+		return func(op *v1beta1.OperatorPolicy) {
+			spelling(op)
+			op.Annotations = map[string]string{AnnotationOnDeletion: value}
+		}
+	}
+	tests := []struct {
+		name string
+		edit func(*v1beta1.OperatorPolicy)
+		want OnDeletion
+	}{
+		{"seed spelling", seed, RemoveOnUserDeletion},
+		{"OCM spelling", ocm, RemoveNever},
+		{"seed spelling, annotation Never", annotated(seed, "never"), RemoveNever},
+		{"seed spelling, annotation Always", annotated(seed, "Always"), RemoveAlways},
+		{"OCM spelling, annotation UserDeletion", annotated(ocm, "UserDeletion"), RemoveOnUserDeletion},
+		{"OCM spelling, annotation Always", annotated(ocm, "ALWAYS"), RemoveAlways},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			op := story(t, 1)
+			tc.edit(op)
+			p, err := Normalize(op)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.OnDeletion != tc.want {
+				t.Errorf("got %s, want %s", p.OnDeletion, tc.want)
+			}
+		})
+	}
+
+	t.Run("invalid annotation", func(t *testing.T) {
+		op := story(t, 1)
+		op.Annotations = map[string]string{AnnotationOnDeletion: "sometimes"}
+		_, err := Normalize(op)
+		want := `OperatorPolicy local-cluster/strimzi-policy: metadata.annotations[operatorpolicy.fleetpolicy.io/remove-on-deletion]: unsupported value "sometimes": must be Never, UserDeletion or Always`
+		if err == nil || err.Error() != want {
+			t.Errorf("got %v, want %s", err, want)
+		}
+	})
+}
+
+func TestCauseOfDeletion(t *testing.T) {
+	tests := []struct {
+		name        string
+		annotation  string // "-" for none
+		ownerGone   bool
+		want        DeletionCause
+		wantTransit bool
+	}{
+		{"unmarked, owner there or none", "-", false, DeletedByUser, false},
+		{"unmarked, owner Policy gone (garbage collector)", "-", true, DeletedPolicyGone, true},
+		{"dependencies unsatisfied", "DependenciesUnsatisfied", false, DeletedDependenciesUnsatisfied, true},
+		{"policy gone", "PolicyGone", false, DeletedPolicyGone, true},
+		{"template removed", "TemplateRemoved", false, DeletedTemplateRemoved, false},
+		{"template removed wins over owner gone", "TemplateRemoved", true, DeletedTemplateRemoved, false},
+		{"unknown mark counts as transient", "Whatever", false, DeletedPolicyGone, true},
+		{"empty mark counts as transient", "", false, DeletedPolicyGone, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			annotations := map[string]string{}
+			if tc.annotation != "-" {
+				annotations[AnnotationDeletionCause] = tc.annotation
+			}
+			got := CauseOfDeletion(annotations, tc.ownerGone)
+			if got != tc.want || got.Transient() != tc.wantTransit {
+				t.Errorf("got %q (transient %v), want %q (transient %v)", got, got.Transient(), tc.want, tc.wantTransit)
+			}
+		})
+	}
+}
+
+func TestRemovesOnDeletion(t *testing.T) {
+	causes := []DeletionCause{DeletedByUser, DeletedTemplateRemoved, DeletedDependenciesUnsatisfied, DeletedPolicyGone}
+	tests := []struct {
+		name       string
+		enforce    bool
+		remove     bool
+		onDeletion OnDeletion
+		// want is, per cause in the order of causes, whether the deletion removes.
+		want          [4]bool
+		wantFinalizer bool
+	}{
+		{"seed spelling, enforce: user deletions only", true, false, RemoveOnUserDeletion, [4]bool{true, true, false, false}, true},
+		{"OCM spelling, enforce: never", true, false, RemoveNever, [4]bool{}, false},
+		{"Always, enforce: every deletion", true, false, RemoveAlways, [4]bool{true, true, true, true}, true},
+		{"seed spelling, inform: never", false, false, RemoveOnUserDeletion, [4]bool{}, false},
+		{"Always, inform: never", false, false, RemoveAlways, [4]bool{}, false},
+		{"mustnothave already removes: no finalizer", true, true, RemoveAlways, [4]bool{true, true, true, true}, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := Policy{Enforce: tc.enforce, Remove: tc.remove, OnDeletion: tc.onDeletion}
+			for i, cause := range causes {
+				if got := RemovesOnDeletion(p, cause); got != tc.want[i] {
+					t.Errorf("cause %q: removes %v, want %v", cause, got, tc.want[i])
+				}
+			}
+			if got := HoldsFinalizer(p); got != tc.wantFinalizer {
+				t.Errorf("holds a finalizer: %v, want %v", got, tc.wantFinalizer)
+			}
+		})
+	}
+}
