@@ -11,6 +11,15 @@
 // When the hub kubeconfig holds a ServiceAccount's token, the spoke renews it
 // by TokenRequest before it expires (--hub-token-lifetime; package hubtoken),
 // so a short bootstrap token (`kubectl create token`) is all it needs.
+//
+//	fleetpolicy-spoke --uninstall
+//
+// is the uninstall path: run it once the spoke Deployment is gone (it reaches
+// only the managed cluster). It removes the finalizer
+// operatorpolicy.fleetpolicy.io/removal from every OperatorPolicy and deletes
+// nothing, so that the OperatorPolicies, their namespaces and CRD can then be
+// deleted without waiting for the controller and without uninstalling any
+// operator (docs/operations.md).
 package main
 
 import (
@@ -19,12 +28,16 @@ import (
 	"os"
 	"time"
 
+	"github.com/go-logr/logr"
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/hubtoken"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/logging"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/operatorpolicy"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/scheme"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/spoke"
 )
 
@@ -43,6 +56,7 @@ func main() {
 	flag.DurationVar(&o.HubStatusDelay, "hub-status-delay", o.HubStatusDelay, "how long a policy's status changes are gathered before its hub replica's status is written")
 	flag.Float64Var(&qps, "kube-api-qps", float64(o.QPS), "client-side sustained requests per second to each API server")
 	flag.IntVar(&o.Burst, "kube-api-burst", o.Burst, "client-side request burst to each API server")
+	uninstall := flag.Bool("uninstall", false, "release the finalizers of every OperatorPolicy without deleting anything, then exit (run once the spoke controller is stopped)")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -50,6 +64,9 @@ func main() {
 	ctrl.SetLogger(logging.Bounded(zap.New(zap.UseFlagOptions(&zapOpts))))
 	logger := ctrl.Log.WithName("fleetpolicy-spoke")
 
+	if *uninstall {
+		os.Exit(releaseFinalizers(logger))
+	}
 	if *hubKubeconfig == "" || o.ClusterName == "" {
 		fmt.Fprintln(os.Stderr, "fleetpolicy-spoke: --hub-kubeconfig and --cluster-name are required")
 		flag.Usage()
@@ -85,4 +102,29 @@ func main() {
 		logger.Error(err, "spoke controller stopped")
 		os.Exit(1)
 	}
+}
+
+// releaseFinalizers is --uninstall: it releases every OperatorPolicy's
+// finalizer and returns the exit code.
+func releaseFinalizers(logger logr.Logger) int {
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		logger.Error(err, "no kubeconfig for the managed cluster")
+		return 1
+	}
+	c, err := client.New(cfg, client.Options{Scheme: scheme.New()})
+	if err != nil {
+		logger.Error(err, "managed cluster client")
+		return 1
+	}
+	released, err := operatorpolicy.ReleaseFinalizers(ctrl.SetupSignalHandler(), c)
+	for _, key := range released {
+		fmt.Printf("released OperatorPolicy %s\n", key)
+	}
+	if err != nil {
+		logger.Error(err, "some OperatorPolicies still hold their finalizer; run --uninstall again")
+		return 1
+	}
+	fmt.Printf("%d OperatorPolicies released; no operator was removed\n", len(released))
+	return 0
 }

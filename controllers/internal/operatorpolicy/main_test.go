@@ -96,6 +96,14 @@ func runMain(m *testing.M) int {
 			bundle("remove-inform", "remove-inform.v1", ""),
 			bundle("deploy-op", "deploy-op.v1", ""),
 			bundle("template-op", "template-op.v1", ""),
+			bundle("del-ocm", "del-ocm.v1", ""),
+			bundle("del-ocm-mustnothave", "del-ocm-mustnothave.v1", ""),
+			bundle("del-ocm-opt-in", "del-ocm-opt-in.v1", ""),
+			bundle("del-seed", "del-seed.v1", ""),
+			bundle("del-pending", "del-pending.v1", ""),
+			bundle("del-owner-gone", "del-owner-gone.v1", ""),
+			bundle("del-template-removed", "del-template-removed.v1", ""),
+			bundle("del-always", "del-always.v1", ""),
 		)
 	}
 	if err == nil {

@@ -19,8 +19,11 @@ import (
 	"github.com/fleetpolicy/fleetpolicy/shared/operatorpolicy"
 )
 
-// Finalizer holds an enforcing OperatorPolicy until its operator is removed
-// per spec.removalBehavior.
+// Finalizer holds an enforcing OperatorPolicy whose deletion may remove its
+// operator (operatorpolicy.HoldsFinalizer) until the deletion is handled: the
+// operator removed per spec.removalBehavior, or kept when
+// operatorpolicy.RemovesOnDeletion says so. ReleaseFinalizers removes it from
+// every OperatorPolicy when the spoke is uninstalled.
 const Finalizer = "operatorpolicy.fleetpolicy.io/removal"
 
 // reconciler reconciles OperatorPolicies on the managed cluster.
@@ -63,10 +66,13 @@ func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		return r.report(ctx, op, operatorpolicy.EvaluateInvalid(err, op.Status.Conditions, r.now()))
 	}
+	if deleting {
+		return r.deleted(ctx, op, p)
+	}
 	if p.Remove {
 		return r.remove(ctx, op, p)
 	}
-	if err := r.setFinalizer(ctx, op, p.Enforce); err != nil {
+	if err := r.setFinalizer(ctx, op, operatorpolicy.HoldsFinalizer(p)); err != nil {
 		return ctrl.Result{}, err
 	}
 	obs, err := r.observe(ctx, r.client, p)

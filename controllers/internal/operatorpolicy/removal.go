@@ -11,21 +11,59 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
+	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 	"github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1beta1"
 	"github.com/fleetpolicy/fleetpolicy/shared/operatorpolicy"
 )
 
-// remove handles a policy that removes its operator: complianceType
-// mustnothave, or deleted. Enforcing, it deletes the Delete steps of
-// PlanRemoval and reads again from the API server. A deleted policy is
-// released (its finalizer removed) once no Delete step is left, or at once
-// when it only informs; until then, and for mustnothave, its status says what
-// is left.
-func (r *reconciler) remove(ctx context.Context, op *v1beta1.OperatorPolicy, p operatorpolicy.Policy) (ctrl.Result, error) {
-	deleting := !op.DeletionTimestamp.IsZero()
-	if deleting && !controllerutil.ContainsFinalizer(op, Finalizer) {
+// deleted handles a policy being deleted. One holding Finalizer removes its
+// operator when operatorpolicy.RemovesOnDeletion says this deletion does (see
+// causeOfDeletion); otherwise it is released at once and nothing is removed.
+func (r *reconciler) deleted(ctx context.Context, op *v1beta1.OperatorPolicy, p operatorpolicy.Policy) (ctrl.Result, error) {
+	if !controllerutil.ContainsFinalizer(op, Finalizer) {
 		return ctrl.Result{}, nil
 	}
+	cause, err := r.causeOfDeletion(ctx, op)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if !operatorpolicy.RemovesOnDeletion(p, cause) {
+		return ctrl.Result{}, r.setFinalizer(ctx, op, false)
+	}
+	p.Remove = true
+	return r.remove(ctx, op, p)
+}
+
+// causeOfDeletion is operatorpolicy.CauseOfDeletion for op: the cause template
+// sync wrote on it, or whether the Policy owning it is gone (read from the API
+// server: the garbage collector deletes a template whose owner left).
+func (r *reconciler) causeOfDeletion(ctx context.Context, op *v1beta1.OperatorPolicy) (operatorpolicy.DeletionCause, error) {
+	ownerGone := false
+	for _, ref := range op.OwnerReferences {
+		if ref.Kind != "Policy" || ref.APIVersion != policyv1.GroupVersion.String() {
+			continue
+		}
+		owner := &policyv1.Policy{}
+		err := r.reader.Get(ctx, client.ObjectKey{Namespace: op.Namespace, Name: ref.Name}, owner)
+		switch {
+		case apierrors.IsNotFound(err):
+			ownerGone = true
+		case err != nil:
+			return "", fmt.Errorf("reading Policy %s/%s, owner of OperatorPolicy %s: %w", op.Namespace, ref.Name, op.Name, err)
+		default:
+			ownerGone = ownerGone || owner.UID != ref.UID || !owner.DeletionTimestamp.IsZero()
+		}
+	}
+	return operatorpolicy.CauseOfDeletion(op.Annotations, ownerGone), nil
+}
+
+// remove handles a policy that removes its operator: complianceType
+// mustnothave, or deleted when RemovesOnDeletion says so. Enforcing, it
+// deletes the Delete steps of PlanRemoval and reads again from the API server.
+// A deleted policy is released (its finalizer removed) once no Delete step is
+// left; until then, and for mustnothave, its status says what is left.
+func (r *reconciler) remove(ctx context.Context, op *v1beta1.OperatorPolicy, p operatorpolicy.Policy) (ctrl.Result, error) {
+	deleting := !op.DeletionTimestamp.IsZero()
 	if !deleting {
 		// mustnothave removes now; nothing is left to do on deletion.
 		if err := r.setFinalizer(ctx, op, false); err != nil {
@@ -44,7 +82,7 @@ func (r *reconciler) remove(ctx context.Context, op *v1beta1.OperatorPolicy, p o
 			return ctrl.Result{}, err
 		}
 	}
-	if deleting && (!p.Enforce || !slices.ContainsFunc(operatorpolicy.PlanRemoval(p, obs), isDelete)) {
+	if deleting && !slices.ContainsFunc(operatorpolicy.PlanRemoval(p, obs), isDelete) {
 		return ctrl.Result{}, r.setFinalizer(ctx, op, false)
 	}
 	return r.report(ctx, op, operatorpolicy.Evaluate(p, obs, op.Status.Conditions, r.now()))

@@ -25,6 +25,7 @@ import (
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 	"github.com/fleetpolicy/fleetpolicy/shared/configpolicy"
 	"github.com/fleetpolicy/fleetpolicy/shared/dependency"
+	"github.com/fleetpolicy/fleetpolicy/shared/operatorpolicy"
 	"github.com/fleetpolicy/fleetpolicy/shared/replication"
 	"github.com/fleetpolicy/fleetpolicy/shared/templates"
 )
@@ -191,7 +192,7 @@ func (t *TemplateSync) syncTemplate(ctx context.Context, p *policyv1.Policy, i i
 
 	if !gate.Allowed() {
 		if found {
-			if err := t.Client.Delete(ctx, existing); client.IgnoreNotFound(err) != nil {
+			if err := t.deleteTemplate(ctx, existing, operatorpolicy.DeletedDependenciesUnsatisfied); err != nil {
 				return fail("the template cannot be deleted", err)
 			}
 		}
@@ -502,6 +503,10 @@ func (t *TemplateSync) observe(ctx context.Context, reqs []dependency.Requiremen
 // prune deletes the templates labelled with policy that keep does not list
 // (all of them when keep is nil), among the template kinds seen so far.
 func (t *TemplateSync) prune(ctx context.Context, policy string, keep map[templateKey]bool) error {
+	cause := operatorpolicy.DeletedTemplateRemoved
+	if keep == nil {
+		cause = operatorpolicy.DeletedPolicyGone
+	}
 	var errs []error
 	for _, gvk := range t.watches.templateKinds() {
 		list := &unstructured.UnstructuredList{}
@@ -518,12 +523,34 @@ func (t *TemplateSync) prune(ctx context.Context, policy string, keep map[templa
 			if keep[templateKey{gvk: gvk, namespace: obj.GetNamespace(), name: obj.GetName()}] {
 				continue
 			}
-			if err := t.Client.Delete(ctx, obj); client.IgnoreNotFound(err) != nil {
+			if err := t.deleteTemplate(ctx, obj, cause); err != nil {
 				errs = append(errs, err)
 			}
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// deleteTemplate deletes a template after writing why on it
+// (operatorpolicy.AnnotationDeletionCause), so that the template's controller
+// can tell template sync's deletions, some of them transient (a dependency
+// unmet, the policy gone from the cluster), from a user's: an OperatorPolicy
+// keeps its operator when the cause is transient. A template already gone is
+// fine.
+func (t *TemplateSync) deleteTemplate(ctx context.Context, obj *unstructured.Unstructured, cause operatorpolicy.DeletionCause) error {
+	if obj.GetDeletionTimestamp().IsZero() && obj.GetAnnotations()[operatorpolicy.AnnotationDeletionCause] != string(cause) {
+		before := obj.DeepCopy()
+		annotations := obj.GetAnnotations()
+		if annotations == nil {
+			annotations = map[string]string{}
+		}
+		annotations[operatorpolicy.AnnotationDeletionCause] = string(cause)
+		obj.SetAnnotations(annotations)
+		if err := t.Client.Patch(ctx, obj, client.MergeFrom(before)); err != nil {
+			return client.IgnoreNotFound(err)
+		}
+	}
+	return client.IgnoreNotFound(t.Client.Delete(ctx, obj))
 }
 
 // cycleThrough returns the path of a dependency cycle through p, or "". It
