@@ -18,7 +18,8 @@
 //	statusConfig.X StatusMessageOnly |       complianceConfig.X           Effects.X
 //	  Condition | NonCompliant                 Compliant (=Condition) |
 //	                                           NonCompliant
-//	removal when the policy is deleted       complianceType mustnothave   Remove
+//	removal when the policy is deleted       complianceType mustnothave   Remove (mustnothave),
+//	  (by a user)                              (deleting removes nothing)   OnDeletion (deletion)
 //	operatorGroup.target.namespaces /        operatorGroup.targetNamespaces /
 //	  target.selector                          selector                   OperatorGroup
 //
@@ -86,4 +87,24 @@
 // DeleteIfUnused deletes it only when no other Subscription remains in its
 // namespace. Evaluate of a removing policy is NonCompliant while something it
 // deletes is present.
+//
+// # Deletion
+//
+// What deleting an enforcing policy does depends on its spelling, decided once
+// by SpellingOf: the seed's when the spec sets a field only the seed has
+// (allowedCSVs, statusConfig, subscription.installPlanApproval,
+// operatorGroup.target, removalBehavior.installPlans or .apiServiceDefinitions)
+// and no field only OCM has (complianceType, upgradeApproval, versions,
+// complianceConfig, operatorGroup.targetNamespaces or .selector); OCM's
+// otherwise, a mix included. Policy.OnDeletion is the annotation
+// AnnotationOnDeletion when set (Never, UserDeletion or Always), else
+// UserDeletion for the seed's spelling and Never for OCM's. CauseOfDeletion
+// reads why a template was deleted: the AnnotationDeletionCause the spoke's
+// template sync writes before deleting (DependenciesUnsatisfied, PolicyGone,
+// TemplateRemoved; an unknown value counts as transient), else PolicyGone when
+// its owner Policy is gone (the garbage collector), else a user's deletion.
+// RemovesOnDeletion: an enforcing policy removes its operator on deletion with
+// Always, and with UserDeletion unless the cause is transient
+// (DependenciesUnsatisfied, PolicyGone). HoldsFinalizer: an enforcing musthave
+// policy whose OnDeletion is not Never.
 package operatorpolicy

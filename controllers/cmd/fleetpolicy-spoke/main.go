@@ -19,7 +19,7 @@
 // operatorpolicy.fleetpolicy.io/removal from every OperatorPolicy and deletes
 // nothing, so that the OperatorPolicies, their namespaces and CRD can then be
 // deleted without waiting for the controller and without uninstalling any
-// operator (docs/operations.md).
+// operator (docs/ocm-fields.md, "Deleting an OperatorPolicy").
 package main
 
 import (

@@ -35,10 +35,19 @@
 //     (no PackageManifest is read to default them): that is reported as an
 //     invalid spec.
 //   - Removal, per spec.removalBehavior: when the policy is complianceType
-//     mustnothave, or when an enforcing policy is deleted (it carries the
-//     finalizer Finalizer while it enforces), the Delete steps of PlanRemoval
-//     are deleted; the finalizer is released once none is left. An inform
-//     policy never deletes anything and holds no finalizer.
+//     mustnothave, the Delete steps of PlanRemoval are deleted. An enforcing
+//     musthave policy that some deletion would remove
+//     (operatorpolicy.HoldsFinalizer: the seed's spelling, or the
+//     remove-on-deletion annotation) carries the finalizer Finalizer. When it
+//     is deleted, the cause is read (the mark template sync wrote, or whether
+//     its owner Policy is gone, read from the API server) and, if
+//     operatorpolicy.RemovesOnDeletion says so, the Delete steps are deleted
+//     before the finalizer is released; otherwise it is released at once and
+//     nothing is removed. A policy in OCM's spelling, an inform policy and one
+//     deleted by the spoke for a transient reason (dependency unmet, policy gone
+//     from the cluster) remove nothing.
+//   - ReleaseFinalizers is the uninstall path (fleetpolicy-spoke --uninstall):
+//     it removes Finalizer from every OperatorPolicy and deletes nothing.
 //   - Writes status.compliant, conditions, relatedObjects and
 //     observedGeneration (Evaluate's), and, when the compliance or a condition
 //     changed, a compliance event first: a core Event about the OperatorPolicy

@@ -24,7 +24,12 @@
 //     dependency's compliance reconciles the policies waiting for it. Bad
 //     templates (undecodable, unknown kind, not a template kind, conflicting
 //     dependencies, rejected by the API server) are "template-error" events and
-//     NonCompliant, never a crash.
+//     NonCompliant, never a crash. Before deleting a template, template sync
+//     writes why on it (annotation fleetpolicy.io/deletion-cause:
+//     DependenciesUnsatisfied, PolicyGone when the policy left the cluster,
+//     TemplateRemoved when the policy no longer holds it), so that an
+//     OperatorPolicy keeps its operator when the deletion is transient
+//     (shared/operatorpolicy RemovesOnDeletion).
 //   - Status sync (the same reconcile) writes the policy's status: per template
 //     its templateMeta, compliance (the template's own status.compliant, or
 //     template sync's verdict) and history (the compliance events about the
