@@ -274,7 +274,7 @@ func (e *evaluator) operatorGroup(csv *operatorsv1alpha1.ClusterServiceVersion) 
 			found = og
 		}
 	}
-	switch diff := operatorGroupDiff(want, found); {
+	switch diff := operatorGroupDiff(want, found, e.p.OperatorGroup); {
 	case found == nil:
 		e.relate(kind, apiVersion, want.Namespace, want.Name, false, relatedMissing)
 		e.fixed(TypeOperatorGroupCompliant, false, "OperatorGroupMissing", e.missingMessage(kind))
@@ -290,8 +290,10 @@ func (e *evaluator) operatorGroup(csv *operatorsv1alpha1.ClusterServiceVersion) 
 	}
 }
 
-// operatorGroupDiff names the fields of have that differ from want.
-func operatorGroupDiff(want, have *operatorsv1.OperatorGroup) []string {
+// operatorGroupDiff names the fields of have that differ from want;
+// upgradeStrategy and staticProvidedAPIs only when named (the policy's
+// OperatorGroup, nil when it names none) sets them.
+func operatorGroupDiff(want, have *operatorsv1.OperatorGroup, named *OperatorGroup) []string {
 	if have == nil {
 		return nil
 	}
@@ -307,6 +309,12 @@ func operatorGroupDiff(want, have *operatorsv1.OperatorGroup) []string {
 	}
 	if want.Spec.ServiceAccountName != "" && want.Spec.ServiceAccountName != have.Spec.ServiceAccountName {
 		diff = append(diff, "serviceAccountName")
+	}
+	if named != nil && named.UpgradeStrategy != "" && named.UpgradeStrategy != have.UpgradeStrategy() {
+		diff = append(diff, "upgradeStrategy")
+	}
+	if named != nil && named.StaticProvidedAPIs != nil && *named.StaticProvidedAPIs != have.Spec.StaticProvidedAPIs {
+		diff = append(diff, "staticProvidedAPIs")
 	}
 	return diff
 }

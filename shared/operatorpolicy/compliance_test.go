@@ -2,7 +2,6 @@ package operatorpolicy
 
 import (
 	"errors"
-	"k8s.io/apimachinery/pkg/runtime"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +11,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 	"github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1beta1"
@@ -152,6 +152,15 @@ func TestEvaluateOperatorGroup(t *testing.T) {
 	story1 := normalized(t, 1, nil)
 	story5 := normalized(t, 5, nil)
 	story5Inform := normalized(t, 5, func(s *v1beta1.OperatorPolicySpec) { s.RemediationAction = "inform" })
+	story5OLMFields := normalized(t, 5, func(s *v1beta1.OperatorPolicySpec) {
+		s.OperatorGroup.Extra = map[string]runtime.RawExtension{
+			"upgradeStrategy": {Raw: []byte(`"TechPreviewUnsafeFailForward"`)}, "staticProvidedAPIs": {Raw: []byte(`true`)},
+		}
+	})
+	withOLMFields := func(og operatorsv1.OperatorGroup) operatorsv1.OperatorGroup {
+		og.Spec.UpgradeStrategy, og.Spec.StaticProvidedAPIs = operatorsv1.UpgradeStrategyUnsafeFailForward, true
+		return og
+	}
 	with := func(p Policy, ogs ...operatorsv1.OperatorGroup) Observed {
 		obs := healthyInstall(t, p, csv350)
 		obs.OperatorGroups = ogs
@@ -191,6 +200,17 @@ func TestEvaluateOperatorGroup(t *testing.T) {
 			conditions: map[string]string{TypeOperatorGroupCompliant: "False/OperatorGroupMismatch"},
 			messages: []string{"the OperatorGroup found on the cluster does not match the policy (targetNamespaces) " +
 				"and is not updated because the policy is not enforced"},
+		},
+		{
+			name: "the named OperatorGroup has another upgradeStrategy and staticProvidedAPIs", policy: story5OLMFields, want: policyv1.NonCompliant,
+			observed:   with(story5OLMFields, operatorGroupObj(appNS, "og-strimzi", appNS)),
+			conditions: map[string]string{TypeOperatorGroupCompliant: "False/OperatorGroupMismatch"},
+			messages:   []string{"the OperatorGroup found on the cluster does not match the policy (upgradeStrategy, staticProvidedAPIs), "},
+		},
+		{
+			name: "the named OperatorGroup has the upgradeStrategy and staticProvidedAPIs", policy: story5OLMFields, want: policyv1.Compliant,
+			observed:   with(story5OLMFields, withOLMFields(operatorGroupObj(appNS, "og-strimzi", appNS))),
+			conditions: map[string]string{TypeOperatorGroupCompliant: "True/OperatorGroupMatches"},
 		},
 		{
 			name: "another OperatorGroup is in the way", policy: story5, want: policyv1.NonCompliant,

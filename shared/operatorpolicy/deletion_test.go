@@ -3,7 +3,7 @@ package operatorpolicy
 import (
 	"testing"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 	"github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1beta1"
@@ -41,9 +41,9 @@ func TestSpellingOf(t *testing.T) {
 		{"seed field mixed with complianceConfig", v1beta1.OperatorPolicySpec{Subscription: sub,
 			AllowedCSVs: []string{"*"}, ComplianceConfig: &v1beta1.ComplianceConfig{}}, SpellingOCM},
 		{"seed field mixed with operatorGroup.targetNamespaces", v1beta1.OperatorPolicySpec{Subscription: sub, AllowedCSVs: []string{"*"},
-			OperatorGroup: &v1beta1.OperatorGroup{Name: "og", TargetNamespaces: []string{"a"}}}, SpellingOCM},
+			OperatorGroup: &v1beta1.OperatorGroup{Name: "og", TargetNamespaces: &runtime.RawExtension{Raw: []byte(`["a"]`)}}}, SpellingOCM},
 		{"seed field mixed with operatorGroup.selector", v1beta1.OperatorPolicySpec{Subscription: sub, AllowedCSVs: []string{"*"},
-			OperatorGroup: &v1beta1.OperatorGroup{Name: "og", Selector: &metav1.LabelSelector{}}}, SpellingOCM},
+			OperatorGroup: &v1beta1.OperatorGroup{Name: "og", Selector: &runtime.RawExtension{Raw: []byte(`{}`)}}}, SpellingOCM},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -56,7 +56,9 @@ func TestSpellingOf(t *testing.T) {
 
 func TestOnDeletion(t *testing.T) {
 	seed := func(op *v1beta1.OperatorPolicy) {}
-	ocm := func(op *v1beta1.OperatorPolicy) { op.Spec.AllowedCSVs, op.Spec.Versions = nil, []string{"strimzi-cluster-operator.v0.35.0"} }
+	ocm := func(op *v1beta1.OperatorPolicy) {
+		op.Spec.AllowedCSVs, op.Spec.Versions = nil, []string{"strimzi-cluster-operator.v0.35.0"}
+	}
 	annotated := func(spelling func(*v1beta1.OperatorPolicy), value string) func(*v1beta1.OperatorPolicy) {
 		return func(op *v1beta1.OperatorPolicy) {
 			spelling(op)

@@ -108,6 +108,8 @@ func DesiredOperatorGroup(p Policy, existing []operatorsv1.OperatorGroup, instal
 				TargetNamespaces:   append([]string(nil), og.TargetNamespaces...),
 				Selector:           og.Selector.DeepCopy(),
 				ServiceAccountName: og.ServiceAccountName,
+				UpgradeStrategy:    og.UpgradeStrategy,
+				StaticProvidedAPIs: og.StaticProvidedAPIs != nil && *og.StaticProvidedAPIs,
 			},
 		}, nil
 	}

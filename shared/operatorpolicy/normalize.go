@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
+	operatorsv1 "github.com/operator-framework/api/pkg/operators/v1"
 	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -77,6 +79,12 @@ type OperatorGroup struct {
 	TargetNamespaces   []string
 	Selector           *metav1.LabelSelector
 	ServiceAccountName string
+	// UpgradeStrategy is OLM's spec.upgradeStrategy; empty when the policy
+	// does not set it (OLM then defaults it).
+	UpgradeStrategy operatorsv1.UpgradeStrategy
+	// StaticProvidedAPIs is OLM's spec.staticProvidedAPIs; nil when the policy
+	// does not set it.
+	StaticProvidedAPIs *bool
 }
 
 // AllowedCSVs are the ClusterServiceVersions a policy allows.
@@ -175,6 +183,7 @@ func Normalize(op *v1beta1.OperatorPolicy) (Policy, error) {
 	p.Remove = n.complianceType(spec.ComplianceType)
 	p.OnDeletion = n.onDeletion(op.Annotations, spec)
 	p.Subscription = n.subscription(&spec.Subscription, op.Namespace)
+	n.unknownKeys(spec.Subscription.Extra, "spec.subscription", nil)
 	p.Approval = n.approval(spec.Subscription.InstallPlanApproval, spec.UpgradeApproval)
 	p.OperatorGroup = n.operatorGroup(spec.OperatorGroup, p.Subscription.Namespace)
 	p.Allowed = n.allowed(spec.AllowedCSVs, spec.Versions)
@@ -368,8 +377,46 @@ func (n *normalizer) operatorGroup(og *v1beta1.OperatorGroup, subscriptionNamesp
 		out.Selector = olmSelector
 	}
 	out.Selector = out.Selector.DeepCopy()
+	n.unknownKeys(og.Extra, "spec.operatorGroup", map[string]func(raw []byte, field string){
+		"upgradeStrategy": func(raw []byte, field string) {
+			var strategy operatorsv1.UpgradeStrategy
+			if err := json.Unmarshal(raw, &strategy); err != nil ||
+				(strategy != operatorsv1.UpgradeStrategyDefault && strategy != operatorsv1.UpgradeStrategyUnsafeFailForward) {
+				n.fail(fmt.Sprintf("unsupported value %s: must be %s or %s", raw, operatorsv1.UpgradeStrategyDefault, operatorsv1.UpgradeStrategyUnsafeFailForward), field)
+				return
+			}
+			out.UpgradeStrategy = strategy
+		},
+		"staticProvidedAPIs": func(raw []byte, field string) {
+			var static bool
+			if err := json.Unmarshal(raw, &static); err != nil {
+				n.fail(fmt.Sprintf("unsupported value %s: must be true or false", raw), field)
+				return
+			}
+			out.StaticProvidedAPIs = &static
+		},
+	})
 	return out
 }
+
+// unknownKeys handles the keys of spec.subscription or spec.operatorGroup that
+// the API types lack (v1beta1 Extra): a key of use is decoded by its function;
+// any other is refused as an unknown field naming it, as OCM refuses what does
+// not decode into OLM's SubscriptionSpec / OperatorGroupSpec. Keys are handled
+// in sorted order.
+func (n *normalizer) unknownKeys(extra map[string]runtime.RawExtension, parent string, use map[string]func(raw []byte, field string)) {
+	for _, key := range slices.Sorted(maps.Keys(extra)) {
+		field := parent + "." + key
+		if decode, ok := use[key]; ok {
+			decode(extra[key].Raw, field)
+			continue
+		}
+		n.fail("unknown field: OLM's "+olmSpecOf[parent]+" has no such field", field)
+	}
+}
+
+// olmSpecOf names the OLM type each free-form object stands for.
+var olmSpecOf = map[string]string{"spec.subscription": "SubscriptionSpec", "spec.operatorGroup": "OperatorGroupSpec"}
 
 // namespaceSet returns names sorted and unique, failing on invalid entries.
 func (n *normalizer) namespaceSet(names []string, field string) []string {

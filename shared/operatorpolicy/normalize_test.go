@@ -2,13 +2,14 @@ package operatorpolicy
 
 import (
 	"errors"
-	"k8s.io/apimachinery/pkg/runtime"
 	"reflect"
 	"strings"
 	"testing"
 
 	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
 
 	"github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1beta1"
 )
@@ -129,6 +130,11 @@ func TestNormalizeSpellings(t *testing.T) {
 		// removal on deletion vs mustnothave
 		{"musthave keeps", func(op *v1beta1.OperatorPolicy) { op.Spec.ComplianceType = "MustHave" }, remove, false},
 		{"mustnothave removes", func(op *v1beta1.OperatorPolicy) { op.Spec.ComplianceType = "mustnothave" }, remove, true},
+		{"OLM's OperatorGroup upgradeStrategy and staticProvidedAPIs are used", func(op *v1beta1.OperatorPolicy) {
+			op.Spec.OperatorGroup = &v1beta1.OperatorGroup{Name: "og", Extra: map[string]runtime.RawExtension{
+				"upgradeStrategy": {Raw: []byte(`"TechPreviewUnsafeFailForward"`)}, "staticProvidedAPIs": {Raw: []byte(`false`)},
+			}}
+		}, operatorGroup, &OperatorGroup{Name: "og", Namespace: opsNS, UpgradeStrategy: "TechPreviewUnsafeFailForward", StaticProvidedAPIs: ptr.To(false)}},
 		{"deletion alone does not remove (RemovesOnDeletion decides)", func(op *v1beta1.OperatorPolicy) { op.DeletionTimestamp = &metav1.Time{Time: t0} }, remove, false},
 
 		// removalBehavior
@@ -290,6 +296,23 @@ func TestNormalizeErrors(t *testing.T) {
 			{"spec.upgradeApproval", `unsupported value "Sometimes"`},
 			{"spec.allowedCSVs", "must have at least one item"},
 			{"spec.removalBehavior.installPlans", `unsupported value "Later"`},
+		}},
+		{"unknown subscription keys", func(op *v1beta1.OperatorPolicy) {
+			op.Spec.Subscription.Extra = map[string]runtime.RawExtension{"chanel": {Raw: []byte(`"fast"`)}, "approval": {Raw: []byte(`"{{ x }}"`)}}
+		}, [][2]string{
+			{"spec.subscription.approval", "unknown field: OLM's SubscriptionSpec has no such field"},
+			{"spec.subscription.chanel", "unknown field: OLM's SubscriptionSpec has no such field"},
+		}},
+		{"unknown operatorGroup key, bad OLM values", func(op *v1beta1.OperatorPolicy) {
+			op.Spec.OperatorGroup = &v1beta1.OperatorGroup{Name: "og", Extra: map[string]runtime.RawExtension{
+				"upgradeStrategy":    {Raw: []byte(`"Sometimes"`)},
+				"staticProvidedAPIs": {Raw: []byte(`"yes"`)},
+				"targetNamespace":    {Raw: []byte(`["a"]`)},
+			}}
+		}, [][2]string{
+			{"spec.operatorGroup.staticProvidedAPIs", `unsupported value "yes": must be true or false`},
+			{"spec.operatorGroup.targetNamespace", "unknown field: OLM's OperatorGroupSpec has no such field"},
+			{"spec.operatorGroup.upgradeStrategy", `unsupported value "Sometimes": must be Default or TechPreviewUnsafeFailForward`},
 		}},
 	}
 	for _, tc := range tests {

@@ -99,6 +99,14 @@ func (r *reconciler) enforceOperatorGroup(ctx context.Context, p operatorpolicy.
 			if want.Spec.ServiceAccountName != "" {
 				og.Spec.ServiceAccountName = want.Spec.ServiceAccountName
 			}
+			if named := p.OperatorGroup; named != nil {
+				if named.UpgradeStrategy != "" {
+					og.Spec.UpgradeStrategy = named.UpgradeStrategy
+				}
+				if named.StaticProvidedAPIs != nil {
+					og.Spec.StaticProvidedAPIs = *named.StaticProvidedAPIs
+				}
+			}
 			if err := r.client.Update(ctx, og); err != nil {
 				return false, fmt.Errorf("updating OperatorGroup %s/%s: %w", og.Namespace, og.Name, err)
 			}

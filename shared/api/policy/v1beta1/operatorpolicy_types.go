@@ -52,6 +52,9 @@ type OperatorGroup struct {
 	Selector *runtime.RawExtension `json:"selector,omitempty"`
 	// +optional
 	ServiceAccountName string `json:"serviceAccountName,omitempty"`
+	// Extra holds the keys this type lacks (OLM's upgradeStrategy and
+	// staticProvidedAPIs among them), as written (extra.go).
+	Extra map[string]runtime.RawExtension `json:"-"`
 }
 
 // Subscription is the OLM Subscription an OperatorPolicy wants: the fields of an
@@ -89,6 +92,8 @@ type Subscription struct {
 	// +kubebuilder:pruning:PreserveUnknownFields
 	// +optional
 	Config *runtime.RawExtension `json:"config,omitempty"`
+	// Extra holds the keys this type lacks, as written (extra.go).
+	Extra map[string]runtime.RawExtension `json:"-"`
 }
 
 // RemovalAction says what happens to one kind of object on removal.
