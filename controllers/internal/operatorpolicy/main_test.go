@@ -104,6 +104,7 @@ func runMain(m *testing.M) int {
 			bundle("del-owner-gone", "del-owner-gone.v1", ""),
 			bundle("del-template-removed", "del-template-removed.v1", ""),
 			bundle("del-always", "del-always.v1", ""),
+			bundle("og-fields-op", "og-fields-op.v1", ""),
 		)
 	}
 	if err == nil {
