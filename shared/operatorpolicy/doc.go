@@ -32,8 +32,12 @@
 // Delete, installPlans, customResourceDefinitions and apiServiceDefinitions Keep.
 // Enum values are matched ignoring case. spec.subscription.namespace defaults to
 // the policy's namespace; spec.operatorGroup.namespace must be the subscription's.
-// Every problem is reported (not only the first) as a *FieldError naming the
-// policy (namespace/name) and the fields.
+// spec.subscription and spec.operatorGroup stand for OLM's SubscriptionSpec and
+// OperatorGroupSpec: a key the API types lack (their Extra) is an unknown field
+// naming it, except operatorGroup.upgradeStrategy (Default or
+// TechPreviewUnsafeFailForward) and staticProvidedAPIs, which go to the
+// OperatorGroup. Every problem is reported (not only the first) as a
+// *FieldError naming the policy (namespace/name) and the fields.
 //
 // # Desired objects
 //
