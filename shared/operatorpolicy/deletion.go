@@ -2,6 +2,7 @@ package operatorpolicy
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1beta1"
@@ -37,35 +38,37 @@ func SpellingOf(spec *v1beta1.OperatorPolicySpec) Spelling {
 
 // seedOnlyFields names the fields set in spec that only the seed's spelling has.
 func seedOnlyFields(spec *v1beta1.OperatorPolicySpec) []string {
-	var set []string
-	add := func(isSet bool, field string) {
-		if isSet {
-			set = append(set, field)
-		}
-	}
-	add(spec.AllowedCSVs != nil, fieldAllowedCSVs)
-	add(spec.StatusConfig != nil, "spec.statusConfig")
-	add(spec.Subscription.InstallPlanApproval != "", fieldInstallPlanApproval)
-	add(spec.OperatorGroup != nil && spec.OperatorGroup.Target != nil, "spec.operatorGroup.target")
-	add(spec.RemovalBehavior.InstallPlans != "", "spec.removalBehavior.installPlans")
-	add(spec.RemovalBehavior.APIServiceDefinitions != "", "spec.removalBehavior.apiServiceDefinitions")
-	return set
+	return setFields(map[string]bool{
+		fieldAllowedCSVs:                             spec.AllowedCSVs != nil,
+		"spec.statusConfig":                          spec.StatusConfig != nil,
+		fieldInstallPlanApproval:                     spec.Subscription.InstallPlanApproval != "",
+		"spec.operatorGroup.target":                  spec.OperatorGroup != nil && spec.OperatorGroup.Target != nil,
+		"spec.removalBehavior.installPlans":          spec.RemovalBehavior.InstallPlans != "",
+		"spec.removalBehavior.apiServiceDefinitions": spec.RemovalBehavior.APIServiceDefinitions != "",
+	})
 }
 
 // ocmOnlyFields names the fields set in spec that only OCM's spelling has.
 func ocmOnlyFields(spec *v1beta1.OperatorPolicySpec) []string {
+	return setFields(map[string]bool{
+		"spec.complianceType":   spec.ComplianceType != "",
+		fieldUpgradeApproval:    spec.UpgradeApproval != "",
+		fieldVersions:           spec.Versions != nil,
+		"spec.complianceConfig": spec.ComplianceConfig != nil,
+		fieldOGTargetNamespaces: spec.OperatorGroup != nil && spec.OperatorGroup.TargetNamespaces != nil,
+		fieldOGSelector:         spec.OperatorGroup != nil && spec.OperatorGroup.Selector != nil,
+	})
+}
+
+// setFields are the fields of isSet that are set, sorted.
+func setFields(isSet map[string]bool) []string {
 	var set []string
-	add := func(isSet bool, field string) {
-		if isSet {
+	for field, ok := range isSet {
+		if ok {
 			set = append(set, field)
 		}
 	}
-	add(spec.ComplianceType != "", "spec.complianceType")
-	add(spec.UpgradeApproval != "", fieldUpgradeApproval)
-	add(spec.Versions != nil, fieldVersions)
-	add(spec.ComplianceConfig != nil, "spec.complianceConfig")
-	add(spec.OperatorGroup != nil && spec.OperatorGroup.TargetNamespaces != nil, fieldOGTargetNamespaces)
-	add(spec.OperatorGroup != nil && spec.OperatorGroup.Selector != nil, fieldOGSelector)
+	slices.Sort(set)
 	return set
 }
 

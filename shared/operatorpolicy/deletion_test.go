@@ -54,52 +54,14 @@ func TestSpellingOf(t *testing.T) {
 	}
 }
 
-func TestOnDeletion(t *testing.T) {
-	seed := func(op *v1beta1.OperatorPolicy) {}
-	ocm := func(op *v1beta1.OperatorPolicy) {
-		op.Spec.AllowedCSVs, op.Spec.Versions = nil, []string{"strimzi-cluster-operator.v0.35.0"}
+func TestOnDeletionInvalidAnnotation(t *testing.T) {
+	op := story(t, 1)
+	op.Annotations = map[string]string{AnnotationOnDeletion: "sometimes"}
+	_, err := Normalize(op)
+	want := `OperatorPolicy local-cluster/strimzi-policy: metadata.annotations[operatorpolicy.fleetpolicy.io/remove-on-deletion]: unsupported value "sometimes": must be Never, UserDeletion or Always`
+	if err == nil || err.Error() != want {
+		t.Errorf("got %v, want %s", err, want)
 	}
-	annotated := func(spelling func(*v1beta1.OperatorPolicy), value string) func(*v1beta1.OperatorPolicy) {
-		return func(op *v1beta1.OperatorPolicy) {
-			spelling(op)
-			op.Annotations = map[string]string{AnnotationOnDeletion: value}
-		}
-	}
-	tests := []struct {
-		name string
-		edit func(*v1beta1.OperatorPolicy)
-		want OnDeletion
-	}{
-		{"seed spelling", seed, RemoveOnUserDeletion},
-		{"OCM spelling", ocm, RemoveNever},
-		{"seed spelling, annotation Never", annotated(seed, "never"), RemoveNever},
-		{"seed spelling, annotation Always", annotated(seed, "Always"), RemoveAlways},
-		{"OCM spelling, annotation UserDeletion", annotated(ocm, "UserDeletion"), RemoveOnUserDeletion},
-		{"OCM spelling, annotation Always", annotated(ocm, "ALWAYS"), RemoveAlways},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			op := story(t, 1)
-			tc.edit(op)
-			p, err := Normalize(op)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if p.OnDeletion != tc.want {
-				t.Errorf("got %s, want %s", p.OnDeletion, tc.want)
-			}
-		})
-	}
-
-	t.Run("invalid annotation", func(t *testing.T) {
-		op := story(t, 1)
-		op.Annotations = map[string]string{AnnotationOnDeletion: "sometimes"}
-		_, err := Normalize(op)
-		want := `OperatorPolicy local-cluster/strimzi-policy: metadata.annotations[operatorpolicy.fleetpolicy.io/remove-on-deletion]: unsupported value "sometimes": must be Never, UserDeletion or Always`
-		if err == nil || err.Error() != want {
-			t.Errorf("got %v, want %s", err, want)
-		}
-	})
 }
 
 func TestCauseOfDeletion(t *testing.T) {

@@ -135,6 +135,12 @@ func TestNormalizeSpellings(t *testing.T) {
 				"upgradeStrategy": {Raw: []byte(`"TechPreviewUnsafeFailForward"`)}, "staticProvidedAPIs": {Raw: []byte(`false`)},
 			}}
 		}, operatorGroup, &OperatorGroup{Name: "og", Namespace: opsNS, UpgradeStrategy: "TechPreviewUnsafeFailForward", StaticProvidedAPIs: ptr.To(false)}},
+		{"seed spelling: removal on a user's deletion", func(op *v1beta1.OperatorPolicy) {}, onDeletion, RemoveOnUserDeletion},
+		{"OCM spelling: no removal on deletion", ocmSpelling, onDeletion, RemoveNever},
+		{"seed spelling, annotation Never", annotated("never", nil), onDeletion, RemoveNever},
+		{"seed spelling, annotation Always", annotated("Always", nil), onDeletion, RemoveAlways},
+		{"OCM spelling, annotation UserDeletion", annotated("UserDeletion", ocmSpelling), onDeletion, RemoveOnUserDeletion},
+		{"OCM spelling, annotation Always", annotated("ALWAYS", ocmSpelling), onDeletion, RemoveAlways},
 		{"deletion alone does not remove (RemovesOnDeletion decides)", func(op *v1beta1.OperatorPolicy) { op.DeletionTimestamp = &metav1.Time{Time: t0} }, remove, false},
 
 		// removalBehavior
@@ -188,10 +194,26 @@ func TestNormalizeSpellings(t *testing.T) {
 	}
 }
 
-func allowed(p Policy) any       { return p.Allowed }
-func approval(p Policy) any      { return p.Approval }
-func effects(p Policy) any       { return p.Effects }
-func remove(p Policy) any        { return p.Remove }
+func allowed(p Policy) any    { return p.Allowed }
+func approval(p Policy) any   { return p.Approval }
+func effects(p Policy) any    { return p.Effects }
+func remove(p Policy) any     { return p.Remove }
+func onDeletion(p Policy) any { return p.OnDeletion }
+
+// ocmSpelling turns story 1's allowedCSVs into OCM's versions.
+func ocmSpelling(op *v1beta1.OperatorPolicy) {
+	op.Spec.AllowedCSVs, op.Spec.Versions = nil, []string{"strimzi-cluster-operator.v0.35.0"}
+}
+
+// annotated sets the remove-on-deletion annotation after spelling (when not nil).
+func annotated(value string, spelling func(*v1beta1.OperatorPolicy)) func(*v1beta1.OperatorPolicy) {
+	return func(op *v1beta1.OperatorPolicy) {
+		if spelling != nil {
+			spelling(op)
+		}
+		op.Annotations = map[string]string{AnnotationOnDeletion: value}
+	}
+}
 func enforce(p Policy) any       { return p.Enforce }
 func operatorGroup(p Policy) any { return p.OperatorGroup }
 
