@@ -129,9 +129,14 @@ const (
 	// Policy is gone. Transient.
 	DeletedPolicyGone DeletionCause = "PolicyGone"
 	// DeletedTemplateRemoved: template sync deleted it because the policy,
-	// which is still there, no longer holds the template: the policy's author
-	// removed it.
+	// which is still there, no longer holds the template and none of its
+	// templates is in error: the policy's author removed it.
 	DeletedTemplateRemoved DeletionCause = "TemplateRemoved"
+	// DeletedTemplateError: template sync deleted it while a template of its
+	// policy is in error (a hub template the hub could not resolve, a kind not
+	// installed, an undecodable template): it may be this one, unapplied until
+	// the error goes. Transient.
+	DeletedTemplateError DeletionCause = "TemplateError"
 )
 
 // AnnotationDeletionCause is written by the spoke's template sync on a template
@@ -146,7 +151,7 @@ const AnnotationDeletionCause = "fleetpolicy.io/deletion-cause"
 func CauseOfDeletion(annotations map[string]string, ownerPolicyGone bool) DeletionCause {
 	if cause, marked := annotations[AnnotationDeletionCause]; marked {
 		switch c := DeletionCause(cause); c {
-		case DeletedDependenciesUnsatisfied, DeletedPolicyGone, DeletedTemplateRemoved:
+		case DeletedDependenciesUnsatisfied, DeletedPolicyGone, DeletedTemplateRemoved, DeletedTemplateError:
 			return c
 		}
 		return DeletedPolicyGone // unknown: treated as transient

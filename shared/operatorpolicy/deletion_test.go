@@ -77,6 +77,7 @@ func TestCauseOfDeletion(t *testing.T) {
 		{"dependencies unsatisfied", "DependenciesUnsatisfied", false, DeletedDependenciesUnsatisfied, true},
 		{"policy gone", "PolicyGone", false, DeletedPolicyGone, true},
 		{"template removed", "TemplateRemoved", false, DeletedTemplateRemoved, false},
+		{"a template of the policy in error", "TemplateError", false, DeletedTemplateError, true},
 		{"template removed wins over owner gone", "TemplateRemoved", true, DeletedTemplateRemoved, false},
 		{"unknown mark counts as transient", "Whatever", false, DeletedPolicyGone, true},
 		{"empty mark counts as transient", "", false, DeletedPolicyGone, true},
@@ -96,22 +97,22 @@ func TestCauseOfDeletion(t *testing.T) {
 }
 
 func TestRemovesOnDeletion(t *testing.T) {
-	causes := []DeletionCause{DeletedByUser, DeletedTemplateRemoved, DeletedDependenciesUnsatisfied, DeletedPolicyGone}
+	causes := []DeletionCause{DeletedByUser, DeletedTemplateRemoved, DeletedDependenciesUnsatisfied, DeletedPolicyGone, DeletedTemplateError}
 	tests := []struct {
 		name       string
 		enforce    bool
 		remove     bool
 		onDeletion OnDeletion
 		// want is, per cause in the order of causes, whether the deletion removes.
-		want          [4]bool
+		want          [5]bool
 		wantFinalizer bool
 	}{
-		{"seed spelling, enforce: user deletions only", true, false, RemoveOnUserDeletion, [4]bool{true, true, false, false}, true},
-		{"OCM spelling, enforce: never", true, false, RemoveNever, [4]bool{}, false},
-		{"Always, enforce: every deletion", true, false, RemoveAlways, [4]bool{true, true, true, true}, true},
-		{"seed spelling, inform: never", false, false, RemoveOnUserDeletion, [4]bool{}, false},
-		{"Always, inform: never", false, false, RemoveAlways, [4]bool{}, false},
-		{"mustnothave already removes: no finalizer", true, true, RemoveAlways, [4]bool{true, true, true, true}, false},
+		{"seed spelling, enforce: user deletions only", true, false, RemoveOnUserDeletion, [5]bool{true, true, false, false, false}, true},
+		{"OCM spelling, enforce: never", true, false, RemoveNever, [5]bool{}, false},
+		{"Always, enforce: every deletion", true, false, RemoveAlways, [5]bool{true, true, true, true, true}, true},
+		{"seed spelling, inform: never", false, false, RemoveOnUserDeletion, [5]bool{}, false},
+		{"Always, inform: never", false, false, RemoveAlways, [5]bool{}, false},
+		{"mustnothave already removes: no finalizer", true, true, RemoveAlways, [5]bool{true, true, true, true, true}, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -105,10 +105,10 @@
 // UserDeletion for the seed's spelling and Never for OCM's. CauseOfDeletion
 // reads why a template was deleted: the AnnotationDeletionCause the spoke's
 // template sync writes before deleting (DependenciesUnsatisfied, PolicyGone,
-// TemplateRemoved; an unknown value counts as transient), else PolicyGone when
+// TemplateError, TemplateRemoved; an unknown value counts as transient), else PolicyGone when
 // its owner Policy is gone (the garbage collector), else a user's deletion.
 // RemovesOnDeletion: an enforcing policy removes its operator on deletion with
 // Always, and with UserDeletion unless the cause is transient
-// (DependenciesUnsatisfied, PolicyGone). HoldsFinalizer: an enforcing musthave
+// (DependenciesUnsatisfied, PolicyGone, TemplateError). HoldsFinalizer: an enforcing musthave
 // policy whose OnDeletion is not Never.
 package operatorpolicy

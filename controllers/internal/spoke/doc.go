@@ -27,7 +27,9 @@
 //     NonCompliant, never a crash. Before deleting a template, template sync
 //     writes why on it (annotation fleetpolicy.io/deletion-cause:
 //     DependenciesUnsatisfied, PolicyGone when the policy left the cluster,
-//     TemplateRemoved when the policy no longer holds it), so that an
+//     TemplateError while a template of the policy is in error,
+//     TemplateRemoved when the policy no longer holds it; the first cause
+//     written stays), so that an
 //     OperatorPolicy keeps its operator when the deletion is transient
 //     (shared/operatorpolicy RemovesOnDeletion).
 //   - Status sync (the same reconcile) writes the policy's status: per template

@@ -20,8 +20,9 @@ import (
 // TestOperatorPolicyKeptWhenTemplateSyncDeletes: an enforcing OperatorPolicy
 // in the seed's spelling (which removes its operator when a user deletes it)
 // keeps its operator when template sync deletes it because its dependency is
-// no longer met, and when its policy leaves the cluster (the root deleted):
-// those deletions are transient, and template sync says so on the template.
+// no longer met, because the hub could not resolve it (hub-templates-error),
+// and when its policy leaves the cluster (the root deleted): those deletions
+// are transient, and template sync says so on the template.
 func TestOperatorPolicyKeptWhenTemplateSyncDeletes(t *testing.T) {
 	const ns, data, operators, pkg = "opkeep", "opkeep-data", "opkeep-operators", "keep-op"
 	ctx := context.Background()
@@ -37,12 +38,16 @@ func TestOperatorPolicyKeptWhenTemplateSyncDeletes(t *testing.T) {
 	if err := spokeC.Create(ctx, sub); err != nil {
 		t.Fatal(err)
 	}
-	operatorPolicy := fmt.Sprintf(`{apiVersion: policy.open-cluster-management.io/v1beta1, kind: OperatorPolicy,
-        metadata: {name: %s},
+	// opPolicy is the root policy of the OperatorPolicy, with annotations
+	// (a YAML flow mapping) on the template.
+	opPolicy := func(annotations string) string {
+		return policyOf(ns, "op", fmt.Sprintf(`{apiVersion: policy.open-cluster-management.io/v1beta1, kind: OperatorPolicy,
+        metadata: {name: %s, annotations: %s},
         spec: {remediationAction: enforce, allowedCSVs: ["*"],
-          subscription: {name: %s, namespace: %s, channel: stable, source: catalog, sourceNamespace: %s}}}`, pkg, pkg, operators, data)
-	apply(t, hubC, policyOf(ns, "gate", configPolicy("opkeep-gate", "inform", "musthave", data, "gate"), "")+"---"+
-		policyOf(ns, "op", operatorPolicy, dependsOn("gate", policyv1.Compliant)))
+          subscription: {name: %s, namespace: %s, channel: stable, source: catalog, sourceNamespace: %s}}}`, pkg, annotations, pkg, operators, data),
+			dependsOn("gate", policyv1.Compliant))
+	}
+	apply(t, hubC, policyOf(ns, "gate", configPolicy("opkeep-gate", "inform", "musthave", data, "gate"), "")+"---"+opPolicy("{}"))
 	bindToCluster(t, ns, "gate", "op")
 
 	waitHeld := func(what string) {
@@ -78,6 +83,11 @@ func TestOperatorPolicyKeptWhenTemplateSyncDeletes(t *testing.T) {
 
 	configMap(t, data, "gate")
 	waitHeld("the template is back once its dependency is met again")
+	apply(t, hubC, opPolicy(`{policy.open-cluster-management.io/hub-templates-error: "error calling lookup: the ConfigMap is missing"}`))
+	waitDeletedKeeping("the template is removed while the hub could not resolve it")
+
+	apply(t, hubC, opPolicy("{}"))
+	waitHeld("the template is back once the hub resolves it")
 	root := &policyv1.Policy{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "op"}}
 	if err := hubC.Delete(ctx, root); err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -84,6 +85,11 @@ type templateResult struct {
 	waits []dependency.Ref
 	// key identifies the template object that should exist; nil if none.
 	key *templateKey
+	// failed is true for a template error.
+	failed bool
+	// deleted identifies the template object syncTemplate deleted because its
+	// dependencies are not met; nil if none.
+	deleted *templateKey
 }
 
 // templateKey identifies a template object.
@@ -101,7 +107,7 @@ func (t *TemplateSync) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Re
 		}
 		t.registry.forget(req.Name)
 		t.forgetEmitted(req.Name)
-		return ctrl.Result{}, t.prune(ctx, req.Name, nil)
+		return ctrl.Result{}, t.prune(ctx, req.Name, nil, operatorpolicy.DeletedPolicyGone)
 	}
 	if !p.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil
@@ -121,6 +127,10 @@ func (t *TemplateSync) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Re
 		if r.key != nil {
 			keep[*r.key] = true
 		}
+		if r.deleted != nil {
+			// syncTemplate deleted it, saying why: prune must not say otherwise.
+			keep[*r.deleted] = true
+		}
 		targets = append(targets, r.waits...)
 		if r.retryAfter > 0 && (result.RequeueAfter == 0 || r.retryAfter < result.RequeueAfter) {
 			result.RequeueAfter = r.retryAfter
@@ -132,7 +142,13 @@ func (t *TemplateSync) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Re
 		// wanted) and before reporting (its state is not known).
 		return result, errors.Join(errs...)
 	}
-	if err := t.prune(ctx, p.Name, keep); err != nil {
+	// A template in error is not applied, and the one applied before goes: that
+	// deletion, like any while a template is in error, is not the author's.
+	cause := operatorpolicy.DeletedTemplateRemoved
+	if slices.ContainsFunc(results, func(r templateResult) bool { return r.failed }) {
+		cause = operatorpolicy.DeletedTemplateError
+	}
+	if err := t.prune(ctx, p.Name, keep, cause); err != nil {
 		return result, err
 	}
 	return result, t.report(ctx, p, results)
@@ -208,7 +224,7 @@ func (t *TemplateSync) syncTemplate(ctx context.Context, p *policyv1.Policy, i i
 		}
 		return templateResult{
 			name: key.name, meta: templateMeta(key.namespace, key.name, nil), state: gate.Compliance(),
-			event: string(gate.Compliance()) + "; " + msg, settled: true, waits: waits,
+			event: string(gate.Compliance()) + "; " + msg, settled: true, waits: waits, deleted: &key,
 		}, nil
 	}
 
@@ -336,7 +352,7 @@ func (t *TemplateSync) disarmPruning(ctx context.Context, gvk schema.GroupVersio
 func templateError(name, namespace, msg string) templateResult {
 	return templateResult{
 		name: name, meta: templateMeta(namespace, name, nil), state: policyv1.NonCompliant,
-		event: "template-error; " + msg, settled: true,
+		event: "template-error; " + msg, settled: true, failed: true,
 	}
 }
 
@@ -501,12 +517,9 @@ func (t *TemplateSync) observe(ctx context.Context, reqs []dependency.Requiremen
 }
 
 // prune deletes the templates labelled with policy that keep does not list
-// (all of them when keep is nil), among the template kinds seen so far.
-func (t *TemplateSync) prune(ctx context.Context, policy string, keep map[templateKey]bool) error {
-	cause := operatorpolicy.DeletedTemplateRemoved
-	if keep == nil {
-		cause = operatorpolicy.DeletedPolicyGone
-	}
+// (all of them when keep is nil), among the template kinds seen so far,
+// marking them with cause.
+func (t *TemplateSync) prune(ctx context.Context, policy string, keep map[templateKey]bool, cause operatorpolicy.DeletionCause) error {
 	var errs []error
 	for _, gvk := range t.watches.templateKinds() {
 		list := &unstructured.UnstructuredList{}
@@ -535,10 +548,11 @@ func (t *TemplateSync) prune(ctx context.Context, policy string, keep map[templa
 // (operatorpolicy.AnnotationDeletionCause), so that the template's controller
 // can tell template sync's deletions, some of them transient (a dependency
 // unmet, the policy gone from the cluster), from a user's: an OperatorPolicy
-// keeps its operator when the cause is transient. A template already gone is
-// fine.
+// keeps its operator when the cause is transient. The first cause written
+// stays, and the write is conditional on the object's resourceVersion, so a
+// stale copy never replaces a newer cause. A template already gone is fine.
 func (t *TemplateSync) deleteTemplate(ctx context.Context, obj *unstructured.Unstructured, cause operatorpolicy.DeletionCause) error {
-	if obj.GetDeletionTimestamp().IsZero() && obj.GetAnnotations()[operatorpolicy.AnnotationDeletionCause] != string(cause) {
+	if _, marked := obj.GetAnnotations()[operatorpolicy.AnnotationDeletionCause]; !marked && obj.GetDeletionTimestamp().IsZero() {
 		before := obj.DeepCopy()
 		annotations := obj.GetAnnotations()
 		if annotations == nil {
@@ -546,7 +560,7 @@ func (t *TemplateSync) deleteTemplate(ctx context.Context, obj *unstructured.Uns
 		}
 		annotations[operatorpolicy.AnnotationDeletionCause] = string(cause)
 		obj.SetAnnotations(annotations)
-		if err := t.Client.Patch(ctx, obj, client.MergeFrom(before)); err != nil {
+		if err := t.Client.Patch(ctx, obj, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
 			return client.IgnoreNotFound(err)
 		}
 	}
