@@ -46,8 +46,11 @@
 //     nothing is removed. A policy in OCM's spelling, an inform policy and one
 //     deleted by the spoke for a transient reason (dependency unmet, policy gone
 //     from the cluster) remove nothing.
-//   - ReleaseFinalizers is the uninstall path (fleetpolicy-spoke --uninstall):
-//     it removes Finalizer from every OperatorPolicy and deletes nothing.
+//   - Uninstalling: while the OperatorPolicy CRD is being deleted (or is
+//     gone, read from the API server), a deleted policy is released without
+//     removing anything. ReleaseFinalizers is the path once the spoke is gone
+//     (fleetpolicy-spoke --uninstall): it removes Finalizer from every
+//     OperatorPolicy and deletes nothing.
 //   - Writes status.compliant, conditions, relatedObjects and
 //     observedGeneration (Evaluate's), and, when the compliance or a condition
 //     changed, a compliance event first: a core Event about the OperatorPolicy

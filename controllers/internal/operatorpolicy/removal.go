@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -16,22 +17,45 @@ import (
 	"github.com/fleetpolicy/fleetpolicy/shared/operatorpolicy"
 )
 
+// operatorPolicyCRD names the OperatorPolicy CRD.
+const operatorPolicyCRD = "operatorpolicies.policy.open-cluster-management.io"
+
 // deleted handles a policy being deleted. One holding Finalizer removes its
 // operator when operatorpolicy.RemovesOnDeletion says this deletion does (see
 // causeOfDeletion); otherwise it is released at once and nothing is removed.
+// While the OperatorPolicy CRD is being deleted (or is gone), every policy is
+// released without removing anything: the spoke is being uninstalled.
 func (r *reconciler) deleted(ctx context.Context, op *v1beta1.OperatorPolicy, p operatorpolicy.Policy) (ctrl.Result, error) {
 	if !controllerutil.ContainsFinalizer(op, Finalizer) {
 		return ctrl.Result{}, nil
+	}
+	uninstalling, err := r.crdDeleting(ctx)
+	if err != nil {
+		return ctrl.Result{}, err
 	}
 	cause, err := r.causeOfDeletion(ctx, op)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if !operatorpolicy.RemovesOnDeletion(p, cause) {
+	if uninstalling || !operatorpolicy.RemovesOnDeletion(p, cause) {
 		return ctrl.Result{}, r.setFinalizer(ctx, op, false)
 	}
 	p.Remove = true
 	return r.remove(ctx, op, p)
+}
+
+// crdDeleting reports whether the OperatorPolicy CRD is being deleted or is
+// gone, read from the API server (the cache may not have seen the deletion of
+// the CRD that deleted the policy).
+func (r *reconciler) crdDeleting(ctx context.Context) (bool, error) {
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	switch err := r.reader.Get(ctx, client.ObjectKey{Name: operatorPolicyCRD}, crd); {
+	case apierrors.IsNotFound(err):
+		return true, nil
+	case err != nil:
+		return false, fmt.Errorf("reading CustomResourceDefinition %s: %w", operatorPolicyCRD, err)
+	}
+	return !crd.DeletionTimestamp.IsZero(), nil
 }
 
 // causeOfDeletion is operatorpolicy.CauseOfDeletion for op: the cause template

@@ -2,22 +2,34 @@ package operatorpolicy_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"testing"
+	"time"
 
 	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/operatorpolicy"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/scheme"
 	"github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1beta1"
 )
 
 // TestReleaseFinalizers is the uninstall path (fleetpolicy-spoke --uninstall)
 // on an API server where the spoke has stopped (none runs on it): every
 // OperatorPolicy's finalizer is released, a policy already being deleted goes,
-// other finalizers stay, and no operator object is deleted.
+// other finalizers stay, and no operator object is deleted. Then, with the
+// controller running, deleting the OperatorPolicy CRD deletes every policy
+// and removes no operator.
 func TestReleaseFinalizers(t *testing.T) {
 	ctx := context.Background()
 	plane, err := localplane.Start("uninstall")
@@ -57,6 +69,12 @@ func TestReleaseFinalizers(t *testing.T) {
 	create("held", operatorpolicy.Finalizer)
 	create("held-with-other", operatorpolicy.Finalizer, other)
 	create("free")
+	// The operator of "free", which the CRD deletion below must not remove.
+	freeSub := subscription(ns, "free")
+	freeSub.Spec = &operatorsv1alpha1.SubscriptionSpec{Package: "free", CatalogSource: catalog, CatalogSourceNamespace: catalogNS}
+	if err := pc.Create(ctx, freeSub); err != nil {
+		t.Fatal(err)
+	}
 	if err := pc.Delete(ctx, create("deleting", operatorpolicy.Finalizer)); err != nil {
 		t.Fatal(err)
 	}
@@ -96,4 +114,64 @@ func TestReleaseFinalizers(t *testing.T) {
 	if released, err := operatorpolicy.ReleaseFinalizers(ctx, pc); err != nil || len(released) != 0 {
 		t.Errorf("a second run released %v (%v)", released, err)
 	}
+
+	t.Run("deleting the CRD while the spoke runs releases without removing", func(t *testing.T) {
+		mgr, err := ctrl.NewManager(plane.Config, ctrl.Options{
+			Scheme:                 scheme.New(),
+			Metrics:                metricsserver.Options{BindAddress: "0"},
+			HealthProbeBindAddress: "0",
+			// TestMain's manager runs a controller of the same name.
+			Controller: ctrlconfig.Controller{SkipNameValidation: ptr.To(true)},
+		})
+		if err == nil {
+			err = operatorpolicy.Setup(mgr, operatorpolicy.Options{})
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		mgrCtx, stop := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			if err := mgr.Start(mgrCtx); err != nil {
+				t.Error(err)
+			}
+		}()
+		defer func() { stop(); <-done }()
+
+		localplane.Eventually(t, 30*time.Second, "the enforcing seed-spelled policy holds the finalizer", func() string {
+			op := &v1beta1.OperatorPolicy{}
+			if err := pc.Get(ctx, client.ObjectKey{Namespace: ns, Name: "free"}, op); err != nil {
+				return err.Error()
+			}
+			if !controllerutil.ContainsFinalizer(op, operatorpolicy.Finalizer) {
+				return "no finalizer"
+			}
+			return ""
+		})
+		// The other finalizer would hold the CRD's deletion: it is not ours.
+		other := &v1beta1.OperatorPolicy{}
+		if err := pc.Get(ctx, client.ObjectKey{Namespace: ns, Name: "held-with-other"}, other); err != nil {
+			t.Fatal(err)
+		}
+		other.Finalizers = nil
+		if err := pc.Update(ctx, other); err != nil {
+			t.Fatal(err)
+		}
+		crd := &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: "operatorpolicies.policy.open-cluster-management.io"}}
+		if err := pc.Delete(ctx, crd); err != nil {
+			t.Fatal(err)
+		}
+		localplane.Eventually(t, 30*time.Second, "the CRD and its OperatorPolicies are gone", func() string {
+			if err := pc.Get(ctx, client.ObjectKeyFromObject(crd), crd); !apierrors.IsNotFound(err) {
+				return fmt.Sprintf("the CRD is still there (%v)", err)
+			}
+			return ""
+		})
+		for _, obj := range []client.Object{subscription(ns, "free"), og} {
+			if err := pc.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil || !obj.GetDeletionTimestamp().IsZero() {
+				t.Errorf("%T %s was removed: %v", obj, obj.GetName(), err)
+			}
+		}
+	})
 }
