@@ -118,8 +118,22 @@ func (t *TemplateSync) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Re
 	var targets []dependency.Ref
 	var errs []error
 	var result ctrl.Result
+	// The cycle search is the same for every Pending template of p: run it
+	// at most once per reconcile.
+	var (
+		cycleSearched bool
+		cyclePath     string
+		cycleErr      error
+	)
+	cycle := func() (string, error) {
+		if !cycleSearched {
+			cyclePath, cycleErr = t.cycleThrough(ctx, p)
+			cycleSearched = true
+		}
+		return cyclePath, cycleErr
+	}
 	for i := range p.Spec.PolicyTemplates {
-		r, err := t.syncTemplate(ctx, p, i)
+		r, err := t.syncTemplate(ctx, p, i, cycle)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("policy %s %s: %w", req.NamespacedName, templateField(i), err))
 		}
@@ -158,8 +172,9 @@ func templateField(i int) string { return fmt.Sprintf("spec.policy-templates[%d]
 
 // syncTemplate creates, updates or deletes template number i of p. Bad input
 // and API errors that a retry does not cure (invalid, forbidden) give a
-// template error; the error returned is for failures worth a retry.
-func (t *TemplateSync) syncTemplate(ctx context.Context, p *policyv1.Policy, i int) (templateResult, error) {
+// template error; the error returned is for failures worth a retry. cycle
+// returns the dependency cycle through p, searched once per reconcile.
+func (t *TemplateSync) syncTemplate(ctx context.Context, p *policyv1.Policy, i int, cycle func() (string, error)) (templateResult, error) {
 	field := templateField(i)
 	tmpl := p.Spec.PolicyTemplates[i]
 	key, def, bad, err := t.resolve(ctx, tmpl, field, i)
@@ -214,12 +229,12 @@ func (t *TemplateSync) syncTemplate(ctx context.Context, p *policyv1.Policy, i i
 		}
 		msg := gate.Message()
 		if gate.Compliance() == policyv1.Pending {
-			cycle, err := t.cycleThrough(ctx, p)
+			path, err := cycle()
 			if err != nil {
 				return unknownResult(key.name), err
 			}
-			if cycle != "" {
-				msg += "; the dependencies form a cycle: " + cycle
+			if path != "" {
+				msg += "; the dependencies form a cycle: " + path
 			}
 		}
 		return templateResult{
