@@ -280,6 +280,8 @@ func hubEncryptionKey(t *testing.T) []byte {
 	ctx := context.Background()
 	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: cluster, Name: templates.EncryptionKeySecret}}
 	if !exists(t, hubC, secret) {
+		// Rotated just now, so that the hub's key rotation leaves it alone.
+		secret.Annotations = map[string]string{templates.LastRotatedAnnotation: time.Now().Format(time.RFC3339)}
 		secret.Data = map[string][]byte{templates.KeyData: []byte(strings.Repeat("K", templates.KeySize))}
 		if err := hubC.Create(ctx, secret); err != nil && !apierrors.IsAlreadyExists(err) {
 			t.Fatal(err)
