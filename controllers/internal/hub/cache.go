@@ -1,10 +1,12 @@
 package hub
 
 import (
+	"time"
 	"unique"
 
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 	"github.com/fleetpolicy/fleetpolicy/shared/replication"
+	"github.com/fleetpolicy/fleetpolicy/shared/rollout"
 	"github.com/fleetpolicy/fleetpolicy/shared/templates"
 )
 
@@ -13,11 +15,20 @@ import (
 // written to the API server.
 const cachedDigestAnnotation = "fleetpolicy.io/cached-digest"
 
+// cachedEvaluatedAtAnnotation holds, in the hub's informer cache only, when the
+// spoke had last evaluated every template of a replica according to the
+// templates' compliance history (rollout.EvaluatedAt, RFC 3339 with
+// nanoseconds): what tells an OCM add-on's report, which carries no
+// observedGeneration, current or stale. It is never written to the API server.
+const cachedEvaluatedAtAnnotation = "fleetpolicy.io/cached-evaluated-at"
+
 // slimPolicies is the cache transform for Policies. Managed fields are dropped
 // from every Policy. A replica is reduced to what the hub reads back: its
 // metadata with the digest of what the hub owns (replication.Digest: spec,
-// labels and annotations) and its hub templates' IV in place of its annotations, its remediationAction,
-// and its compliance with the generation it was evaluated at. Desired replicas
+// labels and annotations), its hub templates' IV and the time of its last
+// evaluation (from the status details' history) in place of its annotations,
+// its remediationAction, and its compliance with the generation it was
+// evaluated at. Desired replicas
 // are compared with the digest. At thousands of clusters the templates, status
 // details and history would otherwise dominate the hub's memory.
 func slimPolicies(obj any) (any, error) {
@@ -40,6 +51,9 @@ func slimPolicies(obj any) (any, error) {
 		// and the key rotation finds the replicas that use encryption by it.
 		annotations[templates.IVAnnotation] = iv
 	}
+	if at := rollout.EvaluatedAt(len(p.Spec.PolicyTemplates), p.Status.Details); !at.IsZero() {
+		annotations[cachedEvaluatedAtAnnotation] = at.UTC().Format(time.RFC3339Nano)
+	}
 	p.Annotations = annotations
 	p.Spec = policyv1.PolicySpec{RemediationAction: p.Spec.RemediationAction, Disabled: p.Spec.Disabled}
 	p.Status = policyv1.PolicyStatus{ComplianceState: p.Status.ComplianceState, ObservedGeneration: p.Status.ObservedGeneration}
@@ -56,3 +70,13 @@ func slimPolicies(obj any) (any, error) {
 }
 
 func intern(s string) string { return unique.Make(s).Value() }
+
+// evaluatedAt is the cached time of a replica's last evaluation
+// (cachedEvaluatedAtAnnotation); zero when unknown.
+func evaluatedAt(replica *policyv1.Policy) time.Time {
+	t, err := time.Parse(time.RFC3339Nano, replica.Annotations[cachedEvaluatedAtAnnotation])
+	if err != nil {
+		return time.Time{}
+	}
+	return t
+}

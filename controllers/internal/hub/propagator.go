@@ -377,7 +377,9 @@ func unknownClustersCondition(root *policyv1.Policy, unknown []string) *metav1.C
 // step runs one rollout step for the bound clusters over rollout.BoundFleet; each
 // cluster's progress is read back from the root's status, and its compliance
 // from its replica, current only when the replica carries what the previous step
-// wrote and the spoke evaluated that generation.
+// wrote and the spoke evaluated it since (rollout.ReportCurrent: fleetpolicy's
+// spoke says so with observedGeneration, OCM's add-on with its compliance
+// history's event times).
 func (p *Propagator) step(root *policyv1.Policy, res *binding.Resolution, groups map[binding.PlacementRef][]rollout.DecisionGroup, existing map[string]*policyv1.Policy, now time.Time) (rollout.StepResult, []rollout.DecisionGroup, error) {
 	fleet := rollout.BoundFleet(res, func(ref binding.PlacementRef) []rollout.DecisionGroup { return groups[ref] })
 	prior := make(map[string]*policyv1.CompliancePerClusterStatus, len(root.Status.Status))
@@ -398,8 +400,9 @@ func (p *Propagator) step(root *policyv1.Policy, res *binding.Resolution, groups
 		if replica := existing[c.Name]; replica != nil {
 			state.Compliance = replica.Status.ComplianceState
 			written := rollout.WrittenAction(root.Spec.Rollout(), root.Spec.RemediationAction, root.Generation, state)
-			state.StatusCurrent = replica.Generation > 0 &&
-				replica.Status.ObservedGeneration == replica.Generation &&
+			report := rollout.Report{Generation: replica.Generation,
+				ObservedGeneration: replica.Status.ObservedGeneration, EvaluatedAt: evaluatedAt(replica)}
+			state.StatusCurrent = rollout.ReportCurrent(report, state.Progress, root.Generation) &&
 				strings.EqualFold(string(replica.Spec.RemediationAction), string(written))
 		}
 		states = append(states, state)
