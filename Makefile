@@ -17,6 +17,9 @@ CONTROLLER_GEN_VERSION := v0.20.0
 OLM_VERSION            := v0.38.0
 OPM_VERSION            := v1.61.0
 OCM_VERSION            := v1.2.0
+# OCM's governance policy components (framework add-on, config-policy-controller,
+# propagator); also the version whose CRDs `make generate` copies.
+OCM_POLICY_VERSION     := v0.19.0
 
 BIN            := $(CURDIR)/bin
 ENVTEST_ASSETS := $(BIN)/envtest
@@ -28,12 +31,14 @@ OLM_OPERATOR     := $(BIN)/olm-operator-$(OLM_VERSION)
 CATALOG_OPERATOR := $(BIN)/catalog-operator-$(OLM_VERSION)
 OPM              := $(BIN)/opm-$(OPM_VERSION)
 OCM_PLACEMENT    := $(BIN)/ocm-placement-$(OCM_VERSION)
+OCM_FRAMEWORK_ADDON := $(BIN)/ocm-framework-addon-$(OCM_POLICY_VERSION)
+OCM_CONFIG_POLICY   := $(BIN)/ocm-config-policy-controller-$(OCM_POLICY_VERSION)
+OCM_PROPAGATOR      := $(BIN)/ocm-propagator-$(OCM_POLICY_VERSION)
 KPT            ?= $(shell command -v kpt 2>/dev/null)
 
 MODULES := shared functions controllers
 # OCM's policy components whose CRDs our schemas are compared with
 # (controllers/internal/crdtest); `make generate` copies them into testdata.
-OCM_POLICY_VERSION := v0.19.0
 OCM_POLICY_CRDS_DIR := controllers/internal/crdtest/testdata/ocm-$(OCM_POLICY_VERSION)
 # The CRDs of library-owned kinds that `make generate` copies from their Go modules.
 OCM_CRDS := cluster/v1/0000_00_clusters.open-cluster-management.io_managedclusters.crd.yaml \
@@ -119,6 +124,22 @@ $(OCM_PLACEMENT):
 ocm-placement: $(OCM_PLACEMENT) ## Build OCM's placement controller into bin/ocm-placement (the real scheduler the scheduling test compares shared/scheduling with).
 	@ln -sf $(OCM_PLACEMENT) $(BIN)/ocm-placement
 
+$(OCM_FRAMEWORK_ADDON):
+	@echo ">> building OCM's governance-policy-framework-addon $(OCM_POLICY_VERSION)"
+	CGO_ENABLED=0 GOWORK=off go build -C hack/tools/ocm-framework-addon -o $@ open-cluster-management.io/governance-policy-framework-addon
+
+$(OCM_CONFIG_POLICY):
+	@echo ">> building OCM's config-policy-controller $(OCM_POLICY_VERSION)"
+	CGO_ENABLED=0 GOWORK=off go build -C hack/tools/ocm-config-policy-controller -o $@ open-cluster-management.io/config-policy-controller
+
+$(OCM_PROPAGATOR):
+	@echo ">> building OCM's governance-policy-propagator $(OCM_POLICY_VERSION)"
+	CGO_ENABLED=0 GOWORK=off go build -C hack/tools/ocm-propagator -o $@ open-cluster-management.io/governance-policy-propagator
+
+.PHONY: ocm-policy-binaries
+ocm-policy-binaries: $(OCM_FRAMEWORK_ADDON) $(OCM_CONFIG_POLICY) $(OCM_PROPAGATOR) ## Build OCM's framework add-on, config-policy-controller and propagator into bin/ (the real OCM peers of the interop test).
+	@ln -sf $(OCM_FRAMEWORK_ADDON) $(BIN)/ocm-framework-addon && ln -sf $(OCM_CONFIG_POLICY) $(BIN)/ocm-config-policy-controller && ln -sf $(OCM_PROPAGATOR) $(BIN)/ocm-propagator
+
 .PHONY: olm-binaries
 olm-binaries: $(OLM_OPERATOR) $(CATALOG_OPERATOR) $(OPM) ## Build olm-operator, catalog-operator and opm into bin/ (real OLM for the OLM end-to-end test).
 	@ln -sf $(OLM_OPERATOR) $(BIN)/olm-operator && ln -sf $(CATALOG_OPERATOR) $(BIN)/catalog-operator && ln -sf $(OPM) $(BIN)/opm
@@ -171,6 +192,9 @@ verify: generate ## Fail when generated code or CRDs are stale, or tool versions
 	@grep -q "github.com/operator-framework/operator-lifecycle-manager $(OLM_VERSION)" hack/tools/olm/go.mod
 	@grep -q "github.com/operator-framework/operator-registry $(OPM_VERSION)" hack/tools/opm/go.mod
 	@grep -q "open-cluster-management.io/ocm $(OCM_VERSION)" hack/tools/ocm-placement/go.mod
+	@grep -q "open-cluster-management.io/governance-policy-framework-addon $(OCM_POLICY_VERSION)" hack/tools/ocm-framework-addon/go.mod
+	@grep -q "open-cluster-management.io/config-policy-controller $(OCM_POLICY_VERSION)" hack/tools/ocm-config-policy-controller/go.mod
+	@grep -q "open-cluster-management.io/governance-policy-propagator $(OCM_POLICY_VERSION)" hack/tools/ocm-propagator/go.mod
 	@undocumented=$$(awk '/^\.PHONY:/ {for (i = 2; i <= NF; i++) phony[$$i] = 1} \
 	  /^[a-zA-Z0-9_.-]+:/ {name = $$1; sub(/:.*/, "", name); if (phony[name] && $$0 !~ /##/) print name}' Makefile); \
 	  if [ -n "$$undocumented" ]; then echo "targets missing from 'make help' (no ## comment): $$undocumented"; exit 1; fi
@@ -188,7 +212,7 @@ build: ## Build the controllers, every KRM function and the Argo CD plugin's gen
 ##@ Test
 
 .PHONY: test
-test: verify lint tools olm-binaries ocm-placement build ## Everything CI runs: verify, lint, unit, golden, integration, real-OLM and real-OCM-scheduler tests, then each fuzz target briefly.
+test: verify lint tools olm-binaries ocm-placement ocm-policy-binaries build ## Everything CI runs: verify, lint, unit, golden, integration, real-OLM and real-OCM-scheduler tests, then each fuzz target briefly.
 	FLEETPOLICY_E2E_OLM=1 go test $(GO_TEST_FLAGS) -timeout $(TEST_TIMEOUT) $(addsuffix /...,$(addprefix ./,$(MODULES)))
 	GOWORK=off go test -C hack/benchreport $(GO_TEST_FLAGS) ./...
 	hack/fuzz/classify_test.sh

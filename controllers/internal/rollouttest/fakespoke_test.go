@@ -2,11 +2,13 @@ package rollouttest
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
@@ -22,9 +24,25 @@ const (
 	silent                   // never reports
 )
 
+// wire is the status format a fake cluster reports in.
+type wire int
+
+const (
+	fleetpolicyWire wire = iota // fleetpolicy's spoke: status.observedGeneration
+	// ocmWire is OCM's governance-policy-framework-addon: no observedGeneration,
+	// a details entry per template whose history's newest event is the
+	// evaluation (lastTimestamp in whole seconds, the client-go event name with
+	// the time in hex nanoseconds).
+	ocmWire
+	// staleOCMWire is ocmWire whose history never gets a newer event than one
+	// from before the test: an add-on whose controller stopped evaluating.
+	staleOCMWire
+)
+
 // fakeSpoke plays the spoke's status sync for the hub's rollout tests: it watches
 // the replicas of one root policy on the hub and, after a delay, writes the
-// compliance a real spoke would report for the replica's current generation. It
+// compliance a real spoke would report for the replica's current generation, in
+// the status format of fleetpolicy's spoke or of OCM's framework add-on (wire). It
 // records the order in which clusters were first switched to enforce, and how
 // many times each was switched. It is a test double for the spoke controller,
 // which has its own tests against a real spoke API server.
@@ -32,8 +50,10 @@ type fakeSpoke struct {
 	c         client.Client
 	root      string
 	delay     time.Duration
+	wire      wire
 	mu        sync.Mutex
 	behaviour map[string]behaviour
+	reported  map[string]bool   // replica generation and action already reported (OCM wires)
 	enforced  []string          // clusters in the order they were first seen enforced
 	switches  map[string]int    // inform -> enforce switches seen per cluster
 	lastSeen  map[string]string // last remediationAction seen per cluster
@@ -44,7 +64,7 @@ func newFakeSpoke(c client.Client, rootNamespace, rootName string, delay time.Du
 	return &fakeSpoke{
 		c: c, root: replication.Name(rootNamespace, rootName), delay: delay,
 		behaviour: map[string]behaviour{}, switches: map[string]int{},
-		lastSeen: map[string]string{}, seenAt: map[string]time.Time{},
+		lastSeen: map[string]string{}, seenAt: map[string]time.Time{}, reported: map[string]bool{},
 	}
 }
 
@@ -92,17 +112,47 @@ func (f *fakeSpoke) observe(ctx context.Context, r *policyv1.Policy) {
 		f.seenAt[key(r)] = time.Now()
 	}
 	ready := time.Since(f.seenAt[key(r)]) >= f.delay
+	done := r.Status.ObservedGeneration == r.Generation
+	if f.wire != fleetpolicyWire {
+		done = f.reported[key(r)+"/"+action]
+	}
 	f.mu.Unlock()
-	if b == silent || !ready || r.Status.ObservedGeneration == r.Generation {
+	if b == silent || !ready || done {
 		return
 	}
-	r.Status.ObservedGeneration = r.Generation
-	r.Status.ComplianceState = policyv1.NonCompliant
+	compliance := policyv1.NonCompliant
 	if b == healthy && action == "enforce" {
-		r.Status.ComplianceState = policyv1.Compliant
+		compliance = policyv1.Compliant
 	}
-	_ = f.c.Status().Update(ctx, r)
+	r.Status.ComplianceState = compliance
+	if f.wire == fleetpolicyWire {
+		r.Status.ObservedGeneration = r.Generation
+		_ = f.c.Status().Update(ctx, r)
+		return
+	}
+	evaluated := time.Now()
+	if f.wire == staleOCMWire {
+		evaluated = staleEvaluation
+	}
+	r.Status.Details = []*policyv1.DetailsPerTemplate{{
+		TemplateMeta:    metav1.ObjectMeta{Name: "p"},
+		ComplianceState: compliance,
+		History: []policyv1.ComplianceHistory{{
+			LastTimestamp: metav1.NewTime(evaluated.Truncate(time.Second)),
+			EventName:     fmt.Sprintf("%s.%x", r.Name, evaluated.UnixNano()),
+			Message:       string(compliance) + "; fake evaluation",
+		}},
+	}}
+	if f.c.Status().Update(ctx, r) == nil {
+		f.mu.Lock()
+		f.reported[key(r)+"/"+action] = true
+		f.mu.Unlock()
+	}
 }
+
+// staleEvaluation is the only evaluation staleOCMWire ever reports: long before
+// any rollout of the tests.
+var staleEvaluation = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // key names a replica's generation: the delay counts from when it was first seen.
 func key(r *policyv1.Policy) string {

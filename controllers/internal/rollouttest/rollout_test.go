@@ -169,7 +169,14 @@ func waitRollout(t *testing.T, ns string, n int, want policyv1.RolloutStatus) {
 
 func spoke(t *testing.T, ns string, delay time.Duration) *fakeSpoke {
 	t.Helper()
+	return spokeOnWire(t, ns, delay, fleetpolicyWire)
+}
+
+// spokeOnWire is spoke reporting in the given status format.
+func spokeOnWire(t *testing.T, ns string, delay time.Duration, w wire) *fakeSpoke {
+	t.Helper()
 	f := newFakeSpoke(c, ns, "p", delay)
+	f.wire = w
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	go f.run(ctx)
@@ -442,4 +449,53 @@ spec:
 		}
 		return ""
 	})
+}
+
+// TestProgressiveOnOCMAddonReports: a Progressive rollout completes over
+// clusters that report as OCM's framework add-on does (no observedGeneration,
+// only the compliance history), wave by wave.
+func TestProgressiveOnOCMAddonReports(t *testing.T) {
+	startHub(t)
+	ns := "progressive-ocm"
+	f := spokeOnWire(t, ns, 300*time.Millisecond, ocmWire)
+	rolloutPolicy(t, ns, "{type: Progressive, progressive: {maxConcurrency: 2}}", fleet)
+	waitRollout(t, ns, 6, policyv1.RolloutSucceeded)
+	assertWaves(t, f.enforcedOrder(), fleet[0:2], fleet[2:4], fleet[4:6])
+	assertEnforcedOnce(t, f)
+}
+
+// TestAllWithDeadlineOnOCMAddonReports: an All rollout with a progressDeadline
+// over OCM add-on reports ends Succeeded when every cluster is Compliant (it
+// ended TimeOut when the hub waited for an observedGeneration).
+func TestAllWithDeadlineOnOCMAddonReports(t *testing.T) {
+	startHub(t)
+	ns := "all-ocm"
+	spokeOnWire(t, ns, 300*time.Millisecond, ocmWire)
+	rolloutPolicy(t, ns, "{type: All, all: {progressDeadline: 20s}}", fleet[:3])
+	waitRollout(t, ns, 3, policyv1.RolloutSucceeded)
+}
+
+// TestStaleOCMAddonReportNeverCounts: a cluster whose add-on reports Compliant
+// only from an evaluation before the rollout reached it stays Progressing, and
+// the rollout does not move on to the next wave.
+func TestStaleOCMAddonReportNeverCounts(t *testing.T) {
+	startHub(t)
+	ns := "stale-ocm"
+	f := spokeOnWire(t, ns, 0, staleOCMWire)
+	rolloutPolicy(t, ns, "{type: Progressive, progressive: {maxConcurrency: 1}}", fleet[:2])
+	localplane.Eventually(t, 30*time.Second, "first cluster enforced", func() string {
+		if got := f.enforcedOrder(); len(got) == 0 {
+			return "no cluster enforced yet"
+		}
+		return ""
+	})
+	// Give the hub time to (wrongly) count the stale Compliant report.
+	time.Sleep(3 * time.Second)
+	if got := f.enforcedOrder(); len(got) != 1 {
+		t.Fatalf("enforced %v: a stale report moved the rollout to the next wave", got)
+	}
+	first := f.enforcedOrder()[0]
+	if st := clusterRollout(rootStatus(t, ns))[first]; st != policyv1.RolloutProgressing {
+		t.Fatalf("%s: rolloutStatus %s on a report older than the rollout, want Progressing", first, st)
+	}
 }
