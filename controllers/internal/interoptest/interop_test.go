@@ -1,0 +1,288 @@
+package interoptest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/hub/hubtest"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
+	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
+)
+
+// hopTimeout bounds each hop: OCM's add-ons start slowly on a loaded machine.
+const hopTimeout = 120 * time.Second
+
+// ocmCRDs are OCM v0.19.0's policy CRDs, as `make generate` copies them from
+// the pinned modules; the managed clusters get these rather than ours.
+const ocmCRDs = "controllers/internal/crdtest/testdata/ocm-v0.19.0"
+
+// ocmSpoke is one managed cluster running OCM's spoke components.
+type ocmSpoke struct {
+	name    string
+	plane   *localplane.Plane
+	addon   *localplane.Process
+	configs *localplane.Process
+}
+
+// logs is the tail of both components' logs, for a failure message.
+func (s *ocmSpoke) logs() string {
+	return fmt.Sprintf("--- %s framework-addon:\n%s\n--- %s config-policy-controller:\n%s",
+		s.name, s.addon.LogTail(15), s.name, s.configs.LogTail(15))
+}
+
+// startOCMSpoke registers cluster on the hub, gives it the hub identity
+// manifests/spoke/hub documents, installs OCM's CRDs on its API server and
+// starts OCM's framework add-on and config-policy-controller against it.
+func startOCMSpoke(t *testing.T, hubPlane, plane *localplane.Plane, cluster string) *ocmSpoke {
+	t.Helper()
+	ctx := context.Background()
+	root, err := localplane.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := localplane.EnsureCluster(ctx, hubPlane.Client, cluster); err != nil {
+		t.Fatal(err)
+	}
+	applyFile(t, hubPlane.Client, filepath.Join(root, "manifests/spoke/hub/rbac.yaml"), cluster)
+	token, err := localplane.ServiceAccountToken(ctx, hubPlane.Client, cluster, "fleetpolicy-spoke")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hubKubeconfig := tokenKubeconfig(t, hubPlane, token)
+
+	crds, err := localplane.ManifestFiles(filepath.Join(root, ocmCRDs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range crds {
+		applyFile(t, plane.Client, f, "")
+	}
+	if err := localplane.EnsureNamespace(ctx, plane.Client, cluster); err != nil {
+		t.Fatal(err)
+	}
+
+	s := &ocmSpoke{name: cluster, plane: plane}
+	addonArgs := []string{"--hub-cluster-configfile=" + hubKubeconfig, "--managed-cluster-configfile=" + plane.KubeconfigPath,
+		"--cluster-namespace=" + cluster, "--leader-elect=false", "--disable-gatekeeper-sync", "--enable-lease=false"}
+	configArgs := []string{"controller", "--cluster-name=" + cluster, "--leader-elect=false", "--enable-lease=false",
+		"--enable-operator-policy=false"}
+	for _, args := range []*[]string{&addonArgs, &configArgs} {
+		probe, err := localplane.FreeAddress()
+		if err != nil {
+			t.Fatal(err)
+		}
+		metrics, err := localplane.FreeAddress()
+		if err != nil {
+			t.Fatal(err)
+		}
+		*args = append(*args, "--health-probe-bind-address="+probe, "--metrics-bind-address="+metrics)
+	}
+	local := []string{"OSDK_FORCE_RUN_MODE=local", "KUBECONFIG=" + plane.KubeconfigPath, "WATCH_NAMESPACE=" + cluster}
+	if s.addon, err = localplane.StartProcess("ocm-framework-addon", "ocm-policy-binaries", addonArgs, local); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.addon.Stop)
+	if s.configs, err = localplane.StartProcess("ocm-config-policy-controller", "ocm-policy-binaries", configArgs, local); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.configs.Stop)
+	return s
+}
+
+// applyFile applies a manifest file, in namespace when not empty.
+func applyFile(t *testing.T, c client.Client, path, namespace string) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	objs, err := localplane.ReadManifests(path, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if namespace != "" {
+		for _, o := range objs {
+			o.SetNamespace(namespace)
+		}
+		for _, o := range objs {
+			if o.GetKind() == "RoleBinding" {
+				subjects, _, _ := unstructured.NestedSlice(o.Object, "subjects")
+				for _, s := range subjects {
+					s.(map[string]any)["namespace"] = namespace
+				}
+				_ = unstructured.SetNestedSlice(o.Object, subjects, "subjects")
+			}
+		}
+	}
+	if _, err := localplane.Apply(context.Background(), c, objs); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// tokenKubeconfig writes a kubeconfig that reaches plane with a bearer token.
+func tokenKubeconfig(t *testing.T, plane *localplane.Plane, token string) string {
+	t.Helper()
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["hub"] = &clientcmdapi.Cluster{Server: plane.Config.Host, CertificateAuthorityData: plane.Config.CAData}
+	cfg.AuthInfos["spoke"] = &clientcmdapi.AuthInfo{Token: token}
+	cfg.Contexts["spoke"] = &clientcmdapi.Context{Cluster: "hub", AuthInfo: "spoke"}
+	cfg.CurrentContext = "spoke"
+	path := filepath.Join(t.TempDir(), "hub-kubeconfig")
+	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestFleetpolicyHubWithOCMSpoke: fleetpolicy's hub replicates an enforce
+// policy with a Progressive rollout (one cluster at a time) to two managed
+// clusters running OCM's framework add-on and config-policy-controller, which
+// sync, enforce and report it; the reports reach the replicas and the root,
+// and the rollout completes.
+func TestFleetpolicyHubWithOCMSpoke(t *testing.T) {
+	fleet := localplane.StartFleetForTest(t, 2)
+	ctx := context.Background()
+	hubClient := fleet.Hub.Client
+	hubtest.Start(t, fleet.Hub.Config, nil)
+	clusters := []string{"cluster1", "cluster2"}
+	spokes := make([]*ocmSpoke, len(clusters))
+	for i, cluster := range clusters {
+		spokes[i] = startOCMSpoke(t, fleet.Hub, fleet.Spokes[i], cluster)
+	}
+	allLogs := func() string {
+		var out []string
+		for _, s := range spokes {
+			out = append(out, s.logs())
+		}
+		return strings.Join(out, "\n")
+	}
+
+	decisions := ""
+	for _, c := range clusters {
+		decisions += fmt.Sprintf("\n  - {clusterName: %s, reason: \"\"}", c)
+	}
+	if err := localplane.ApplyManifests(ctx, hubClient, t.Name(), fmt.Sprintf(`
+apiVersion: v1
+kind: Namespace
+metadata: {name: interop}
+---
+apiVersion: cluster.open-cluster-management.io/v1beta1
+kind: PlacementDecision
+metadata:
+  name: pl-decision-0
+  namespace: interop
+  labels: {%s: pl, %s: "0", %s: all}
+status:
+  decisions:%s
+---
+apiVersion: cluster.open-cluster-management.io/v1beta1
+kind: Placement
+metadata: {name: pl, namespace: interop}
+spec: {}
+---
+apiVersion: policy.open-cluster-management.io/v1
+kind: PlacementBinding
+metadata: {name: pb, namespace: interop}
+placementRef: {apiGroup: cluster.open-cluster-management.io, kind: Placement, name: pl}
+subjects: [{apiGroup: policy.open-cluster-management.io, kind: Policy, name: p}]
+---
+apiVersion: policy.open-cluster-management.io/v1
+kind: Policy
+metadata: {name: p, namespace: interop}
+spec:
+  disabled: false
+  remediationAction: enforce
+  rolloutStrategy: {type: Progressive, progressive: {maxConcurrency: 1}}
+  policy-templates:
+  - objectDefinition:
+      apiVersion: policy.open-cluster-management.io/v1
+      kind: ConfigurationPolicy
+      metadata: {name: p-cm}
+      spec:
+        remediationAction: inform
+        object-templates:
+        - complianceType: musthave
+          objectDefinition:
+            apiVersion: v1
+            kind: ConfigMap
+            metadata: {name: enforced, namespace: default}
+            data: {k: v}
+`, clusterv1beta1.PlacementLabel, clusterv1beta1.DecisionGroupIndexLabel, clusterv1beta1.DecisionGroupNameLabel, decisions)); err != nil {
+		t.Fatal(err)
+	}
+
+	configPolicy := schema.GroupVersionKind{Group: "policy.open-cluster-management.io", Version: "v1", Kind: "ConfigurationPolicy"}
+	for i, cluster := range clusters {
+		managed := spokes[i].plane.Client
+		hop := func(name string, check func() string) {
+			t.Helper()
+			localplane.Eventually(t, hopTimeout, fmt.Sprintf("hop %q on %s", name, cluster), func() string {
+				if msg := check(); msg != "" {
+					return msg + "\n" + spokes[i].logs()
+				}
+				return ""
+			})
+		}
+		hop("replication (fleetpolicy hub -> replica on the hub)", func() string {
+			return errString(hubClient.Get(ctx, client.ObjectKey{Namespace: cluster, Name: "interop.p"}, &policyv1.Policy{}))
+		})
+		hop("spec sync (OCM add-on: replica -> managed cluster Policy)", func() string {
+			return errString(managed.Get(ctx, client.ObjectKey{Namespace: cluster, Name: "interop.p"}, &policyv1.Policy{}))
+		})
+		hop("template sync (OCM add-on: Policy -> ConfigurationPolicy)", func() string {
+			u := &unstructured.Unstructured{}
+			u.SetGroupVersionKind(configPolicy)
+			return errString(managed.Get(ctx, client.ObjectKey{Namespace: cluster, Name: "p-cm"}, u))
+		})
+		hop("enforcement (config-policy-controller creates the ConfigMap)", func() string {
+			return errString(managed.Get(ctx, client.ObjectKey{Namespace: "default", Name: "enforced"}, &corev1.ConfigMap{}))
+		})
+		hop("status sync (OCM add-on: compliance -> hub replica)", func() string {
+			r := &policyv1.Policy{}
+			if err := hubClient.Get(ctx, client.ObjectKey{Namespace: cluster, Name: "interop.p"}, r); err != nil {
+				return err.Error()
+			}
+			if r.Status.ComplianceState != policyv1.Compliant || len(r.Status.Details) == 0 || len(r.Status.Details[0].History) == 0 {
+				return fmt.Sprintf("replica status %+v", r.Status)
+			}
+			return ""
+		})
+	}
+	localplane.Eventually(t, hopTimeout, "hop \"status to the root and Progressive rollout to completion\"", func() string {
+		root := &policyv1.Policy{}
+		if err := hubClient.Get(ctx, client.ObjectKey{Namespace: "interop", Name: "p"}, root); err != nil {
+			return err.Error()
+		}
+		s := root.Status
+		perCluster := map[string]string{}
+		for _, e := range s.Status {
+			perCluster[e.ClusterName] = string(e.ComplianceState) + "/" + string(e.RolloutStatus)
+		}
+		want := map[string]string{"cluster1": "Compliant/Succeeded", "cluster2": "Compliant/Succeeded"}
+		if s.ComplianceState != policyv1.Compliant || s.RolloutStatus != policyv1.RolloutSucceeded || fmt.Sprint(perCluster) != fmt.Sprint(want) {
+			return fmt.Sprintf("root compliant %q rolloutStatus %q clusters %v\n%s", s.ComplianceState, s.RolloutStatus, perCluster, allLogs())
+		}
+		return ""
+	})
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}

@@ -1,0 +1,87 @@
+package localplane
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+)
+
+// Process is an upstream binary of bin/ (OCM's placement controller, its
+// policy add-ons) running against local planes, with everything it writes kept.
+type Process struct {
+	cancel context.CancelFunc
+	exited chan struct{}
+
+	mu  sync.Mutex
+	log bytes.Buffer
+}
+
+// StartProcess starts bin/<name> (built by `make <target>`) with args and the
+// extra environment entries env. Stop ends it.
+func StartProcess(name, target string, args, env []string) (*Process, error) {
+	root, err := RepoRoot()
+	if err != nil {
+		return nil, err
+	}
+	binary := filepath.Join(root, "bin", name)
+	if _, err := os.Stat(binary); err != nil {
+		return nil, fmt.Errorf("%s is not built (make %s): %w", name, target, err)
+	}
+	runCtx, cancel := context.WithCancel(context.Background())
+	p := &Process{cancel: cancel, exited: make(chan struct{})}
+	cmd := exec.CommandContext(runCtx, binary, args...)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stdout, cmd.Stderr = p, p
+	if err := cmd.Start(); err != nil {
+		cancel()
+		return nil, err
+	}
+	go func() { _ = cmd.Wait(); close(p.exited) }()
+	return p, nil
+}
+
+// FreeAddress is a free local TCP address for a process's listener (port 0
+// leaves some upstream servers unset, which they do not survive).
+func FreeAddress() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}
+
+// Write keeps what the process writes.
+func (p *Process) Write(b []byte) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.log.Write(b)
+}
+
+// Exited is closed when the process has exited.
+func (p *Process) Exited() <-chan struct{} { return p.exited }
+
+// Log is everything the process wrote.
+func (p *Process) Log() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.log.String()
+}
+
+// LogTail is the last lines the process wrote.
+func (p *Process) LogTail(lines int) string {
+	all := strings.Split(strings.TrimSpace(p.Log()), "\n")
+	return strings.Join(all[max(0, len(all)-lines):], "\n")
+}
+
+// Stop ends the process and waits for it.
+func (p *Process) Stop() {
+	p.cancel()
+	<-p.exited
+}
