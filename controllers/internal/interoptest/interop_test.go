@@ -261,6 +261,18 @@ spec:
 			}
 			return ""
 		})
+		hop("status sync Event on the hub (OCM add-on writes events.k8s.io Events with the hub Role)", func() string {
+			events := &corev1.EventList{}
+			if err := hubClient.List(ctx, events, client.InNamespace(cluster)); err != nil {
+				return err.Error()
+			}
+			for _, e := range events.Items {
+				if e.Reason == "PolicyStatusSync" {
+					return ""
+				}
+			}
+			return fmt.Sprintf("no PolicyStatusSync Event among %d in %s", len(events.Items), cluster)
+		})
 	}
 	localplane.Eventually(t, hopTimeout, "hop \"status to the root and Progressive rollout to completion\"", func() string {
 		root := &policyv1.Policy{}
