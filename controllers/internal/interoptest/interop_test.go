@@ -10,6 +10,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/clientcmd"
@@ -152,7 +153,8 @@ func tokenKubeconfig(t *testing.T, plane *localplane.Plane, token string) string
 // policy with a Progressive rollout (one cluster at a time) to two managed
 // clusters running OCM's framework add-on and config-policy-controller, which
 // sync, enforce and report it; the reports reach the replicas and the root,
-// and the rollout completes.
+// and the rollout completes. Deleting the root removes the replicas and, through
+// the add-on, the managed clusters' Policies.
 func TestFleetpolicyHubWithOCMSpoke(t *testing.T) {
 	fleet := localplane.StartFleetForTest(t, 2)
 	ctx := context.Background()
@@ -290,6 +292,22 @@ spec:
 		}
 		return ""
 	})
+
+	root := &policyv1.Policy{}
+	root.Namespace, root.Name = "interop", "p"
+	if err := hubClient.Delete(ctx, root); err != nil {
+		t.Fatal(err)
+	}
+	for i, cluster := range clusters {
+		localplane.Eventually(t, hopTimeout, fmt.Sprintf("hop \"root deletion (replica and managed Policy removed)\" on %s", cluster), func() string {
+			hubErr := hubClient.Get(ctx, client.ObjectKey{Namespace: cluster, Name: "interop.p"}, &policyv1.Policy{})
+			managedErr := spokes[i].plane.Client.Get(ctx, client.ObjectKey{Namespace: cluster, Name: "interop.p"}, &policyv1.Policy{})
+			if !apierrors.IsNotFound(hubErr) || !apierrors.IsNotFound(managedErr) {
+				return fmt.Sprintf("hub replica: %v; managed Policy: %v\n%s", hubErr, managedErr, spokes[i].logs())
+			}
+			return ""
+		})
+	}
 }
 
 func errString(err error) string {
