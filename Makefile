@@ -212,7 +212,7 @@ build: ## Build the controllers, every KRM function and the Argo CD plugin's gen
 ##@ Test
 
 .PHONY: test
-test: verify lint tools olm-binaries ocm-placement ocm-policy-binaries build ## Everything CI runs: verify, lint, unit, golden, integration, real-OLM and real-OCM-scheduler tests, then each fuzz target briefly.
+test: verify lint tools olm-binaries ocm-placement ocm-policy-binaries build ## Everything CI runs: verify, lint, unit, golden, integration, real-OLM, real-OCM-scheduler and OCM policy interop tests, then each fuzz target briefly.
 	FLEETPOLICY_E2E_OLM=1 go test $(GO_TEST_FLAGS) -timeout $(TEST_TIMEOUT) $(addsuffix /...,$(addprefix ./,$(MODULES)))
 	GOWORK=off go test -C hack/benchreport $(GO_TEST_FLAGS) ./...
 	hack/fuzz/classify_test.sh

@@ -3,7 +3,6 @@ package interoptest
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -106,12 +105,7 @@ func startOCMSpoke(t *testing.T, hubPlane, plane *localplane.Plane, cluster stri
 // applyFile applies a manifest file, in namespace when not empty.
 func applyFile(t *testing.T, c client.Client, path, namespace string) {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	objs, err := localplane.ReadManifests(path, f)
+	objs, err := localplane.ReadManifestFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}

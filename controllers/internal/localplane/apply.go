@@ -21,6 +21,16 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
+// ReadManifestFile is ReadManifests of a file.
+func ReadManifestFile(path string) ([]*unstructured.Unstructured, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return ReadManifests(path, f)
+}
+
 // ReadManifests parses every YAML document of a multi-document stream into
 // objects, skipping empty documents. src names the stream in errors.
 func ReadManifests(src string, r io.Reader) ([]*unstructured.Unstructured, error) {

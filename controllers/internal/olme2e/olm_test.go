@@ -246,12 +246,7 @@ func freePort(t *testing.T) int {
 func readExample(t *testing.T, name string) *unstructured.Unstructured {
 	t.Helper()
 	path := filepath.Join(exampleDir(t), name)
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	objs, err := localplane.ReadManifests(path, f)
+	objs, err := localplane.ReadManifestFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
