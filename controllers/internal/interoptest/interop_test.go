@@ -147,7 +147,8 @@ func tokenKubeconfig(t *testing.T, plane *localplane.Plane, token string) string
 // policy with a Progressive rollout (one cluster at a time) to two managed
 // clusters running OCM's framework add-on and config-policy-controller, which
 // sync, enforce and report it; the reports reach the replicas and the root,
-// and the rollout completes. Deleting the root removes the replicas and, through
+// and the rollout completes. A cluster leaving the placement loses its replica
+// and its managed Policy. Deleting the root removes the replicas and, through
 // the add-on, the managed clusters' Policies.
 func TestFleetpolicyHubWithOCMSpoke(t *testing.T) {
 	fleet := localplane.StartFleetForTest(t, 2)
@@ -285,6 +286,26 @@ spec:
 			return fmt.Sprintf("root compliant %q rolloutStatus %q clusters %v\n%s", s.ComplianceState, s.RolloutStatus, perCluster, allLogs())
 		}
 		return ""
+	})
+
+	// cluster2 leaves the placement: its replica goes, and its add-on removes the
+	// managed cluster's Policy; cluster1 keeps both.
+	decision := &clusterv1beta1.PlacementDecision{}
+	if err := hubClient.Get(ctx, client.ObjectKey{Namespace: "interop", Name: "pl-decision-0"}, decision); err != nil {
+		t.Fatal(err)
+	}
+	decision.Status.Decisions = decision.Status.Decisions[:1]
+	if err := hubClient.Status().Update(ctx, decision); err != nil {
+		t.Fatal(err)
+	}
+	localplane.Eventually(t, hopTimeout, "hop \"cluster removed from the placement (its replica and managed Policy removed)\"", func() string {
+		hubErr := hubClient.Get(ctx, client.ObjectKey{Namespace: "cluster2", Name: "interop.p"}, &policyv1.Policy{})
+		managedErr := spokes[1].plane.Client.Get(ctx, client.ObjectKey{Namespace: "cluster2", Name: "interop.p"}, &policyv1.Policy{})
+		if !apierrors.IsNotFound(hubErr) || !apierrors.IsNotFound(managedErr) {
+			return fmt.Sprintf("cluster2 replica: %v; managed Policy: %v\n%s", hubErr, managedErr, spokes[1].logs())
+		}
+		kept := spokes[0].plane.Client.Get(ctx, client.ObjectKey{Namespace: "cluster1", Name: "interop.p"}, &policyv1.Policy{})
+		return errString(kept)
 	})
 
 	root := &policyv1.Policy{}
