@@ -9,8 +9,9 @@
 // least-privilege identity of manifests/spoke/hub (a ServiceAccount token of
 // the cluster's namespace, no admin). The hops proven are replication, spec
 // sync, template sync, enforcement, status back to the replica and to the
-// root, a Progressive rollout to completion, a cluster leaving the placement,
-// and root deletion.
+// root, a Progressive rollout to completion, dependency gating with a
+// ProgressivePerGroup rollout, a cluster leaving the placement, and root
+// deletion.
 //
 // The tests fail, not skip, when the OCM binaries are missing.
 package interoptest

@@ -143,7 +143,9 @@ func tokenKubeconfig(t *testing.T, plane *localplane.Plane, token string) string
 	return path
 }
 
-// TestFleetpolicyHubWithOCMSpoke: fleetpolicy's hub replicates an enforce
+// TestFleetpolicyHubWithOCMSpoke: a policy q that depends on p stays Pending
+// until p exists and is Compliant, then rolls out per decision group.
+// fleetpolicy's hub replicates an enforce
 // policy with a Progressive rollout (one cluster at a time) to two managed
 // clusters running OCM's framework add-on and config-policy-controller, which
 // sync, enforce and report it; the reports reach the replicas and the root,
@@ -172,10 +174,81 @@ func TestFleetpolicyHubWithOCMSpoke(t *testing.T) {
 	for _, c := range clusters {
 		decisions += fmt.Sprintf("\n  - {clusterName: %s, reason: \"\"}", c)
 	}
-	if err := localplane.ApplyManifests(ctx, hubClient, t.Name(), fmt.Sprintf(`
+	// q, applied before p, depends on p being Compliant and rolls out per
+	// decision group (cluster1, then cluster2): it stays Pending until p is.
+	if err := localplane.ApplyManifests(ctx, hubClient, t.Name()+"/q", fmt.Sprintf(`
 apiVersion: v1
 kind: Namespace
 metadata: {name: interop}
+---
+apiVersion: cluster.open-cluster-management.io/v1beta1
+kind: PlacementDecision
+metadata:
+  name: pl2-decision-0
+  namespace: interop
+  labels: {%[1]s: pl2, %[2]s: "0", %[3]s: first}
+status:
+  decisions: [{clusterName: cluster1, reason: ""}]
+---
+apiVersion: cluster.open-cluster-management.io/v1beta1
+kind: PlacementDecision
+metadata:
+  name: pl2-decision-1
+  namespace: interop
+  labels: {%[1]s: pl2, %[2]s: "1", %[3]s: second}
+status:
+  decisions: [{clusterName: cluster2, reason: ""}]
+---
+apiVersion: cluster.open-cluster-management.io/v1beta1
+kind: Placement
+metadata: {name: pl2, namespace: interop}
+spec: {}
+---
+apiVersion: policy.open-cluster-management.io/v1
+kind: PlacementBinding
+metadata: {name: pb2, namespace: interop}
+placementRef: {apiGroup: cluster.open-cluster-management.io, kind: Placement, name: pl2}
+subjects: [{apiGroup: policy.open-cluster-management.io, kind: Policy, name: q}]
+---
+apiVersion: policy.open-cluster-management.io/v1
+kind: Policy
+metadata: {name: q, namespace: interop}
+spec:
+  disabled: false
+  remediationAction: enforce
+  rolloutStrategy: {type: ProgressivePerGroup}
+  dependencies:
+  - {apiVersion: policy.open-cluster-management.io/v1, kind: Policy, name: p, compliance: Compliant}
+  policy-templates:
+  - objectDefinition:
+      apiVersion: policy.open-cluster-management.io/v1
+      kind: ConfigurationPolicy
+      metadata: {name: q-cm}
+      spec:
+        remediationAction: inform
+        object-templates:
+        - complianceType: musthave
+          objectDefinition:
+            apiVersion: v1
+            kind: ConfigMap
+            metadata: {name: enforced-q, namespace: default}
+`, clusterv1beta1.PlacementLabel, clusterv1beta1.DecisionGroupIndexLabel, clusterv1beta1.DecisionGroupNameLabel)); err != nil {
+		t.Fatal(err)
+	}
+	for i, cluster := range clusters {
+		localplane.Eventually(t, hopTimeout, fmt.Sprintf("hop \"dependency gating (q Pending while p is missing)\" on %s", cluster), func() string {
+			r := &policyv1.Policy{}
+			if err := hubClient.Get(ctx, client.ObjectKey{Namespace: cluster, Name: "interop.q"}, r); err != nil {
+				return err.Error()
+			}
+			if r.Status.ComplianceState != policyv1.Pending {
+				return fmt.Sprintf("replica q status %+v\n%s", r.Status, spokes[i].logs())
+			}
+			return ""
+		})
+	}
+
+	if err := localplane.ApplyManifests(ctx, hubClient, t.Name(), fmt.Sprintf(`
 ---
 apiVersion: cluster.open-cluster-management.io/v1beta1
 kind: PlacementDecision
@@ -284,6 +357,27 @@ spec:
 		want := map[string]string{"cluster1": "Compliant/Succeeded", "cluster2": "Compliant/Succeeded"}
 		if s.ComplianceState != policyv1.Compliant || s.RolloutStatus != policyv1.RolloutSucceeded || fmt.Sprint(perCluster) != fmt.Sprint(want) {
 			return fmt.Sprintf("root compliant %q rolloutStatus %q clusters %v\n%s", s.ComplianceState, s.RolloutStatus, perCluster, allLogs())
+		}
+		return ""
+	})
+
+	localplane.Eventually(t, hopTimeout, "hop \"dependency satisfied and ProgressivePerGroup rollout of q to completion\"", func() string {
+		root := &policyv1.Policy{}
+		if err := hubClient.Get(ctx, client.ObjectKey{Namespace: "interop", Name: "q"}, root); err != nil {
+			return err.Error()
+		}
+		perCluster := map[string]string{}
+		for _, e := range root.Status.Status {
+			perCluster[e.ClusterName] = string(e.ComplianceState) + "/" + string(e.RolloutStatus)
+		}
+		want := map[string]string{"cluster1": "Compliant/Succeeded", "cluster2": "Compliant/Succeeded"}
+		if root.Status.RolloutStatus != policyv1.RolloutSucceeded || fmt.Sprint(perCluster) != fmt.Sprint(want) {
+			return fmt.Sprintf("q: rolloutStatus %q clusters %v\n%s", root.Status.RolloutStatus, perCluster, allLogs())
+		}
+		for _, s := range spokes {
+			if err := s.plane.Client.Get(ctx, client.ObjectKey{Namespace: "default", Name: "enforced-q"}, &corev1.ConfigMap{}); err != nil {
+				return fmt.Sprintf("%s: %v", s.name, err)
+			}
 		}
 		return ""
 	})
