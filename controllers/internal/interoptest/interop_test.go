@@ -170,71 +170,14 @@ func TestFleetpolicyHubWithOCMSpoke(t *testing.T) {
 		return strings.Join(out, "\n")
 	}
 
-	decisions := ""
-	for _, c := range clusters {
-		decisions += fmt.Sprintf("\n  - {clusterName: %s, reason: \"\"}", c)
+	if err := localplane.EnsureNamespace(ctx, hubClient, "interop"); err != nil {
+		t.Fatal(err)
 	}
 	// q, applied before p, depends on p being Compliant and rolls out per
 	// decision group (cluster1, then cluster2): it stays Pending until p is.
-	if err := localplane.ApplyManifests(ctx, hubClient, t.Name()+"/q", fmt.Sprintf(`
-apiVersion: v1
-kind: Namespace
-metadata: {name: interop}
----
-apiVersion: cluster.open-cluster-management.io/v1beta1
-kind: PlacementDecision
-metadata:
-  name: pl2-decision-0
-  namespace: interop
-  labels: {%[1]s: pl2, %[2]s: "0", %[3]s: first}
-status:
-  decisions: [{clusterName: cluster1, reason: ""}]
----
-apiVersion: cluster.open-cluster-management.io/v1beta1
-kind: PlacementDecision
-metadata:
-  name: pl2-decision-1
-  namespace: interop
-  labels: {%[1]s: pl2, %[2]s: "1", %[3]s: second}
-status:
-  decisions: [{clusterName: cluster2, reason: ""}]
----
-apiVersion: cluster.open-cluster-management.io/v1beta1
-kind: Placement
-metadata: {name: pl2, namespace: interop}
-spec: {}
----
-apiVersion: policy.open-cluster-management.io/v1
-kind: PlacementBinding
-metadata: {name: pb2, namespace: interop}
-placementRef: {apiGroup: cluster.open-cluster-management.io, kind: Placement, name: pl2}
-subjects: [{apiGroup: policy.open-cluster-management.io, kind: Policy, name: q}]
----
-apiVersion: policy.open-cluster-management.io/v1
-kind: Policy
-metadata: {name: q, namespace: interop}
-spec:
-  disabled: false
-  remediationAction: enforce
-  rolloutStrategy: {type: ProgressivePerGroup}
-  dependencies:
-  - {apiVersion: policy.open-cluster-management.io/v1, kind: Policy, name: p, compliance: Compliant}
-  policy-templates:
-  - objectDefinition:
-      apiVersion: policy.open-cluster-management.io/v1
-      kind: ConfigurationPolicy
-      metadata: {name: q-cm}
-      spec:
-        remediationAction: inform
-        object-templates:
-        - complianceType: musthave
-          objectDefinition:
-            apiVersion: v1
-            kind: ConfigMap
-            metadata: {name: enforced-q, namespace: default}
-`, clusterv1beta1.PlacementLabel, clusterv1beta1.DecisionGroupIndexLabel, clusterv1beta1.DecisionGroupNameLabel)); err != nil {
-		t.Fatal(err)
-	}
+	applyPolicy(t, hubClient, "q", "{type: ProgressivePerGroup}",
+		"\n  - {apiVersion: policy.open-cluster-management.io/v1, kind: Policy, name: p, compliance: Compliant}",
+		[]string{"cluster1"}, []string{"cluster2"})
 	for i, cluster := range clusters {
 		localplane.Eventually(t, hopTimeout, fmt.Sprintf("hop \"dependency gating (q Pending while p is missing)\" on %s", cluster), func() string {
 			r := &policyv1.Policy{}
@@ -247,53 +190,7 @@ spec:
 			return ""
 		})
 	}
-
-	if err := localplane.ApplyManifests(ctx, hubClient, t.Name(), fmt.Sprintf(`
----
-apiVersion: cluster.open-cluster-management.io/v1beta1
-kind: PlacementDecision
-metadata:
-  name: pl-decision-0
-  namespace: interop
-  labels: {%s: pl, %s: "0", %s: all}
-status:
-  decisions:%s
----
-apiVersion: cluster.open-cluster-management.io/v1beta1
-kind: Placement
-metadata: {name: pl, namespace: interop}
-spec: {}
----
-apiVersion: policy.open-cluster-management.io/v1
-kind: PlacementBinding
-metadata: {name: pb, namespace: interop}
-placementRef: {apiGroup: cluster.open-cluster-management.io, kind: Placement, name: pl}
-subjects: [{apiGroup: policy.open-cluster-management.io, kind: Policy, name: p}]
----
-apiVersion: policy.open-cluster-management.io/v1
-kind: Policy
-metadata: {name: p, namespace: interop}
-spec:
-  disabled: false
-  remediationAction: enforce
-  rolloutStrategy: {type: Progressive, progressive: {maxConcurrency: 1}}
-  policy-templates:
-  - objectDefinition:
-      apiVersion: policy.open-cluster-management.io/v1
-      kind: ConfigurationPolicy
-      metadata: {name: p-cm}
-      spec:
-        remediationAction: inform
-        object-templates:
-        - complianceType: musthave
-          objectDefinition:
-            apiVersion: v1
-            kind: ConfigMap
-            metadata: {name: enforced, namespace: default}
-            data: {k: v}
-`, clusterv1beta1.PlacementLabel, clusterv1beta1.DecisionGroupIndexLabel, clusterv1beta1.DecisionGroupNameLabel, decisions)); err != nil {
-		t.Fatal(err)
-	}
+	applyPolicy(t, hubClient, "p", "{type: Progressive, progressive: {maxConcurrency: 1}}", " []", clusters)
 
 	configPolicy := schema.GroupVersionKind{Group: "policy.open-cluster-management.io", Version: "v1", Kind: "ConfigurationPolicy"}
 	for i, cluster := range clusters {
@@ -316,10 +213,10 @@ spec:
 		hop("template sync (OCM add-on: Policy -> ConfigurationPolicy)", func() string {
 			u := &unstructured.Unstructured{}
 			u.SetGroupVersionKind(configPolicy)
-			return errString(managed.Get(ctx, client.ObjectKey{Namespace: cluster, Name: "p-cm"}, u))
+			return errString(managed.Get(ctx, client.ObjectKey{Namespace: cluster, Name: "p-template"}, u))
 		})
 		hop("enforcement (config-policy-controller creates the ConfigMap)", func() string {
-			return errString(managed.Get(ctx, client.ObjectKey{Namespace: "default", Name: "enforced"}, &corev1.ConfigMap{}))
+			return errString(managed.Get(ctx, client.ObjectKey{Namespace: "default", Name: "p-enforced"}, &corev1.ConfigMap{}))
 		})
 		hop("status sync (OCM add-on: compliance -> hub replica)", func() string {
 			r := &policyv1.Policy{}
@@ -375,7 +272,7 @@ spec:
 			return fmt.Sprintf("q: rolloutStatus %q clusters %v\n%s", root.Status.RolloutStatus, perCluster, allLogs())
 		}
 		for _, s := range spokes {
-			if err := s.plane.Client.Get(ctx, client.ObjectKey{Namespace: "default", Name: "enforced-q"}, &corev1.ConfigMap{}); err != nil {
+			if err := s.plane.Client.Get(ctx, client.ObjectKey{Namespace: "default", Name: "q-enforced"}, &corev1.ConfigMap{}); err != nil {
 				return fmt.Sprintf("%s: %v", s.name, err)
 			}
 		}
@@ -385,7 +282,7 @@ spec:
 	// cluster2 leaves the placement: its replica goes, and its add-on removes the
 	// managed cluster's Policy; cluster1 keeps both.
 	decision := &clusterv1beta1.PlacementDecision{}
-	if err := hubClient.Get(ctx, client.ObjectKey{Namespace: "interop", Name: "pl-decision-0"}, decision); err != nil {
+	if err := hubClient.Get(ctx, client.ObjectKey{Namespace: "interop", Name: "p-decision-0"}, decision); err != nil {
 		t.Fatal(err)
 	}
 	decision.Status.Decisions = decision.Status.Decisions[:1]
@@ -416,6 +313,70 @@ spec:
 			}
 			return ""
 		})
+	}
+}
+
+// applyPolicy applies, in namespace interop, an enforce Policy name with the
+// rolloutStrategy and dependencies given (YAML flow), whose one
+// ConfigurationPolicy <name>-template makes ConfigMap default/<name>-enforced,
+// bound to a Placement <name> whose decision groups are groups (PlacementDecisions
+// <name>-decision-<index>, as OCM's placement controller labels them).
+func applyPolicy(t *testing.T, c client.Client, name, strategy, dependencies string, groups ...[]string) {
+	t.Helper()
+	var doc strings.Builder
+	for i, g := range groups {
+		fmt.Fprintf(&doc, `
+apiVersion: cluster.open-cluster-management.io/v1beta1
+kind: PlacementDecision
+metadata:
+  name: %[1]s-decision-%[2]d
+  namespace: interop
+  labels: {%[3]s: %[1]s, %[4]s: "%[2]d", %[5]s: group-%[2]d}
+status:
+  decisions:
+`, name, i, clusterv1beta1.PlacementLabel, clusterv1beta1.DecisionGroupIndexLabel, clusterv1beta1.DecisionGroupNameLabel)
+		for _, cluster := range g {
+			fmt.Fprintf(&doc, "  - {clusterName: %s, reason: \"\"}\n", cluster)
+		}
+		doc.WriteString("---\n")
+	}
+	fmt.Fprintf(&doc, `
+apiVersion: cluster.open-cluster-management.io/v1beta1
+kind: Placement
+metadata: {name: %[1]s, namespace: interop}
+spec: {}
+---
+apiVersion: policy.open-cluster-management.io/v1
+kind: PlacementBinding
+metadata: {name: %[1]s, namespace: interop}
+placementRef: {apiGroup: cluster.open-cluster-management.io, kind: Placement, name: %[1]s}
+subjects: [{apiGroup: policy.open-cluster-management.io, kind: Policy, name: %[1]s}]
+---
+apiVersion: policy.open-cluster-management.io/v1
+kind: Policy
+metadata: {name: %[1]s, namespace: interop}
+spec:
+  disabled: false
+  remediationAction: enforce
+  rolloutStrategy: %[2]s
+  dependencies:%[3]s
+  policy-templates:
+  - objectDefinition:
+      apiVersion: policy.open-cluster-management.io/v1
+      kind: ConfigurationPolicy
+      metadata: {name: %[1]s-template}
+      spec:
+        remediationAction: inform
+        object-templates:
+        - complianceType: musthave
+          objectDefinition:
+            apiVersion: v1
+            kind: ConfigMap
+            metadata: {name: %[1]s-enforced, namespace: default}
+            data: {k: v}
+`, name, strategy, dependencies)
+	if err := localplane.ApplyManifests(context.Background(), c, t.Name()+"/"+name, doc.String()); err != nil {
+		t.Fatal(err)
 	}
 }
 
