@@ -76,6 +76,19 @@
 // it in its turn: a miniature rollout, the root Progressing again. Clusters with
 // a state but no longer in the fleet are listed in Removed.
 //
+// # Current reports
+//
+// Whether a replica's report is current (ClusterState.StatusCurrent) is
+// ReportCurrent's rule, for both spokes: fleetpolicy's spoke writes
+// status.observedGeneration, which must equal the replica's generation; OCM's
+// framework add-on writes none, so every template's newest compliance history
+// event (EvaluatedAt: the later of lastTimestamp and the time in the event's
+// client-go name) must be later than the cluster's transition time while it is
+// ToApply, Progressing or TimeOut; Succeeded and Failed, reached on a current
+// report in this generation, stay current. The adapter also compares the
+// replica's remediationAction with WrittenAction. docs/ocm-compatibility.md
+// lists what the history cannot tell (clock skew, rewrites within a generation).
+//
 // # Plan
 //
 // PlanWaves computes the waves directly, in O(n log n): the sets of clusters the
