@@ -10,8 +10,8 @@
 // the cluster's namespace, no admin). The hops proven are replication, spec
 // sync, template sync, enforcement, status back to the replica and to the
 // root, a Progressive rollout to completion, dependency gating with a
-// ProgressivePerGroup rollout, a cluster leaving the placement, and root
-// deletion.
+// ProgressivePerGroup rollout, selective enforcement (OCM's bindingOverrides
+// and subFilter), a cluster leaving the placement, and root deletion.
 //
 // The tests fail, not skip, when the OCM binaries are missing.
 package interoptest

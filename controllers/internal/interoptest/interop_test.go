@@ -149,7 +149,8 @@ func tokenKubeconfig(t *testing.T, plane *localplane.Plane, token string) string
 // policy with a Progressive rollout (one cluster at a time) to two managed
 // clusters running OCM's framework add-on and config-policy-controller, which
 // sync, enforce and report it; the reports reach the replicas and the root,
-// and the rollout completes. A cluster leaving the placement loses its replica
+// and the rollout completes. A binding override enforces an inform policy s on
+// cluster1 only. A cluster leaving the placement loses its replica
 // and its managed Policy. Deleting the root removes the replicas and, through
 // the add-on, the managed clusters' Policies.
 func TestFleetpolicyHubWithOCMSpoke(t *testing.T) {
@@ -175,7 +176,7 @@ func TestFleetpolicyHubWithOCMSpoke(t *testing.T) {
 	}
 	// q, applied before p, depends on p being Compliant and rolls out per
 	// decision group (cluster1, then cluster2): it stays Pending until p is.
-	applyPolicy(t, hubClient, "q", "{type: ProgressivePerGroup}",
+	applyPolicy(t, hubClient, "q", "enforce", "{type: ProgressivePerGroup}",
 		"\n  - {apiVersion: policy.open-cluster-management.io/v1, kind: Policy, name: p, compliance: Compliant}",
 		[]string{"cluster1"}, []string{"cluster2"})
 	for i, cluster := range clusters {
@@ -190,7 +191,7 @@ func TestFleetpolicyHubWithOCMSpoke(t *testing.T) {
 			return ""
 		})
 	}
-	applyPolicy(t, hubClient, "p", "{type: Progressive, progressive: {maxConcurrency: 1}}", " []", clusters)
+	applyPolicy(t, hubClient, "p", "enforce", "{type: Progressive, progressive: {maxConcurrency: 1}}", " []", clusters)
 
 	configPolicy := schema.GroupVersionKind{Group: "policy.open-cluster-management.io", Version: "v1", Kind: "ConfigurationPolicy"}
 	for i, cluster := range clusters {
@@ -279,6 +280,36 @@ func TestFleetpolicyHubWithOCMSpoke(t *testing.T) {
 		return ""
 	})
 
+	// Selective enforcement: s informs everywhere but a binding with
+	// bindingOverrides and subFilter restricted enforces it on cluster1 only.
+	applyPolicy(t, hubClient, "s", "inform", "{}", " []", clusters)
+	applyPlacement(t, hubClient, "s-enforce", []string{"cluster1"})
+	if err := localplane.ApplyManifests(ctx, hubClient, t.Name()+"/s-override", `
+apiVersion: policy.open-cluster-management.io/v1
+kind: PlacementBinding
+metadata: {name: s-override, namespace: interop}
+placementRef: {apiGroup: cluster.open-cluster-management.io, kind: Placement, name: s-enforce}
+subjects: [{apiGroup: policy.open-cluster-management.io, kind: Policy, name: s}]
+bindingOverrides: {remediationAction: Enforce}
+subFilter: restricted
+`); err != nil {
+		t.Fatal(err)
+	}
+	localplane.Eventually(t, hopTimeout, "hop \"selective enforcement (bindingOverrides + subFilter: enforced on cluster1, informed on cluster2)\"", func() string {
+		enforced := spokes[0].plane.Client.Get(ctx, client.ObjectKey{Namespace: "default", Name: "s-enforced"}, &corev1.ConfigMap{})
+		informed := &policyv1.Policy{}
+		if err := hubClient.Get(ctx, client.ObjectKey{Namespace: "cluster2", Name: "interop.s"}, informed); err != nil {
+			return err.Error()
+		}
+		if enforced != nil || informed.Status.ComplianceState != policyv1.NonCompliant {
+			return fmt.Sprintf("cluster1 ConfigMap: %v; cluster2 replica %s %+v\n%s", enforced, informed.Spec.RemediationAction, informed.Status, allLogs())
+		}
+		return ""
+	})
+	if err := spokes[1].plane.Client.Get(ctx, client.ObjectKey{Namespace: "default", Name: "s-enforced"}, &corev1.ConfigMap{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("hop \"selective enforcement\": cluster2 was enforced (ConfigMap: %v)", err)
+	}
+
 	// cluster2 leaves the placement: its replica goes, and its add-on removes the
 	// managed cluster's Policy; cluster1 keeps both.
 	decision := &clusterv1beta1.PlacementDecision{}
@@ -316,12 +347,10 @@ func TestFleetpolicyHubWithOCMSpoke(t *testing.T) {
 	}
 }
 
-// applyPolicy applies, in namespace interop, an enforce Policy name with the
-// rolloutStrategy and dependencies given (YAML flow), whose one
-// ConfigurationPolicy <name>-template makes ConfigMap default/<name>-enforced,
-// bound to a Placement <name> whose decision groups are groups (PlacementDecisions
-// <name>-decision-<index>, as OCM's placement controller labels them).
-func applyPolicy(t *testing.T, c client.Client, name, strategy, dependencies string, groups ...[]string) {
+// applyPlacement applies, in namespace interop, a Placement name whose decision
+// groups are groups (PlacementDecisions <name>-decision-<index>, labelled as
+// OCM's placement controller labels them).
+func applyPlacement(t *testing.T, c client.Client, name string, groups ...[]string) {
 	t.Helper()
 	var doc strings.Builder
 	for i, g := range groups {
@@ -343,9 +372,24 @@ status:
 	fmt.Fprintf(&doc, `
 apiVersion: cluster.open-cluster-management.io/v1beta1
 kind: Placement
-metadata: {name: %[1]s, namespace: interop}
+metadata: {name: %s, namespace: interop}
 spec: {}
----
+`, name)
+	if err := localplane.ApplyManifests(context.Background(), c, t.Name()+"/placement "+name, doc.String()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// applyPolicy applies, in namespace interop, a Policy name with the
+// remediationAction (action), rolloutStrategy and dependencies given (YAML
+// flow), whose one ConfigurationPolicy <name>-template makes ConfigMap
+// default/<name>-enforced, bound to a Placement <name> (applyPlacement) whose
+// decision groups are groups.
+func applyPolicy(t *testing.T, c client.Client, name, action, strategy, dependencies string, groups ...[]string) {
+	t.Helper()
+	applyPlacement(t, c, name, groups...)
+	var doc strings.Builder
+	fmt.Fprintf(&doc, `
 apiVersion: policy.open-cluster-management.io/v1
 kind: PlacementBinding
 metadata: {name: %[1]s, namespace: interop}
@@ -357,7 +401,7 @@ kind: Policy
 metadata: {name: %[1]s, namespace: interop}
 spec:
   disabled: false
-  remediationAction: enforce
+  remediationAction: %[4]s
   rolloutStrategy: %[2]s
   dependencies:%[3]s
   policy-templates:
@@ -374,7 +418,7 @@ spec:
             kind: ConfigMap
             metadata: {name: %[1]s-enforced, namespace: default}
             data: {k: v}
-`, name, strategy, dependencies)
+`, name, strategy, dependencies, action)
 	if err := localplane.ApplyManifests(context.Background(), c, t.Name()+"/"+name, doc.String()); err != nil {
 		t.Fatal(err)
 	}
