@@ -208,26 +208,9 @@ func (in *inputs) selectPolicies(filter []string) ([]object[policyv1.Policy], er
 	if len(filter) == 0 {
 		return in.policies, nil
 	}
-	matched := make([]bool, len(filter))
-	var out []object[policyv1.Policy]
-	for _, p := range in.policies {
-		selected := false
-		for i, f := range filter {
-			if f == p.obj.Name || f == p.obj.Namespace+"/"+p.obj.Name {
-				matched[i], selected = true, true
-			}
-		}
-		if selected {
-			out = append(out, p)
-		}
-	}
-	var errs []error
-	for i, ok := range matched {
-		if !ok {
-			errs = append(errs, fmt.Errorf("policies[%d]: no Policy %q in the input", i, filter[i]))
-		}
-	}
-	return out, errors.Join(errs...)
+	return krm.SelectNamed(in.policies, func(p object[policyv1.Policy]) (string, string) {
+		return p.obj.Namespace, p.obj.Name
+	}, "policies", filter)
 }
 
 // checkBindings reports the PlacementBindings an OCM hub would ignore or that

@@ -232,26 +232,18 @@ func unreadable(item *fn.KubeObject, err error) *fn.Result {
 // selectPolicies returns the Policies to preview: those with hub templates,
 // or those filter names, each of which must name one.
 func selectPolicies(policies []rootPolicy, filter []string) ([]rootPolicy, error) {
+	if len(filter) > 0 {
+		return krm.SelectNamed(policies, func(p rootPolicy) (string, string) {
+			return p.policy.Namespace, p.policy.Name
+		}, "policies", filter)
+	}
 	var out []rootPolicy
-	matched := make([]bool, len(filter))
 	for _, p := range policies {
-		selected := len(filter) == 0 && templates.UsesHubTemplates(p.policy)
-		for i, f := range filter {
-			if f == p.policy.Name || f == p.policy.Namespace+"/"+p.policy.Name {
-				matched[i], selected = true, true
-			}
-		}
-		if selected {
+		if templates.UsesHubTemplates(p.policy) {
 			out = append(out, p)
 		}
 	}
-	var errs []error
-	for i, ok := range matched {
-		if !ok {
-			errs = append(errs, fmt.Errorf("policies[%d]: no Policy %q in the input", i, filter[i]))
-		}
-	}
-	return out, errors.Join(errs...)
+	return out, nil
 }
 
 // selectClusters returns the clusters to preview for: every one, or those
