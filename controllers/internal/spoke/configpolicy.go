@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -100,6 +101,15 @@ func (r *ConfigurationPolicyReconciler) Reconcile(ctx context.Context, req ctrl.
 	// again, while an event lost after the write would never be said.
 	if parent, ok := r.parent(ctx, cp); ok {
 		msg := configpolicy.ComplianceMessage(compliant, messages)
+		if custom := cp.Spec.CustomMessage; custom != (policyv1.CustomMessage{}) {
+			evaluated := cp.DeepCopy()
+			evaluated.Status = status
+			asMap, err := runtime.DefaultUnstructuredConverter.ToUnstructured(evaluated)
+			if err != nil {
+				return ctrl.Result{}, err
+			}
+			msg = configpolicy.CustomComplianceMessage(custom, compliant, msg, asMap)
+		}
 		if _, _, err := r.events.compliance(ctx, parent, cp.Namespace, cp.Name, msg); err != nil {
 			return ctrl.Result{}, err
 		}

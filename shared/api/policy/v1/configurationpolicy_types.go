@@ -78,6 +78,12 @@ type EvaluationInterval struct {
 type ConfigurationPolicySpec struct {
 	// +optional
 	Severity Severity `json:"severity,omitempty"`
+	// CustomMessage replaces the compliance message with a Go template's
+	// output, as in OCM: the template sees .DefaultMessage and .Policy (the
+	// policy with its new status, by its JSON field names).
+	//
+	// +optional
+	CustomMessage CustomMessage `json:"customMessage,omitempty"`
 	// RemediationAction: inform reports, enforce changes the cluster; InformOnly
 	// reports whatever the parent Policy says. Unset means inform, as in OCM.
 	//
@@ -103,6 +109,19 @@ type ConfigurationPolicySpec struct {
 	PruneObjectBehavior PruneObjectBehavior `json:"pruneObjectBehavior,omitempty"`
 	// +optional
 	EvaluationInterval EvaluationInterval `json:"evaluationInterval,omitempty"`
+}
+
+// CustomMessage holds the templates of the compliance message, one per
+// compliance; an empty one keeps the default message.
+type CustomMessage struct {
+	// Compliant is the template used when the policy is compliant.
+	//
+	// +optional
+	Compliant string `json:"compliant,omitempty"`
+	// NonCompliant is the template used otherwise.
+	//
+	// +optional
+	NonCompliant string `json:"noncompliant,omitempty"`
 }
 
 // ObjectMetadata names an object.
