@@ -11,16 +11,23 @@ import (
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 )
 
+// TerminatingNever is the namespaceSelector.terminatingInclusion that leaves
+// namespaces being deleted out.
+const TerminatingNever = "Never"
+
 // Namespace is what SelectNamespaces needs to know of a namespace.
 type Namespace struct {
 	Name   string
 	Labels map[string]string
+	// Terminating is true once the namespace is being deleted.
+	Terminating bool
 }
 
 // SelectNamespaces returns the names of the namespaces sel selects, sorted. A
 // namespace is selected when its labels match matchLabels and matchExpressions
 // (when set), its name matches one of the include patterns (when set) and none
-// of the exclude patterns. A selector without include, matchLabels and
+// of the exclude patterns; a namespace being deleted only unless
+// terminatingInclusion is Never. A selector without include, matchLabels and
 // matchExpressions selects nothing. field is the selector's path for errors
 // (spec.namespaceSelector).
 func SelectNamespaces(sel policyv1.Target, namespaces []Namespace, field string) ([]string, error) {
@@ -54,6 +61,9 @@ func SelectNamespaces(sel policyv1.Target, namespaces []Namespace, field string)
 	}
 	var out []string
 	for _, ns := range namespaces {
+		if ns.Terminating && sel.TerminatingInclusion == TerminatingNever {
+			continue
+		}
 		if !selector.Matches(labels.Set(ns.Labels)) {
 			continue
 		}

@@ -87,3 +87,22 @@ func TestSelectNamespaces(t *testing.T) {
 		})
 	}
 }
+
+// TestTerminatingInclusion: a namespace being deleted is selected like any
+// other unless terminatingInclusion is Never (Default is OCM's controller
+// default, IfMatch).
+func TestTerminatingInclusion(t *testing.T) {
+	namespaces := []Namespace{{Name: "app-prod"}, {Name: "old-prod", Terminating: true}}
+	for inclusion, want := range map[string][]string{
+		"":        {"app-prod", "old-prod"},
+		"Default": {"app-prod", "old-prod"},
+		"IfMatch": {"app-prod", "old-prod"},
+		"Never":   {"app-prod"},
+	} {
+		sel := policyv1.Target{Include: []policyv1.NonEmptyString{"*-prod"}, TerminatingInclusion: inclusion}
+		got, err := SelectNamespaces(sel, namespaces, "spec.namespaceSelector")
+		if err != nil || !slices.Equal(got, want) {
+			t.Errorf("terminatingInclusion %q: %v %v, want %v", inclusion, got, err, want)
+		}
+	}
+}

@@ -614,7 +614,7 @@ func (n *namespaceLister) list(ctx context.Context) ([]configpolicy.Namespace, e
 		return nil, err
 	}
 	for _, ns := range list.Items {
-		n.cached = append(n.cached, configpolicy.Namespace{Name: ns.Name, Labels: ns.Labels})
+		n.cached = append(n.cached, configpolicy.Namespace{Name: ns.Name, Labels: ns.Labels, Terminating: !ns.DeletionTimestamp.IsZero()})
 	}
 	n.done = true
 	return n.cached, nil

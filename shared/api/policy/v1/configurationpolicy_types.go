@@ -40,6 +40,14 @@ type Target struct {
 	MatchLabels *map[string]string `json:"matchLabels,omitempty"`
 	// +optional
 	MatchExpressions *[]metav1.LabelSelectorRequirement `json:"matchExpressions,omitempty"`
+	// TerminatingInclusion says whether namespaces being deleted are
+	// selected: IfMatch (and Default, as OCM's controller by default) selects
+	// them like any other, Never leaves them out.
+	//
+	// +kubebuilder:default:=Default
+	// +kubebuilder:validation:Enum=IfMatch;Never;Default
+	// +optional
+	TerminatingInclusion string `json:"terminatingInclusion,omitempty"`
 }
 
 // ObjectTemplate is one object a ConfigurationPolicy checks or enforces.
