@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/governancemetrics"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/templatewatch"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 	"github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1beta1"
@@ -39,11 +40,15 @@ type reconciler struct {
 }
 
 // Reconcile brings one OperatorPolicy's operator in line with it and writes its status.
+// kindOperatorPolicy is the kind label of OperatorPolicies' governance metric.
+const kindOperatorPolicy = "OperatorPolicy"
+
 func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	op := &v1beta1.OperatorPolicy{}
 	if err := r.client.Get(ctx, req.NamespacedName, op); err != nil {
 		if apierrors.IsNotFound(err) {
 			op.Namespace, op.Name = req.Namespace, req.Name
+			governancemetrics.Forget(kindOperatorPolicy, req.Namespace, req.Name)
 			return ctrl.Result{}, r.templates.Forget(watcherOf(op))
 		}
 		return ctrl.Result{}, err
@@ -148,6 +153,7 @@ func (r *reconciler) report(ctx context.Context, op *v1beta1.OperatorPolicy, eva
 	status.Conditions = eval.Conditions
 	status.RelatedObjects = eval.RelatedObjects
 	status.ObservedGeneration = op.Generation
+	governancemetrics.Report(kindOperatorPolicy, op.Namespace, op.Name, op.Spec.Severity, eval.Compliance)
 	if equality.Semantic.DeepEqual(&op.Status, status) {
 		return ctrl.Result{}, nil
 	}

@@ -21,6 +21,7 @@ import (
 
 	gotemplates "github.com/stolostron/go-template-utils/v7/pkg/templates"
 
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/governancemetrics"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/templatewatch"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 	"github.com/fleetpolicy/fleetpolicy/shared/configpolicy"
@@ -56,11 +57,16 @@ type templateOutcome struct {
 }
 
 // Reconcile evaluates one ConfigurationPolicy.
+// kindConfigurationPolicy is the kind label of ConfigurationPolicies'
+// governance metric.
+const kindConfigurationPolicy = "ConfigurationPolicy"
+
 func (r *ConfigurationPolicyReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	cp := &policyv1.ConfigurationPolicy{}
 	watcher := templatewatch.Watcher(policyv1.GroupVersion.WithKind("ConfigurationPolicy"), req.Namespace, req.Name)
 	if err := r.Client.Get(ctx, req.NamespacedName, cp); err != nil {
 		if apierrors.IsNotFound(err) {
+			governancemetrics.Forget(kindConfigurationPolicy, req.Namespace, req.Name)
 			return ctrl.Result{}, r.Templates.Forget(watcher)
 		}
 		return ctrl.Result{}, err
@@ -93,6 +99,7 @@ func (r *ConfigurationPolicyReconciler) Reconcile(ctx context.Context, req ctrl.
 		r.pruneDropped(ctx, cp, status.RelatedObjects)
 	}
 	requeue := r.interval(cp, compliant)
+	governancemetrics.Report(kindConfigurationPolicy, cp.Namespace, cp.Name, cp.Spec.Severity, status.ComplianceState)
 
 	if sameEvaluation(cp.Status, status) {
 		return requeue, nil

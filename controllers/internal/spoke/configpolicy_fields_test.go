@@ -2,12 +2,15 @@ package spoke_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/governancemetrics"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
 )
 
@@ -54,4 +57,39 @@ func TestTerminatingInclusionNever(t *testing.T) {
 	if cmUID(t, data, "made") == "" {
 		t.Error("the ConfigMap was not created in the live namespace")
 	}
+}
+
+// TestGovernanceMetric: spec.severity labels OCM's cluster_policy_governance_info
+// series of the ConfigurationPolicy, which is 0 while it is Compliant.
+func TestGovernanceMetric(t *testing.T) {
+	const ns, data = "governance-metric", "governance-metric-data"
+	compliantRoot(t, ns, data, `{apiVersion: policy.open-cluster-management.io/v1, kind: ConfigurationPolicy,
+        metadata: {name: gm-cm},
+        spec: {remediationAction: enforce, severity: high,
+          object-templates: [{complianceType: musthave,
+            objectDefinition: {apiVersion: v1, kind: ConfigMap, metadata: {name: made, namespace: governance-metric-data}, data: {k: v}}}]}}`)
+	localplane.Eventually(t, 30*time.Second, "the governance metric of gm-cm", func() string {
+		families, err := ctrlmetrics.Registry.Gather()
+		if err != nil {
+			return err.Error()
+		}
+		for _, f := range families {
+			if f.GetName() != governancemetrics.Name {
+				continue
+			}
+			for _, m := range f.GetMetric() {
+				labels := map[string]string{}
+				for _, l := range m.GetLabel() {
+					labels[l.GetName()] = l.GetValue()
+				}
+				if labels["policy"] == "gm-cm" && labels["kind"] == "ConfigurationPolicy" {
+					if labels["severity"] != "high" || m.GetGauge().GetValue() != 0 {
+						return fmt.Sprintf("series %v = %v, want severity high and 0", labels, m.GetGauge().GetValue())
+					}
+					return ""
+				}
+			}
+		}
+		return "no series for gm-cm"
+	})
 }
