@@ -17,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/util/retry"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -94,10 +95,10 @@ func ApplyManifests(ctx context.Context, c client.Client, src, doc string) error
 	return err
 }
 
-// Apply creates each object, or updates it when it exists, creating its namespace
-// first. A `status` in the manifest is written through the status subresource,
-// so that examples can carry PlacementRule decisions. It returns the objects as
-// the API server stored them.
+// Apply creates each object, or updates the latest version of it when it
+// exists, creating its namespace first. A `status` in the manifest is written
+// through the status subresource, so that examples can carry PlacementRule
+// decisions. It returns the objects as the API server stored them.
 func Apply(ctx context.Context, c client.Client, objs []*unstructured.Unstructured) ([]*unstructured.Unstructured, error) {
 	stored := make([]*unstructured.Unstructured, 0, len(objs))
 	for _, obj := range objs {
@@ -110,12 +111,17 @@ func Apply(ctx context.Context, c client.Client, objs []*unstructured.Unstructur
 		status, hasStatus := obj.Object["status"]
 		err := c.Create(ctx, obj)
 		if apierrors.IsAlreadyExists(err) {
-			existing := &unstructured.Unstructured{}
-			existing.SetGroupVersionKind(obj.GroupVersionKind())
-			if err = c.Get(ctx, client.ObjectKeyFromObject(obj), existing); err == nil {
+			// A controller may write the object meanwhile (a root's status):
+			// update the latest version.
+			err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+				existing := &unstructured.Unstructured{}
+				existing.SetGroupVersionKind(obj.GroupVersionKind())
+				if err := c.Get(ctx, client.ObjectKeyFromObject(obj), existing); err != nil {
+					return err
+				}
 				obj.SetResourceVersion(existing.GetResourceVersion())
-				err = c.Update(ctx, obj)
-			}
+				return c.Update(ctx, obj)
+			})
 		}
 		if err != nil {
 			return stored, fmt.Errorf("%s %s: %w", obj.GetKind(), client.ObjectKeyFromObject(obj), err)
