@@ -89,7 +89,10 @@ func TestRealOLM(t *testing.T) {
 		"--cache-dir", cacheDir, "--cache-enforce-integrity=false",
 		"--termination-log", filepath.Join(t.TempDir(), "termination-log"))
 	kubeconfig := "KUBECONFIG=" + plane.KubeconfigPath
-	startProcess(t, "catalog-operator", catalogOperator, []string{kubeconfig}, "--namespace", "olm")
+	// OLM resolves a namespace again on its wakeup interval: an upgrade that
+	// resolved while the old CSV still existed reports ResolutionFailed
+	// (ConstraintsNotSatisfiable) until then, 15 minutes by default.
+	startProcess(t, "catalog-operator", catalogOperator, []string{kubeconfig}, "--namespace", "olm", "--interval", "20s")
 	startProcess(t, "olm-operator", olmOperator, []string{kubeconfig}, "--namespace", "olm")
 
 	catalogSource := readExample(t, "catalogsource.yaml")
