@@ -20,6 +20,9 @@ OCM_VERSION            := v1.2.0
 # OCM's governance policy components (framework add-on, config-policy-controller,
 # propagator); also the version whose CRDs `make generate` copies.
 OCM_POLICY_VERSION     := v0.19.0
+# The PlacementRule API the propagator at OCM_POLICY_VERSION pins (its CRD is
+# compared with ours in controllers/internal/crdtest).
+OCM_SUBSCRIPTION_VERSION := v0.16.0
 
 BIN            := $(CURDIR)/bin
 ENVTEST_ASSETS := $(BIN)/envtest
@@ -167,6 +170,8 @@ generate: $(CONTROLLER_GEN) ## Regenerate deepcopy code and CRDs (ours from shar
 	  install -m 0644 $$cfg/deploy/crds/policy.open-cluster-management.io_*.yaml $(OCM_POLICY_CRDS_DIR)/
 	@prop=$$(go mod download -json open-cluster-management.io/governance-policy-propagator@$(OCM_POLICY_VERSION) | sed -n 's/^\t"Dir": "\(.*\)",$$/\1/p'); \
 	  for k in policies policysets placementbindings; do install -m 0644 $$prop/deploy/crds/policy.open-cluster-management.io_$$k.yaml $(OCM_POLICY_CRDS_DIR)/; done
+	@sub=$$(go mod download -json open-cluster-management.io/multicloud-operators-subscription@$(OCM_SUBSCRIPTION_VERSION) | sed -n 's/^\t"Dir": "\(.*\)",$$/\1/p'); \
+	  install -m 0644 $$sub/deploy/hub-common/apps.open-cluster-management.io_placementrules_crd.yaml $(OCM_POLICY_CRDS_DIR)/apps.open-cluster-management.io_placementrules.yaml
 
 .PHONY: fmt
 fmt: ## gofmt every Go file.
@@ -195,6 +200,7 @@ verify: generate ## Fail when generated code or CRDs are stale, or tool versions
 	@grep -q "open-cluster-management.io/governance-policy-framework-addon $(OCM_POLICY_VERSION)" hack/tools/ocm-framework-addon/go.mod
 	@grep -q "open-cluster-management.io/config-policy-controller $(OCM_POLICY_VERSION)" hack/tools/ocm-config-policy-controller/go.mod
 	@grep -q "open-cluster-management.io/governance-policy-propagator $(OCM_POLICY_VERSION)" hack/tools/ocm-propagator/go.mod
+	@grep -q "open-cluster-management.io/multicloud-operators-subscription $(OCM_SUBSCRIPTION_VERSION)" hack/tools/ocm-propagator/go.mod
 	@undocumented=$$(awk '/^\.PHONY:/ {for (i = 2; i <= NF; i++) phony[$$i] = 1} \
 	  /^[a-zA-Z0-9_.-]+:/ {name = $$1; sub(/:.*/, "", name); if (phony[name] && $$0 !~ /##/) print name}' Makefile); \
 	  if [ -n "$$undocumented" ]; then echo "targets missing from 'make help' (no ## comment): $$undocumented"; exit 1; fi

@@ -78,6 +78,29 @@
 // empty clusterName. Package rollout merges
 // the groups of several PlacementDecisions.
 //
+// # PlacementRule decisions
+//
+// PlacementRuleDecisions is the status.decisions OCM's PlacementRule controller
+// (multicloud-operators-subscription v0.16.0) writes, from the rule's spec, its
+// current decisions and the hub's ManagedClusters. SchedulesPlacementRule says
+// whether the hub writes them at all: only for spec.schedulerName empty,
+// "default" or "mcm".
+//   - clusterReplicas of 0 or less decides on no cluster.
+//   - spec.clusters selects clusters whose "name" label is one of the names
+//     (OCM's rule; a cluster without that label is matched by its name, for hubs
+//     without ACM's import controller); otherwise spec.clusterSelector (unset:
+//     every cluster). Clusters being deleted are never selected.
+//   - clusterConditions excludes a cluster that has a condition of a listed type
+//     with another status; a cluster without the condition stays.
+//   - policies selects nothing, as in OCM.
+//   - With resourceHint, clusters are ordered by allocatable cpu or memory
+//     (descending unless order is "asc"; ties, and any other type, by name) and
+//     the first clusterReplicas are taken, in that order. Without it, the
+//     earlier decisions still selected are kept first, then clusters in name
+//     order, up to clusterReplicas, and the decisions are sorted by name.
+//
+// Every decision's clusterNamespace is the cluster's name.
+//
 // Schedule runs in O(g·n + n log n) for n clusters and g decision groups.
 //
 // controllers/internal/schedulingtest runs OCM's placement controller itself

@@ -53,6 +53,7 @@ func main() {
 	flag.IntVar(&o.ExplainConcurrency, "explain-concurrency", o.ExplainConcurrency, "/explain evaluations in flight; beyond it /explain answers 429")
 	flag.StringVar(&o.WebhookCertDir, "webhook-cert-dir", "", "folder with tls.crt and tls.key for the webhook server (default: controller-runtime's)")
 	flag.StringVar(&o.Identity, "identity", "", "username the hub writes replicas as, which the webhook trusts to write them (default: asked of the API server)")
+	flag.BoolVar(&o.SchedulePlacementRules, "schedule-placementrules", o.SchedulePlacementRules, "write PlacementRules' status.decisions from their spec, as OCM's PlacementRule controller does (false on a hub where that controller runs)")
 	flag.DurationVar(&o.PlacementTimeout, "placement-timeout", o.PlacementTimeout, "time bound of one placement evaluation")
 	keyRotationDays := flag.Uint("encryption-key-rotation", 30, "days between rotations of each cluster's policy-encryption-key (OCM's flag)")
 	cpuProfile := flag.String("cpu-profile", "", "write a CPU profile of the whole run to this file (for benchmarks)")

@@ -13,13 +13,15 @@ import (
 )
 
 // upstreamCRDs are OCM v0.19.0's CRDs of the kinds fleetpolicy serves in
-// their place, copied into testdata by `make generate`, and ours.
+// their place (and the PlacementRule CRD of the subscription API that release
+// pins), copied into testdata by `make generate`, and ours.
 var upstreamCRDs = []struct{ upstream, ours string }{
 	{"policy.open-cluster-management.io_configurationpolicies.yaml", "policy.open-cluster-management.io_configurationpolicies.yaml"},
 	{"policy.open-cluster-management.io_operatorpolicies.yaml", "policy.open-cluster-management.io_operatorpolicies.yaml"},
 	{"policy.open-cluster-management.io_policies.yaml", "policy.open-cluster-management.io_policies.yaml"},
 	{"policy.open-cluster-management.io_policysets.yaml", "policy.open-cluster-management.io_policysets.yaml"},
 	{"policy.open-cluster-management.io_placementbindings.yaml", "policy.open-cluster-management.io_placementbindings.yaml"},
+	{"apps.open-cluster-management.io_placementrules.yaml", "apps.open-cluster-management.io_placementrules.yaml"},
 }
 
 // knownSchemaGaps are the places where our schema still accepts less than

@@ -66,6 +66,7 @@ func TestHubConvergesAcrossAnAPIServerOutage(t *testing.T) {
 apiVersion: apps.open-cluster-management.io/v1
 kind: PlacementRule
 metadata: {name: r, namespace: outage}
+spec: {schedulerName: test-writes-decisions}
 status:
   decisions:%s
 ---

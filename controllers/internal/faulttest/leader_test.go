@@ -88,6 +88,7 @@ spec:
 apiVersion: apps.open-cluster-management.io/v1
 kind: PlacementRule
 metadata: {name: %[2]s, namespace: %[1]s}
+spec: {schedulerName: test-writes-decisions}
 status:
   decisions:%[3]s
 ---

@@ -76,6 +76,7 @@ func ruleYAML(ns, name string, selected ...string) string {
 apiVersion: apps.open-cluster-management.io/v1
 kind: PlacementRule
 metadata: {name: %s, namespace: %s}
+spec: {schedulerName: test-writes-decisions}
 status:
   decisions:%s
 `, name, ns, decisions)

@@ -68,6 +68,10 @@ type Options struct {
 	// Random is the source of encryption keys and initialization vectors
 	// (nil: crypto/rand).
 	Random io.Reader
+	// SchedulePlacementRules makes the hub write PlacementRules' decisions, as
+	// OCM's PlacementRule controller does. Turn it off on a hub where that
+	// controller runs (OCM's application add-on).
+	SchedulePlacementRules bool
 	// Identity is the username the hub writes replicas as: the admission
 	// webhook passes a replica only when this user sent it. Empty: the
 	// identity of the hub's own credentials, asked of the API server
@@ -78,7 +82,8 @@ type Options struct {
 // DefaultOptions are the defaults of the hub binary's flags.
 func DefaultOptions() Options {
 	return Options{RootConcurrency: 4, ReplicaWriters: 16, StatusBatchDelay: time.Second,
-		Placement: true, PlacementTimeout: 3 * time.Second, PlacementRetries: 3, ExplainConcurrency: 4}
+		Placement: true, PlacementTimeout: 3 * time.Second, PlacementRetries: 3, ExplainConcurrency: 4,
+		SchedulePlacementRules: true}
 }
 
 // setup registers the indexes and the hub controllers with the manager, and
@@ -150,6 +155,11 @@ func setup(ctx context.Context, mgr ctrl.Manager, opts Options, explain webhook.
 		Watches(&policyv1.PlacementBinding{}, handler.EnqueueRequestsFromMapFunc(maps.setsOfBinding)).
 		Complete(logging.QuietWhenStopping(&PolicySetStatus{Client: c})); err != nil {
 		return nil, err
+	}
+	if opts.SchedulePlacementRules {
+		if err := setupPlacementRuleScheduler(mgr, c, mgr.GetEventRecorder("fleetpolicy-hub")); err != nil {
+			return nil, err
+		}
 	}
 	if !opts.Placement {
 		return nil, nil

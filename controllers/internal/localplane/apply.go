@@ -127,8 +127,19 @@ func Apply(ctx context.Context, c client.Client, objs []*unstructured.Unstructur
 			return stored, fmt.Errorf("%s %s: %w", obj.GetKind(), client.ObjectKeyFromObject(obj), err)
 		}
 		if hasStatus {
-			obj.Object["status"] = status
-			if err := c.Status().Update(ctx, obj); err != nil {
+			// A controller may write the status meanwhile: write over the
+			// latest version.
+			err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+				latest := &unstructured.Unstructured{}
+				latest.SetGroupVersionKind(obj.GroupVersionKind())
+				if err := c.Get(ctx, client.ObjectKeyFromObject(obj), latest); err != nil {
+					return err
+				}
+				obj.SetResourceVersion(latest.GetResourceVersion())
+				obj.Object["status"] = status
+				return c.Status().Update(ctx, obj)
+			})
+			if err != nil {
 				return stored, fmt.Errorf("%s %s status: %w", obj.GetKind(), client.ObjectKeyFromObject(obj), err)
 			}
 		}

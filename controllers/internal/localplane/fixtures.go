@@ -35,7 +35,9 @@ func Parallel(n, workers int, f func(i int) error) error {
 
 // PlacementRuleBinding is the YAML of a PlacementRule name in namespace that
 // has decided on cluster, and of a PlacementBinding name of it to policies: the
-// shortest way for a test to bind root policies to one cluster.
+// shortest way for a test to bind root policies to one cluster. The rule names
+// a scheduler of its own (spec.schedulerName), so that the hub's PlacementRule
+// scheduler leaves the decisions the test wrote alone.
 func PlacementRuleBinding(namespace, name, cluster string, policies ...string) string {
 	var subjects strings.Builder
 	for _, p := range policies {
@@ -45,6 +47,7 @@ func PlacementRuleBinding(namespace, name, cluster string, policies ...string) s
 apiVersion: apps.open-cluster-management.io/v1
 kind: PlacementRule
 metadata: {name: %[2]s, namespace: %[1]s}
+spec: {schedulerName: test-writes-decisions}
 status:
   decisions: [{clusterName: %[3]s, clusterNamespace: %[3]s}]
 ---

@@ -48,7 +48,8 @@ func kustomizeBuild(t *testing.T, base string) []byte {
 
 // TestHubRBACIsSufficientAndLeast deploys manifests/hub's RBAC to a real API
 // server, runs the hub controller as its ServiceAccount (with leader election in
-// its namespace) and checks that it propagates a policy and writes root status —
+// its namespace) and checks that it decides on a PlacementRule's clusters,
+// propagates a policy and writes root status —
 // and that the same identity cannot change Secrets (other than the clusters'
 // encryption keys) nor bindings.
 func TestHubRBACIsSufficientAndLeast(t *testing.T) {
@@ -84,8 +85,7 @@ spec:
 apiVersion: apps.open-cluster-management.io/v1
 kind: PlacementRule
 metadata: {name: r, namespace: rbac}
-status:
-  decisions: [{clusterName: cluster-1, clusterNamespace: cluster-1}]
+spec: {clusters: [{name: cluster-1}]}
 ---
 apiVersion: policy.open-cluster-management.io/v1
 kind: PlacementBinding

@@ -260,6 +260,7 @@ func TestSeedExampleLive(t *testing.T) {
 apiVersion: apps.open-cluster-management.io/v1
 kind: PlacementRule
 metadata: {name: everywhere, namespace: %[1]s}
+spec: {schedulerName: test-writes-decisions}
 status:
   decisions:%[2]s
 ---

@@ -1,7 +1,7 @@
-// Package v1 holds a minimal PlacementRule of apps.open-cluster-management.io/v1:
-// the legacy placement API that the selective-enforcement seed's examples bind
-// with. Only what binding resolution reads is modelled: spec.clusterSelector,
-// spec.clusters and status.decisions.
+// Package v1 holds the PlacementRule of apps.open-cluster-management.io/v1: the
+// legacy placement API that the selective-enforcement seed's examples bind with,
+// with every field of OCM's (multicloud-operators-subscription v0.16.0).
+// scheduling.PlacementRuleDecisions turns its spec into status.decisions.
 //
 // +kubebuilder:object:generate=true
 // +groupName=apps.open-cluster-management.io
