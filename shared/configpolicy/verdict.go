@@ -96,7 +96,9 @@ type Result struct {
 // of first appearance: the names of the objects of one resource with the same
 // reason in one namespace together ("configmaps [a, b] found as specified in
 // namespace default"), and such groups that differ only by namespace merged
-// ("configmaps [a] not found in namespaces: x, y").
+// ("configmaps [a] not found in namespaces: x, y"). A result without a name
+// is worded without brackets ("configmaps missing as expected in namespace
+// x").
 func Describe(results []Result) string {
 	type group struct {
 		resource   string
@@ -130,7 +132,10 @@ func Describe(results []Result) string {
 	}
 	parts := make([]string, 0, len(merged))
 	for _, g := range merged {
-		s := g.resource + " [" + strings.Join(g.names, ", ") + "] " + string(g.reason)
+		s := g.resource + " " + string(g.reason)
+		if names := slices.DeleteFunc(slices.Clone(g.names), func(n string) bool { return n == "" }); len(names) > 0 {
+			s = g.resource + " [" + strings.Join(names, ", ") + "] " + string(g.reason)
+		}
 		namespaces := slices.DeleteFunc(slices.Clone(g.namespaces), func(ns string) bool { return ns == "" })
 		switch len(namespaces) {
 		case 0:

@@ -61,6 +61,10 @@ func TestDescribe(t *testing.T) {
 			{Resource: "configmaps", Namespace: "y", Name: "a", Reason: ReasonNotFound},
 			{Resource: "configmaps", Namespace: "z", Name: "b", Reason: ReasonNotFound},
 		}, "configmaps [a] not found in namespaces: x, y; configmaps [b] not found in namespace z"},
+		{"results without a name, in several namespaces", []Result{
+			{Resource: "configmaps", Namespace: "x", Reason: ReasonMissingAsExpected, Compliant: true},
+			{Resource: "configmaps", Namespace: "y", Reason: ReasonMissingAsExpected, Compliant: true},
+		}, "configmaps missing as expected in namespaces: x, y"},
 		{"a name repeated is listed once", []Result{
 			{Resource: "secrets", Namespace: "x", Name: "a", Reason: ReasonCreated},
 			{Resource: "secrets", Namespace: "x", Name: "a", Reason: ReasonCreated},

@@ -32,7 +32,6 @@ var knownSchemaGaps = map[string]string{
 	// ConfigurationPolicy (issue 14): fields not implemented yet are left out
 	// of the schema, so that strict field validation refuses them by name
 	// rather than the spoke ignoring them.
-	"configurationpolicies v1 missing spec.object-templates[].objectSelector":                     "not implemented",
 	"configurationpolicies v1 missing spec.object-templates[].recordDiff":                         "not implemented",
 	"configurationpolicies v1 missing spec.object-templates[].recreateOption":                     "not implemented",
 	"configurationpolicies v1 pattern spec.evaluationInterval.compliant":                          "watch not implemented",

@@ -2,6 +2,7 @@ package spoke
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
@@ -361,6 +363,16 @@ func (r *ConfigurationPolicyReconciler) evaluate(ctx context.Context, cp *policy
 		}
 	}
 
+	selector, selecting, err := configpolicy.ObjectSelector(ot.ObjectSelector, name, i)
+	if err != nil {
+		return violation("%v", err)
+	}
+	def := definition{index: i, field: field, raw: raw, head: head, templated: templated, resource: resource, namespaced: namespaced,
+		namespaceSelected: !selectorEmpty(cp.Spec.NamespaceSelector), name: name}
+	if selecting {
+		return r.evaluateSelected(ctx, def, targetNamespaces, selector, ct, mct, enforce, tpl)
+	}
+
 	uses := templates.ContextUses(raw)
 	var desired *unstructured.Unstructured
 	var results []configpolicy.Result
@@ -374,39 +386,22 @@ func (r *ConfigurationPolicyReconciler) evaluate(ctx context.Context, cp *policy
 			if uses.Object && name != "" {
 				existing = r.existing(ctx, gvk, ns, name)
 			}
-			res, err := templates.ResolveObjectDefinition(tpl.resolver, raw, templates.ObjectContext(existing, name, ns), tpl.options)
-			if err != nil {
-				return templateOutcome{message: templates.ErrorMessage(err), incomplete: true}
+			resolved, skip, failed := def.resolve(tpl, existing, name, ns)
+			if failed != nil {
+				return *failed
 			}
-			if res.Skip {
+			if skip {
 				skipped++
 				desired = nil
 				continue
 			}
-			desired = &unstructured.Unstructured{}
-			if err := desired.UnmarshalJSON(res.JSON); err != nil {
-				return violation("%s.objectDefinition cannot be decoded after template resolution: %v", field, err)
-			}
+			desired = resolved
 		case desired == nil:
 			desired = head
 		}
-		obj := desired.DeepCopy()
-		// A multi-line template leaves white space around them (OCM trims it).
-		obj.SetKind(strings.TrimSpace(obj.GetKind()))
-		obj.SetName(strings.TrimSpace(obj.GetName()))
-		obj.SetNamespace(strings.TrimSpace(obj.GetNamespace()))
-		if !namespaced {
-			obj.SetNamespace("")
-		} else if obj.GetNamespace() == "" {
-			obj.SetNamespace(ns)
-		}
-		if templated && namespaced {
-			if obj.GetNamespace() != ns && ns != "" && !selectorEmpty(cp.Spec.NamespaceSelector) {
-				return violation("The object definition's namespace must match the result from the namespace selector after template resolution")
-			}
-			if obj.GetNamespace() == "" {
-				return violation("namespaced object %s of kind %s has no namespace specified after template resolution", name, gvk.Kind)
-			}
+		obj, err := def.placed(desired, ns)
+		if err != nil {
+			return violation("%v", err)
 		}
 		var objResults []configpolicy.Result
 		var objRelated []policyv1.RelatedObject
@@ -421,14 +416,165 @@ func (r *ConfigurationPolicyReconciler) evaluate(ctx context.Context, cp *policy
 		incomplete = incomplete || !listed
 	}
 	if len(results) == 0 && skipped > 0 {
-		return templateOutcome{compliant: true, message: fmt.Sprintf("All objects of kind %s were skipped by the `skipObject` template function", gvk.Kind),
-			incomplete: incomplete}
+		return skippedOutcome(gvk.Kind, incomplete)
 	}
 	compliant := true
 	for _, res := range results {
 		compliant = compliant && res.Compliant
 	}
 	return templateOutcome{compliant: compliant, message: configpolicy.Describe(results), related: related, incomplete: incomplete}
+}
+
+// skippedOutcome is the outcome of a template whose every object was skipped
+// by the skipObject template function.
+func skippedOutcome(kind string, incomplete bool) templateOutcome {
+	return templateOutcome{compliant: true, message: fmt.Sprintf("All objects of kind %s were skipped by the `skipObject` template function", kind),
+		incomplete: incomplete}
+}
+
+// definition is the objectDefinition of one object template, as written.
+type definition struct {
+	index int
+	field string
+	raw   []byte
+	// head is the objectDefinition decoded, its templates unresolved.
+	head *unstructured.Unstructured
+	// templated is true when it has managed-cluster templates to resolve.
+	templated bool
+	// resource is the plural resource name of its kind.
+	resource   string
+	namespaced bool
+	// namespaceSelected is true when spec.namespaceSelector selects by itself.
+	namespaceSelected bool
+	// name is the name as written ("" when none or templated).
+	name string
+}
+
+// resolve resolves the managed-cluster templates of the definition for the
+// object ns/name (existing: that object, for .Object; nil when unknown).
+// skip is true when the template called skipObject; failed, when set, is the
+// template's outcome.
+func (d definition) resolve(tpl *templating, existing map[string]any, name, ns string) (obj *unstructured.Unstructured, skip bool, failed *templateOutcome) {
+	res, err := templates.ResolveObjectDefinition(tpl.resolver, d.raw, templates.ObjectContext(existing, name, ns), tpl.options)
+	if err != nil {
+		return nil, false, &templateOutcome{message: templates.ErrorMessage(err), incomplete: true}
+	}
+	if res.Skip {
+		return nil, true, nil
+	}
+	obj = &unstructured.Unstructured{}
+	if err := obj.UnmarshalJSON(res.JSON); err != nil {
+		return nil, false, &templateOutcome{message: fmt.Sprintf("%s.objectDefinition cannot be decoded after template resolution: %v", d.field, err),
+			incomplete: true}
+	}
+	return obj, false, nil
+}
+
+// placed is the object desired (the definition, its templates resolved) as
+// evaluated in namespace ns: white space that multi-line templates leave
+// around kind, name and namespace trimmed (as OCM does), the namespace ns
+// unless it sets one (none for a cluster-scoped kind). A templated namespace
+// must agree with the namespace selector and must not be empty.
+func (d definition) placed(desired *unstructured.Unstructured, ns string) (*unstructured.Unstructured, error) {
+	obj := desired.DeepCopy()
+	obj.SetKind(strings.TrimSpace(obj.GetKind()))
+	obj.SetName(strings.TrimSpace(obj.GetName()))
+	obj.SetNamespace(strings.TrimSpace(obj.GetNamespace()))
+	if !d.namespaced {
+		obj.SetNamespace("")
+	} else if obj.GetNamespace() == "" {
+		obj.SetNamespace(ns)
+	}
+	if d.templated && d.namespaced {
+		if obj.GetNamespace() != ns && ns != "" && d.namespaceSelected {
+			return nil, errors.New("The object definition's namespace must match the result from the namespace selector after template resolution")
+		}
+		if obj.GetNamespace() == "" {
+			return nil, fmt.Errorf("namespaced object %s of kind %s has no namespace specified after template resolution", d.name, obj.GetKind())
+		}
+	}
+	return obj, nil
+}
+
+// evaluateSelected evaluates an object template through its objectSelector
+// (shared/configpolicy.JudgeSelection): the objects of its kind the selector
+// selects in namespaces, each with the definition resolved for it.
+func (r *ConfigurationPolicyReconciler) evaluateSelected(ctx context.Context, d definition, namespaces []string, selector labels.Selector,
+	ct, mct policyv1.ComplianceType, enforce bool, tpl *templating) templateOutcome {
+	gvk := d.head.GroupVersionKind()
+	uses := templates.ContextUses(d.raw)
+	perObject := uses.Object || uses.ObjectName || uses.ObjectNamespace
+	var selected []configpolicy.Selected
+	var listed []*unstructured.Unstructured
+	var desired *unstructured.Unstructured
+	skipped := 0
+	for _, ns := range namespaces {
+		list := &unstructured.UnstructuredList{}
+		list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+		opts := []client.ListOption{client.MatchingLabelsSelector{Selector: selector}}
+		if ns != "" {
+			opts = append(opts, client.InNamespace(ns))
+		}
+		if err := r.Reader.List(ctx, list, opts...); err != nil {
+			return templateOutcome{message: fmt.Sprintf("Error listing resources with provided objectSelector in the object-template at index [%d]: %v",
+				d.index, err), incomplete: true}
+		}
+		for j := range list.Items {
+			live := &list.Items[j]
+			switch {
+			case d.templated && (desired == nil || perObject):
+				resolved, skip, failed := d.resolve(tpl, templateObject(live), live.GetName(), ns)
+				if failed != nil {
+					return *failed
+				}
+				if skip {
+					skipped++
+					desired = nil
+					continue
+				}
+				desired = resolved
+			case desired == nil:
+				desired = d.head
+			}
+			obj, err := d.placed(desired, live.GetNamespace())
+			if err != nil {
+				return templateOutcome{message: err.Error(), incomplete: true}
+			}
+			name, err := configpolicy.SelectedName(obj.GetName(), live.GetName())
+			if err != nil {
+				return templateOutcome{message: err.Error(), incomplete: true}
+			}
+			obj.SetName(name)
+			selected = append(selected, configpolicy.Selected{Namespace: live.GetNamespace(), Name: name, Live: live.Object, Desired: obj.Object})
+			listed = append(listed, live)
+		}
+	}
+	if len(selected) == 0 && skipped > 0 {
+		return skippedOutcome(gvk.Kind, false)
+	}
+	judged := configpolicy.JudgeSelection(d.resource, namespaces, selected, ct, mct, enforce)
+	if judged.NothingSelected {
+		return templateOutcome{compliant: true, message: configpolicy.NothingSelectedMessage(gvk.Kind)}
+	}
+	results := judged.Summary
+	var related []policyv1.RelatedObject
+	compliant := true
+	for _, v := range judged.Verdicts {
+		s, live := selected[v.Object], listed[v.Object]
+		desired := &unstructured.Unstructured{Object: s.Desired}
+		res := configpolicy.Result{Resource: d.resource, Namespace: s.Namespace, Name: s.Name, Compliant: v.Compliant, Reason: v.Reason}
+		written, _ := r.write(ctx, v.Action, desired, live, v.Merged, &res)
+		compliant = compliant && res.Compliant
+		if judged.Summary == nil {
+			results = append(results, res)
+		}
+		// A mustnothave object is not the policy's (see evaluateNamed).
+		if ct == policyv1.MustNotHave {
+			written = nil
+		}
+		related = append(related, relatedObject(desired, s.Namespace, s.Name, res, written, false))
+	}
+	return templateOutcome{compliant: compliant, message: configpolicy.Describe(results), related: related}
 }
 
 // selectorEmpty reports whether a namespaceSelector selects nothing by itself.
@@ -444,9 +590,15 @@ func (r *ConfigurationPolicyReconciler) existing(ctx context.Context, gvk schema
 	if err := r.Reader.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, obj); err != nil {
 		return nil
 	}
-	// managedFields has a key that is a dot, which templates cannot handle.
-	unstructured.RemoveNestedField(obj.Object, "metadata", "managedFields")
-	return obj.Object
+	return templateObject(obj)
+}
+
+// templateObject is obj as a template's .Object sees it: a copy without
+// managedFields, which has a key that is a dot (templates cannot handle it).
+func templateObject(obj *unstructured.Unstructured) map[string]any {
+	out := obj.DeepCopy().Object
+	unstructured.RemoveNestedField(out, "metadata", "managedFields")
+	return out
 }
 
 // evaluateNamed evaluates the object the template names in namespace ns.
@@ -467,28 +619,7 @@ func (r *ConfigurationPolicyReconciler) evaluateNamed(ctx context.Context, desir
 	}
 	verdict := configpolicy.Decide(ct, exists, cmp, enforce)
 	res := configpolicy.Result{Resource: resource, Namespace: ns, Name: name, Compliant: verdict.Compliant, Reason: verdict.Reason}
-	created := false
-	switch verdict.Action {
-	case configpolicy.ActionCreate:
-		obj := desired.DeepCopy()
-		obj.SetNamespace(ns)
-		if err := r.Client.Create(ctx, obj); err != nil {
-			res.Compliant, res.Reason = false, configpolicy.Reason("cannot be created: "+err.Error())
-		} else {
-			existing, created = obj, true
-		}
-	case configpolicy.ActionUpdate:
-		obj := &unstructured.Unstructured{Object: cmp.Merged}
-		if err := r.Client.Update(ctx, obj); err != nil {
-			res.Compliant, res.Reason = false, configpolicy.Reason("cannot be updated: "+err.Error())
-		} else {
-			existing = obj
-		}
-	case configpolicy.ActionDelete:
-		if err := r.Client.Delete(ctx, existing); client.IgnoreNotFound(err) != nil {
-			res.Compliant, res.Reason = false, configpolicy.Reason("cannot be deleted: "+err.Error())
-		}
-	}
+	existing, created := r.write(ctx, verdict.Action, desired, existing, cmp.Merged, &res)
 	// A mustnothave object is not the policy's: its entry has no properties
 	// (as in OCM), so pruning never deletes it.
 	var uidOf *unstructured.Unstructured
@@ -496,6 +627,35 @@ func (r *ConfigurationPolicyReconciler) evaluateNamed(ctx context.Context, desir
 		uidOf = existing
 	}
 	return []configpolicy.Result{res}, []policyv1.RelatedObject{relatedObject(desired, ns, name, res, uidOf, created)}
+}
+
+// write makes the write a verdict asks for: action creates desired, updates
+// existing to merged or deletes existing. It returns the object as it is now
+// (existing when nothing was written) and whether it was created; a failed
+// write makes res non-compliant with the error.
+func (r *ConfigurationPolicyReconciler) write(ctx context.Context, action configpolicy.Action, desired, existing *unstructured.Unstructured,
+	merged map[string]any, res *configpolicy.Result) (*unstructured.Unstructured, bool) {
+	switch action {
+	case configpolicy.ActionCreate:
+		obj := desired.DeepCopy()
+		if err := r.Client.Create(ctx, obj); err != nil {
+			res.Compliant, res.Reason = false, configpolicy.Reason("cannot be created: "+err.Error())
+			return existing, false
+		}
+		return obj, true
+	case configpolicy.ActionUpdate:
+		obj := &unstructured.Unstructured{Object: merged}
+		if err := r.Client.Update(ctx, obj); err != nil {
+			res.Compliant, res.Reason = false, configpolicy.Reason("cannot be updated: "+err.Error())
+			return existing, false
+		}
+		return obj, false
+	case configpolicy.ActionDelete:
+		if err := r.Client.Delete(ctx, existing); client.IgnoreNotFound(err) != nil {
+			res.Compliant, res.Reason = false, configpolicy.Reason("cannot be deleted: "+err.Error())
+		}
+	}
+	return existing, false
 }
 
 // evaluateUnnamed evaluates a template without a name against every object of
@@ -536,11 +696,7 @@ func (r *ConfigurationPolicyReconciler) evaluateUnnamed(ctx context.Context, des
 	for _, obj := range matching {
 		verdict := configpolicy.Decide(ct, true, configpolicy.Comparison{Matches: true}, enforce)
 		res := configpolicy.Result{Resource: resource, Namespace: ns, Name: obj.GetName(), Compliant: verdict.Compliant, Reason: verdict.Reason}
-		if verdict.Action == configpolicy.ActionDelete {
-			if err := r.Client.Delete(ctx, obj); client.IgnoreNotFound(err) != nil {
-				res.Compliant, res.Reason = false, configpolicy.Reason("cannot be deleted: "+err.Error())
-			}
-		}
+		r.write(ctx, verdict.Action, desired, obj, nil, &res)
 		results = append(results, res)
 		uidOf := obj
 		if ct == policyv1.MustNotHave {

@@ -63,6 +63,14 @@ type ObjectTemplate struct {
 	//
 	// +kubebuilder:pruning:PreserveUnknownFields
 	ObjectDefinition runtime.RawExtension `json:"objectDefinition"`
+	// ObjectSelector picks by label the objects of the objectDefinition's
+	// kind (in its namespace, or those of spec.namespaceSelector) that an
+	// objectDefinition without a name applies to; each is checked as if the
+	// objectDefinition named it. It is ignored when the objectDefinition has
+	// a name. {} selects every object of the kind.
+	//
+	// +optional
+	ObjectSelector *metav1.LabelSelector `json:"objectSelector,omitempty"`
 }
 
 // PruneObjectBehavior says what happens to created objects when the policy goes.
