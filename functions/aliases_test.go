@@ -96,34 +96,47 @@ items:
     policy-templates: []
 `
 
-// TestUnrelatedAliasedItemPassesThrough runs every function of the catalog on
-// a package where only an item of a kind it does not read holds YAML aliases:
-// each succeeds and writes that item as it came in, in its place.
-func TestUnrelatedAliasedItemPassesThrough(t *testing.T) {
+// passThroughCases are packages on which every function of the catalog
+// succeeds and writes the first kept items as they came in, in their place.
+var passThroughCases = []struct {
+	name, input string
+	kept        int
+}{
+	// Only items of kinds no function reads hold YAML aliases.
+	{"aliases in unread kinds", unrelatedAliasedItems, 2},
+	// OCM's object-template fields, which no function reads.
+	{"configuration policy fields", configurationPolicyFields, 2},
+}
+
+// TestItemsPassThrough runs every function of the catalog on each of
+// passThroughCases (each function built once).
+func TestItemsPassThrough(t *testing.T) {
 	_, cat := readCatalog(t)
-	in, err := fn.ParseResourceList([]byte(unrelatedAliasedItems))
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, f := range cat.Functions {
 		binary := krmtest.BuildFunction(t, f.Name)
-		t.Run(f.Name, func(t *testing.T) {
-			cmd := exec.CommandContext(t.Context(), binary)
-			cmd.Stdin = strings.NewReader(unrelatedAliasedItems)
-			var stdout, stderr bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &stdout, &stderr
-			if err := cmd.Run(); err != nil {
-				t.Fatalf("%v, want success:\n%s", err, stderr.String())
-			}
-			out, err := fn.ParseResourceList(stdout.Bytes())
-			if err != nil {
-				t.Fatalf("output is not a ResourceList: %v\n%s", err, stdout.String())
-			}
-			for i, kind := range []string{"Deployment", "Service"} {
-				if len(out.Items) <= i || out.Items[i].String() != in.Items[i].String() {
-					t.Errorf("the %s did not pass through in its place:\n%s", kind, stdout.String())
+		for _, c := range passThroughCases {
+			t.Run(f.Name+"/"+c.name, func(t *testing.T) {
+				in, err := fn.ParseResourceList([]byte(c.input))
+				if err != nil {
+					t.Fatal(err)
 				}
-			}
-		})
+				cmd := exec.CommandContext(t.Context(), binary)
+				cmd.Stdin = strings.NewReader(c.input)
+				var stdout, stderr bytes.Buffer
+				cmd.Stdout, cmd.Stderr = &stdout, &stderr
+				if err := cmd.Run(); err != nil {
+					t.Fatalf("%v, want success:\n%s", err, stderr.String())
+				}
+				out, err := fn.ParseResourceList(stdout.Bytes())
+				if err != nil {
+					t.Fatalf("output is not a ResourceList: %v\n%s", err, stdout.String())
+				}
+				for i := range c.kept {
+					if len(out.Items) <= i || out.Items[i].String() != in.Items[i].String() {
+						t.Errorf("the %s did not pass through in its place:\n%s", in.Items[i].GetKind(), stdout.String())
+					}
+				}
+			})
+		}
 	}
 }

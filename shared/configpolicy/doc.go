@@ -27,6 +27,16 @@
 //     type. Comparison.Merged is the object enforce writes: the existing object
 //     with the template merged in (mustonlyhave: the template's fields replace
 //     the object's), status kept as it was.
+//   - ObjectSelector, SelectedName and JudgeSelection are an object
+//     template's objectSelector, as OCM: it applies only when the
+//     objectDefinition has no name ({} selects everything); each selected
+//     object is judged as if the objectDefinition named it (musthave and
+//     mustonlyhave: compared, updated on enforce, never created);
+//     mustnothave judges only the selected objects matching the template and,
+//     when none does, is compliant over every namespace, relating the
+//     selected objects; nothing selected is compliant
+//     (NothingSelectedMessage). Malformed selectors and a templated name
+//     other than the selected object's are errors in OCM's words.
 //   - Decide turns existence, a comparison, the compliance type and the
 //     remediation action into a Verdict: compliant or not, the write to make
 //     (create, update, delete or none) and the reason. Named mustnothave
@@ -34,7 +44,9 @@
 //     status cannot be enforced and stays a violation.
 //   - Describe and ComplianceMessage render results as OCM's compliance
 //     events read: "configmaps [a, b] found as specified in namespace default",
-//     "Compliant; notification - ..." / "NonCompliant; violation - ...".
+//     "Compliant; notification - ..." / "NonCompliant; violation - ..."; a
+//     result without a name reads without brackets ("configmaps missing as
+//     expected in namespace x").
 //   - ParseInterval reads an evaluationInterval ("10s", "1m30s", "never").
 //   - Pruning (spec.pruneObjectBehavior), as OCM: CarryCreatedByPolicy keeps,
 //     across evaluations, that the policy created an object and the uid it

@@ -310,6 +310,25 @@ func TestResolveObjectTemplatesRaw(t *testing.T) {
 	}
 }
 
+// TestResolveObjectTemplatesRawKeepsObjectSelector: an objectSelector
+// written in object-templates-raw reaches the object template, with and
+// without templates in the YAML.
+func TestResolveObjectTemplatesRawKeepsObjectSelector(t *testing.T) {
+	r := managedCluster(t)
+	for _, raw := range []string{
+		`- {complianceType: musthave, objectSelector: {matchLabels: {team: a}}, objectDefinition: {apiVersion: v1, kind: ConfigMap, data: {k: v}}}`,
+		`- {complianceType: musthave, objectSelector: {matchLabels: {team: '{{ "a" }}'}}, objectDefinition: {apiVersion: v1, kind: ConfigMap, data: {k: v}}}`,
+	} {
+		got, err := templates.ResolveObjectTemplatesRaw(r, raw, gotemplates.ResolveOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 1 || got[0].ObjectSelector == nil || got[0].ObjectSelector.MatchLabels["team"] != "a" {
+			t.Errorf("%s: the objectSelector is lost: %+v", raw, got)
+		}
+	}
+}
+
 func TestResolveJSONField(t *testing.T) {
 	r := managedCluster(t, configMapObj("cfg", "op", map[string]any{"channel": "stable-2", "config": `{"env":[{"name":"A","value":"1"}]}`}))
 	var out map[string]any

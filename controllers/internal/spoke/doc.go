@@ -61,7 +61,9 @@
 //     created, removed if it was).
 //   - The ConfigurationPolicy controller evaluates object templates
 //     (musthave, mustonlyhave, mustnothave; namespaced objects in the
-//     namespaces of namespaceSelector), enforces them when asked, writes
+//     namespaces of namespaceSelector; an unnamed objectDefinition with an
+//     objectSelector over the objects it lists with that label selector, as
+//     configpolicy.JudgeSelection decides), enforces them when asked, writes
 //     compliant, compliancyDetails, relatedObjects and lastEvaluatedGeneration,
 //     and emits "Compliant; ..." / "NonCompliant; ..." compliance events on the
 //     parent Policy when its verdict changes. It evaluates again every

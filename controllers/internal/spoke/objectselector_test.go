@@ -207,3 +207,34 @@ func TestObjectSelectorEdges(t *testing.T) {
 		t.Errorf("enforce created a ConfigMap from a selector that selects nothing: %d ConfigMaps in osel-e", len(list.Items))
 	}
 }
+
+// TestObjectSelectorTemplatesPerObject: with an objectSelector, the
+// managed-cluster templates of the objectDefinition are resolved for each
+// selected object (.ObjectName, .ObjectNamespace, .Object), and a templated
+// name that is not the selected object's is a violation.
+func TestObjectSelectorTemplatesPerObject(t *testing.T) {
+	const ns = "objsel-templates"
+	labelledConfigMaps(t, "osel-t/first tpl=yes k=1", "osel-t/second tpl=yes k=2", "osel-t/unpicked - k=3")
+	selectorRoot(t, ns, "osel-tpl", "enforce", `[
+          {complianceType: musthave, objectSelector: {matchLabels: {tpl: "yes"}},
+            objectDefinition: {apiVersion: v1, kind: ConfigMap, metadata: {namespace: osel-t},
+              data: {self: '{{ .ObjectNamespace }}/{{ .ObjectName }}', was: '{{ .Object.data.k }}'}}}]`)
+	expectCompliance(t, ns, map[string]policyv1.ComplianceState{"p": policyv1.Compliant})
+	for name, k := range map[string]string{"first": "1", "second": "2"} {
+		data := cmData(t, "osel-t", name)
+		if data["self"] != "osel-t/"+name || data["was"] != k {
+			t.Errorf("ConfigMap osel-t/%s: data %v, want self osel-t/%s and was %s", name, data, name, k)
+		}
+	}
+	if data := cmData(t, "osel-t", "unpicked"); data["self"] != "" {
+		t.Errorf("the unselected ConfigMap was written: %v", data)
+	}
+
+	selectorRoot(t, ns, "osel-tpl", "enforce", `[
+          {complianceType: musthave, objectSelector: {matchLabels: {tpl: "yes"}},
+            objectDefinition: {apiVersion: v1, kind: ConfigMap, metadata: {name: '{{ "another" }}', namespace: osel-t}, data: {k: v}}}]`)
+	expectMessage(t, ns, "NonCompliant; violation - The object definition's name must match the result from the object selector after template resolution")
+	if cmData(t, "osel-t", "another") != nil {
+		t.Error("the templated name was created")
+	}
+}
