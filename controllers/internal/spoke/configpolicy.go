@@ -380,24 +380,19 @@ func (r *ConfigurationPolicyReconciler) evaluate(ctx context.Context, cp *policy
 	skipped := 0
 	incomplete := false
 	for _, ns := range targetNamespaces {
-		switch {
-		case templated && (desired == nil || uses.ObjectNamespace || uses.ObjectName || uses.Object):
-			var existing map[string]any
-			if uses.Object && name != "" {
-				existing = r.existing(ctx, gvk, ns, name)
-			}
-			resolved, skip, failed := def.resolve(tpl, existing, name, ns)
-			if failed != nil {
-				return *failed
-			}
-			if skip {
-				skipped++
-				desired = nil
-				continue
-			}
-			desired = resolved
-		case desired == nil:
-			desired = head
+		var existing func() map[string]any
+		if uses.Object && name != "" {
+			existing = func() map[string]any { return r.existing(ctx, gvk, ns, name) }
+		}
+		var skip bool
+		var failed *templateOutcome
+		desired, skip, failed = def.forObject(tpl, desired, uses.ObjectNamespace || uses.ObjectName || uses.Object, existing, name, ns)
+		if failed != nil {
+			return *failed
+		}
+		if skip {
+			skipped++
+			continue
 		}
 		obj, err := def.placed(desired, ns)
 		if err != nil {
@@ -450,12 +445,25 @@ type definition struct {
 	name string
 }
 
-// resolve resolves the managed-cluster templates of the definition for the
-// object ns/name (existing: that object, for .Object; nil when unknown).
-// skip is true when the template called skipObject; failed, when set, is the
-// template's outcome.
-func (d definition) resolve(tpl *templating, existing map[string]any, name, ns string) (obj *unstructured.Unstructured, skip bool, failed *templateOutcome) {
-	res, err := templates.ResolveObjectDefinition(tpl.resolver, d.raw, templates.ObjectContext(existing, name, ns), tpl.options)
+// forObject is the definition for the object ns/name. Without templates it
+// is the definition as written. With templates, they are resolved when
+// nothing was resolved yet (previous is nil) or again is true (the templates
+// read the object), else previous is kept; existing, when not nil, reads the
+// object for .Object. skip is true when the template called skipObject
+// (obj is then nil); failed, when set, is the template's outcome.
+func (d definition) forObject(tpl *templating, previous *unstructured.Unstructured, again bool, existing func() map[string]any, name, ns string) (
+	obj *unstructured.Unstructured, skip bool, failed *templateOutcome) {
+	switch {
+	case !d.templated:
+		return d.head, false, nil
+	case previous != nil && !again:
+		return previous, false, nil
+	}
+	var current map[string]any
+	if existing != nil {
+		current = existing()
+	}
+	res, err := templates.ResolveObjectDefinition(tpl.resolver, d.raw, templates.ObjectContext(current, name, ns), tpl.options)
 	if err != nil {
 		return nil, false, &templateOutcome{message: templates.ErrorMessage(err), incomplete: true}
 	}
@@ -521,20 +529,15 @@ func (r *ConfigurationPolicyReconciler) evaluateSelected(ctx context.Context, d 
 		}
 		for j := range list.Items {
 			live := &list.Items[j]
-			switch {
-			case d.templated && (desired == nil || perObject):
-				resolved, skip, failed := d.resolve(tpl, templateObject(live), live.GetName(), ns)
-				if failed != nil {
-					return *failed
-				}
-				if skip {
-					skipped++
-					desired = nil
-					continue
-				}
-				desired = resolved
-			case desired == nil:
-				desired = d.head
+			var skip bool
+			var failed *templateOutcome
+			desired, skip, failed = d.forObject(tpl, desired, perObject, func() map[string]any { return templateObject(live) }, live.GetName(), ns)
+			if failed != nil {
+				return *failed
+			}
+			if skip {
+				skipped++
+				continue
 			}
 			obj, err := d.placed(desired, live.GetNamespace())
 			if err != nil {
