@@ -367,7 +367,7 @@ func (r *ConfigurationPolicyReconciler) evaluate(ctx context.Context, cp *policy
 	if err != nil {
 		return violation("%v", err)
 	}
-	def := definition{index: i, field: field, raw: raw, head: head, templated: templated, resource: resource, namespaced: namespaced,
+	def := definition{index: i, field: field, raw: raw, head: head, templated: templated, gvk: gvk, resource: resource, namespaced: namespaced,
 		namespaceSelected: !selectorEmpty(cp.Spec.NamespaceSelector), name: name}
 	if selecting {
 		return r.evaluateSelected(ctx, def, targetNamespaces, selector, ct, mct, enforce, tpl)
@@ -436,6 +436,7 @@ type definition struct {
 	head *unstructured.Unstructured
 	// templated is true when it has managed-cluster templates to resolve.
 	templated bool
+	gvk       schema.GroupVersionKind
 	// resource is the plural resource name of its kind.
 	resource   string
 	namespaced bool
@@ -498,7 +499,7 @@ func (d definition) placed(desired *unstructured.Unstructured, ns string) (*unst
 			return nil, errors.New("The object definition's namespace must match the result from the namespace selector after template resolution")
 		}
 		if obj.GetNamespace() == "" {
-			return nil, fmt.Errorf("namespaced object %s of kind %s has no namespace specified after template resolution", d.name, obj.GetKind())
+			return nil, fmt.Errorf("namespaced object %s of kind %s has no namespace specified after template resolution", d.name, d.gvk.Kind)
 		}
 	}
 	return obj, nil
@@ -509,7 +510,7 @@ func (d definition) placed(desired *unstructured.Unstructured, ns string) (*unst
 // selects in namespaces, each with the definition resolved for it.
 func (r *ConfigurationPolicyReconciler) evaluateSelected(ctx context.Context, d definition, namespaces []string, selector labels.Selector,
 	ct, mct policyv1.ComplianceType, enforce bool, tpl *templating) templateOutcome {
-	gvk := d.head.GroupVersionKind()
+	gvk := d.gvk
 	uses := templates.ContextUses(d.raw)
 	perObject := uses.Object || uses.ObjectName || uses.ObjectNamespace
 	var selected []configpolicy.Selected
