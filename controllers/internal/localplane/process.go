@@ -38,6 +38,7 @@ func StartProcess(name, target string, args, env []string) (*Process, error) {
 	cmd := exec.CommandContext(runCtx, binary, args...)
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Stdout, cmd.Stderr = p, p
+	dieWithParent(cmd)
 	if err := cmd.Start(); err != nil {
 		cancel()
 		return nil, err

@@ -1,13 +1,15 @@
 // Package olme2e is the end-to-end test of the OperatorPolicy controller with
-// the REAL OLM: olm-operator and catalog-operator (bin/, built by `make
-// olm-binaries`) against a local API server (package localplane), and `opm
-// serve` serving the file-based catalog of examples/olm-catalog, whose bundles
-// are embedded (image "" and olm.bundle.object properties), so that no bundle
-// unpack Job (which needs a kubelet) is made.
+// the REAL OLM, as localplane.StartOLM runs it: olm-operator and
+// catalog-operator (bin/, built by `make olm-binaries`) against a local API
+// server, and `opm serve` serving the file-based catalog of
+// examples/olm-catalog, whose bundles are embedded (image "" and
+// olm.bundle.object properties), so that no bundle unpack Job (which needs a
+// kubelet) is made.
 //
 // There is no kube-controller-manager and no kubelet: a test-only stand-in
-// writes each Deployment's status as the deployment controller would once
-// its pods run, which is what OLM waits for before a CSV succeeds.
+// (localplane.DeploymentStatusStandIn) writes each Deployment's status as the
+// deployment controller would once its pods run, which is what OLM waits for
+// before a CSV succeeds.
 //
 // TestRealOLM runs only with FLEETPOLICY_E2E_OLM=1 (`make e2e-olm` sets it);
 // without it, it skips. TestCatalogIsTheBundles always runs: the catalog must

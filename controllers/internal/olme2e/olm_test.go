@@ -5,23 +5,18 @@ package olme2e
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/go-logr/logr"
 	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
-	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -50,19 +45,6 @@ func TestRealOLM(t *testing.T) {
 	began := time.Now()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	root, err := localplane.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin := func(name string) string {
-		path := filepath.Join(root, "bin", name)
-		if _, err := os.Stat(path); err != nil {
-			t.Fatalf("%s: %v (run `make olm-binaries`)", path, err)
-		}
-		return path
-	}
-	olmOperator, catalogOperator, opm := bin("olm-operator"), bin("catalog-operator"), bin("opm")
-
 	plane, err := localplane.Start("olm-e2e")
 	if err != nil {
 		t.Fatal(err)
@@ -73,47 +55,22 @@ func TestRealOLM(t *testing.T) {
 		}
 	})
 	c := plane.Client
-	if err := localplane.EnsureNamespace(ctx, c, "olm"); err != nil {
-		t.Fatal(err)
-	}
 	mark := phases(t, began)
 	mark("API server up")
 
-	// The catalog, then OLM. Both OLM binaries bind :8080 for metrics and
-	// health, with no flag to move it: the second one logs the bind error and
-	// carries on, which is all this test needs of them.
-	port := freePort(t)
-	cacheDir := t.TempDir()
-	startProcess(t, "opm", opm, nil, "serve", filepath.Join(exampleDir(t), "catalog"),
-		"--port", strconv.Itoa(port), "--pprof-addr", "",
-		"--cache-dir", cacheDir, "--cache-enforce-integrity=false",
-		"--termination-log", filepath.Join(t.TempDir(), "termination-log"))
-	kubeconfig := "KUBECONFIG=" + plane.KubeconfigPath
-	// OLM resolves a namespace again on its wakeup interval: an upgrade that
-	// resolved while the old CSV still existed reports ResolutionFailed
-	// (ConstraintsNotSatisfiable) until then, 15 minutes by default.
-	startProcess(t, "catalog-operator", catalogOperator, []string{kubeconfig}, "--namespace", "olm", "--interval", "20s")
-	startProcess(t, "olm-operator", olmOperator, []string{kubeconfig}, "--namespace", "olm")
-
-	catalogSource := readExample(t, "catalogsource.yaml")
-	if err := unstructured.SetNestedField(catalogSource.Object, fmt.Sprintf("127.0.0.1:%d", port), "spec", "address"); err != nil {
+	olm, err := localplane.StartOLM(ctx, plane)
+	if err != nil {
 		t.Fatal(err)
 	}
-	apply(t, c, catalogSource)
-	localplane.Eventually(t, 2*time.Minute, "the CatalogSource is READY", func() string {
-		cs := &operatorsv1alpha1.CatalogSource{}
-		if err := c.Get(ctx, client.ObjectKeyFromObject(catalogSource), cs); err != nil {
-			return err.Error()
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("last lines of OLM's logs:\n%s", olm.LogTail(40))
 		}
-		if cs.Status.GRPCConnectionState == nil || cs.Status.GRPCConnectionState.LastObservedState != "READY" {
-			return fmt.Sprintf("connection state %+v", cs.Status.GRPCConnectionState)
-		}
-		return ""
+		olm.Stop()
 	})
 	mark("OLM up, catalog READY")
 
-	// The OperatorPolicy controller, and the stand-in for the deployment
-	// controller and kubelet.
+	// The OperatorPolicy controller.
 	ctrl.SetLogger(logr.Discard())
 	mgr, err := ctrl.NewManager(plane.Config, ctrl.Options{
 		Scheme:                 scheme.New(),
@@ -124,10 +81,6 @@ func TestRealOLM(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := operatorpolicy.Setup(mgr, operatorpolicy.Options{}); err != nil {
-		t.Fatal(err)
-	}
-	if err := ctrl.NewControllerManagedBy(mgr).Named("deployment-status-stand-in").
-		For(&appsv1.Deployment{}).Complete(&deploymentStatusStandIn{client: mgr.GetClient()}); err != nil {
 		t.Fatal(err)
 	}
 	stopped := make(chan struct{})
@@ -206,43 +159,6 @@ func phases(t *testing.T, began time.Time) func(string) {
 		t.Logf("%-32s %6.1fs (total %6.1fs)", what, now.Sub(last).Seconds(), now.Sub(began).Seconds())
 		last = now
 	}
-}
-
-// deploymentStatusStandIn is a TEST-ONLY stand-in for the deployment
-// controller and the kubelet, which a bare API server lacks: it writes the
-// status of a Deployment whose pods would all be running.
-type deploymentStatusStandIn struct{ client client.Client }
-
-func (d *deploymentStatusStandIn) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	dep := &appsv1.Deployment{}
-	if err := d.client.Get(ctx, req.NamespacedName, dep); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
-	}
-	replicas := ptr.Deref(dep.Spec.Replicas, 1)
-	if dep.Status.ObservedGeneration >= dep.Generation && dep.Status.AvailableReplicas == replicas && dep.Status.UpdatedReplicas == replicas {
-		return ctrl.Result{}, nil
-	}
-	now := metav1.Now()
-	dep.Status = appsv1.DeploymentStatus{
-		ObservedGeneration: dep.Generation,
-		Replicas:           replicas, UpdatedReplicas: replicas, ReadyReplicas: replicas, AvailableReplicas: replicas,
-		Conditions: []appsv1.DeploymentCondition{
-			{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionTrue, Reason: "MinimumReplicasAvailable", LastUpdateTime: now, LastTransitionTime: now},
-			{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionTrue, Reason: "NewReplicaSetAvailable", LastUpdateTime: now, LastTransitionTime: now},
-		},
-	}
-	return ctrl.Result{}, client.IgnoreNotFound(d.client.Status().Update(ctx, dep))
-}
-
-// freePort is a TCP port nothing listens on now.
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
 
 // readExample reads the one object of a manifest of examples/olm-catalog.
