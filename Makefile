@@ -169,7 +169,7 @@ generate: $(CONTROLLER_GEN) ## Regenerate deepcopy code and CRDs (ours from shar
 	@cfg=$$(go mod download -json open-cluster-management.io/config-policy-controller@$(OCM_POLICY_VERSION) | sed -n 's/^\t"Dir": "\(.*\)",$$/\1/p'); \
 	  install -m 0644 $$cfg/deploy/crds/policy.open-cluster-management.io_*.yaml $(OCM_POLICY_CRDS_DIR)/
 	@prop=$$(go mod download -json open-cluster-management.io/governance-policy-propagator@$(OCM_POLICY_VERSION) | sed -n 's/^\t"Dir": "\(.*\)",$$/\1/p'); \
-	  for k in policies policysets placementbindings; do install -m 0644 $$prop/deploy/crds/policy.open-cluster-management.io_$$k.yaml $(OCM_POLICY_CRDS_DIR)/; done
+	  for k in policies policysets placementbindings policyautomations; do install -m 0644 $$prop/deploy/crds/policy.open-cluster-management.io_$$k.yaml $(OCM_POLICY_CRDS_DIR)/; done
 	@sub=$$(go mod download -json open-cluster-management.io/multicloud-operators-subscription@$(OCM_SUBSCRIPTION_VERSION) | sed -n 's/^\t"Dir": "\(.*\)",$$/\1/p'); \
 	  install -m 0644 $$sub/deploy/hub-common/apps.open-cluster-management.io_placementrules_crd.yaml $(OCM_POLICY_CRDS_DIR)/apps.open-cluster-management.io_placementrules.yaml
 

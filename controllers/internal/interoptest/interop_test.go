@@ -9,9 +9,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
@@ -48,6 +46,45 @@ func (s *ocmSpoke) logs() string {
 // starts OCM's framework add-on and config-policy-controller against it.
 func startOCMSpoke(t *testing.T, hubPlane, plane *localplane.Plane, cluster string) *ocmSpoke {
 	t.Helper()
+	hubKubeconfig := hubIdentity(t, hubPlane, cluster)
+	installOCMCRDs(t, plane)
+	if err := localplane.EnsureNamespace(context.Background(), plane.Client, cluster); err != nil {
+		t.Fatal(err)
+	}
+
+	s := &ocmSpoke{name: cluster, plane: plane}
+	addonArgs := []string{"--hub-cluster-configfile=" + hubKubeconfig, "--managed-cluster-configfile=" + plane.KubeconfigPath,
+		"--cluster-namespace=" + cluster, "--leader-elect=false", "--disable-gatekeeper-sync", "--enable-lease=false"}
+	configArgs := []string{"controller", "--cluster-name=" + cluster, "--leader-elect=false", "--enable-lease=false",
+		"--enable-operator-policy=false"}
+	for _, args := range []*[]string{&addonArgs, &configArgs} {
+		*args = append(*args, listenerFlags(t)...)
+	}
+	local := []string{"OSDK_FORCE_RUN_MODE=local", "KUBECONFIG=" + plane.KubeconfigPath, "WATCH_NAMESPACE=" + cluster}
+	var err error
+	if s.addon, err = localplane.StartProcess("ocm-framework-addon", "ocm-policy-binaries", addonArgs, local); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.addon.Stop)
+	if s.configs, err = localplane.StartProcess("ocm-config-policy-controller", "ocm-policy-binaries", configArgs, local); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.configs.Stop)
+	return s
+}
+
+// managed is the view the hops take of a managed cluster's API server,
+// whichever agents run there.
+func (s *ocmSpoke) managed() managedCluster {
+	return managedCluster{name: s.name, client: s.plane.Client, logs: s.logs}
+}
+
+// hubIdentity registers cluster on the hub, gives it the hub identity
+// manifests/spoke/hub documents (the ServiceAccount fleetpolicy-spoke of the
+// cluster's namespace and its Role) and returns a kubeconfig that reaches the
+// hub as that identity, with a token: no admin.
+func hubIdentity(t *testing.T, hubPlane *localplane.Plane, cluster string) string {
+	t.Helper()
 	ctx := context.Background()
 	root, err := localplane.RepoRoot()
 	if err != nil {
@@ -61,8 +98,17 @@ func startOCMSpoke(t *testing.T, hubPlane, plane *localplane.Plane, cluster stri
 	if err != nil {
 		t.Fatal(err)
 	}
-	hubKubeconfig := tokenKubeconfig(t, hubPlane, token)
+	return tokenKubeconfig(t, hubPlane, token)
+}
 
+// installOCMCRDs applies OCM v0.19.0's policy CRDs (ocmCRDs) on plane, in
+// place of fleetpolicy's.
+func installOCMCRDs(t *testing.T, plane *localplane.Plane) {
+	t.Helper()
+	root, err := localplane.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
 	crds, err := localplane.ManifestFiles(filepath.Join(root, ocmCRDs))
 	if err != nil {
 		t.Fatal(err)
@@ -70,36 +116,21 @@ func startOCMSpoke(t *testing.T, hubPlane, plane *localplane.Plane, cluster stri
 	for _, f := range crds {
 		applyFile(t, plane.Client, f, "")
 	}
-	if err := localplane.EnsureNamespace(ctx, plane.Client, cluster); err != nil {
-		t.Fatal(err)
-	}
+}
 
-	s := &ocmSpoke{name: cluster, plane: plane}
-	addonArgs := []string{"--hub-cluster-configfile=" + hubKubeconfig, "--managed-cluster-configfile=" + plane.KubeconfigPath,
-		"--cluster-namespace=" + cluster, "--leader-elect=false", "--disable-gatekeeper-sync", "--enable-lease=false"}
-	configArgs := []string{"controller", "--cluster-name=" + cluster, "--leader-elect=false", "--enable-lease=false",
-		"--enable-operator-policy=false"}
-	for _, args := range []*[]string{&addonArgs, &configArgs} {
-		probe, err := localplane.FreeAddress()
-		if err != nil {
-			t.Fatal(err)
-		}
-		metrics, err := localplane.FreeAddress()
-		if err != nil {
-			t.Fatal(err)
-		}
-		*args = append(*args, "--health-probe-bind-address="+probe, "--metrics-bind-address="+metrics)
-	}
-	local := []string{"OSDK_FORCE_RUN_MODE=local", "KUBECONFIG=" + plane.KubeconfigPath, "WATCH_NAMESPACE=" + cluster}
-	if s.addon, err = localplane.StartProcess("ocm-framework-addon", "ocm-policy-binaries", addonArgs, local); err != nil {
+// listenerFlags are the probe and metrics address flags of an upstream
+// controller, on free local ports.
+func listenerFlags(t *testing.T) []string {
+	t.Helper()
+	probe, err := localplane.FreeAddress()
+	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(s.addon.Stop)
-	if s.configs, err = localplane.StartProcess("ocm-config-policy-controller", "ocm-policy-binaries", configArgs, local); err != nil {
+	metrics, err := localplane.FreeAddress()
+	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(s.configs.Stop)
-	return s
+	return []string{"--health-probe-bind-address=" + probe, "--metrics-bind-address=" + metrics}
 }
 
 // applyFile applies a manifest file, in namespace when not empty.
@@ -160,16 +191,13 @@ func TestFleetpolicyHubWithOCMSpoke(t *testing.T) {
 	hubtest.Start(t, fleet.Hub.Config, nil)
 	clusters := []string{"cluster1", "cluster2"}
 	spokes := make([]*ocmSpoke, len(clusters))
+	managed := make([]managedCluster, len(clusters))
 	for i, cluster := range clusters {
 		spokes[i] = startOCMSpoke(t, fleet.Hub, fleet.Spokes[i], cluster)
+		managed[i] = spokes[i].managed()
 	}
-	allLogs := func() string {
-		var out []string
-		for _, s := range spokes {
-			out = append(out, s.logs())
-		}
-		return strings.Join(out, "\n")
-	}
+	allLogs := func() string { return joinLogs(managed) }
+	a := agents{hub: "fleetpolicy hub", spoke: "OCM add-on", evaluator: "config-policy-controller"}
 
 	if err := localplane.EnsureNamespace(ctx, hubClient, "interop"); err != nil {
 		t.Fatal(err)
@@ -179,57 +207,14 @@ func TestFleetpolicyHubWithOCMSpoke(t *testing.T) {
 	applyPolicy(t, hubClient, "q", "enforce", "{type: ProgressivePerGroup}",
 		"\n  - {apiVersion: policy.open-cluster-management.io/v1, kind: Policy, name: p, compliance: Compliant}",
 		[]string{"cluster1"}, []string{"cluster2"})
-	for i, cluster := range clusters {
-		localplane.Eventually(t, hopTimeout, fmt.Sprintf("hop \"dependency gating (q Pending while p is missing)\" on %s", cluster), func() string {
-			r := &policyv1.Policy{}
-			if err := hubClient.Get(ctx, client.ObjectKey{Namespace: cluster, Name: "interop.q"}, r); err != nil {
-				return err.Error()
-			}
-			if r.Status.ComplianceState != policyv1.Pending {
-				return fmt.Sprintf("replica q status %+v\n%s", r.Status, spokes[i].logs())
-			}
-			return ""
-		})
+	for _, m := range managed {
+		checkReplicaCompliance(t, hubClient, m, "q", policyv1.Pending, "dependency gating (OCM add-on: q Pending while p is missing)")
 	}
 	applyPolicy(t, hubClient, "p", "enforce", "{type: Progressive, progressive: {maxConcurrency: 1}}", " []", clusters)
 
-	configPolicy := schema.GroupVersionKind{Group: "policy.open-cluster-management.io", Version: "v1", Kind: "ConfigurationPolicy"}
 	for i, cluster := range clusters {
-		managed := spokes[i].plane.Client
-		hop := func(name string, check func() string) {
-			t.Helper()
-			localplane.Eventually(t, hopTimeout, fmt.Sprintf("hop %q on %s", name, cluster), func() string {
-				if msg := check(); msg != "" {
-					return msg + "\n" + spokes[i].logs()
-				}
-				return ""
-			})
-		}
-		hop("replication (fleetpolicy hub -> replica on the hub)", func() string {
-			return errString(hubClient.Get(ctx, client.ObjectKey{Namespace: cluster, Name: "interop.p"}, &policyv1.Policy{}))
-		})
-		hop("spec sync (OCM add-on: replica -> managed cluster Policy)", func() string {
-			return errString(managed.Get(ctx, client.ObjectKey{Namespace: cluster, Name: "interop.p"}, &policyv1.Policy{}))
-		})
-		hop("template sync (OCM add-on: Policy -> ConfigurationPolicy)", func() string {
-			u := &unstructured.Unstructured{}
-			u.SetGroupVersionKind(configPolicy)
-			return errString(managed.Get(ctx, client.ObjectKey{Namespace: cluster, Name: "p-template"}, u))
-		})
-		hop("enforcement (config-policy-controller creates the ConfigMap)", func() string {
-			return errString(managed.Get(ctx, client.ObjectKey{Namespace: "default", Name: "p-enforced"}, &corev1.ConfigMap{}))
-		})
-		hop("status sync (OCM add-on: compliance -> hub replica)", func() string {
-			r := &policyv1.Policy{}
-			if err := hubClient.Get(ctx, client.ObjectKey{Namespace: cluster, Name: "interop.p"}, r); err != nil {
-				return err.Error()
-			}
-			if r.Status.ComplianceState != policyv1.Compliant || len(r.Status.Details) == 0 || len(r.Status.Details[0].History) == 0 {
-				return fmt.Sprintf("replica status %+v", r.Status)
-			}
-			return ""
-		})
-		hop("status sync Event on the hub (OCM add-on writes events.k8s.io Events with the hub Role)", func() string {
+		checkPolicyReaches(t, hubClient, managed[i], a, "p")
+		hop(t, managed[i], "status sync Event on the hub (OCM add-on writes events.k8s.io Events with the hub Role)", func() string {
 			events := &corev1.EventList{}
 			if err := hubClient.List(ctx, events, client.InNamespace(cluster)); err != nil {
 				return err.Error()
@@ -282,69 +267,12 @@ func TestFleetpolicyHubWithOCMSpoke(t *testing.T) {
 
 	// Selective enforcement: s informs everywhere but a binding with
 	// bindingOverrides and subFilter restricted enforces it on cluster1 only.
-	applyPolicy(t, hubClient, "s", "inform", "{}", " []", clusters)
-	applyPlacement(t, hubClient, "s-enforce", []string{"cluster1"})
-	if err := localplane.ApplyManifests(ctx, hubClient, t.Name()+"/s-override", `
-apiVersion: policy.open-cluster-management.io/v1
-kind: PlacementBinding
-metadata: {name: s-override, namespace: interop}
-placementRef: {apiGroup: cluster.open-cluster-management.io, kind: Placement, name: s-enforce}
-subjects: [{apiGroup: policy.open-cluster-management.io, kind: Policy, name: s}]
-bindingOverrides: {remediationAction: Enforce}
-subFilter: restricted
-`); err != nil {
-		t.Fatal(err)
-	}
-	localplane.Eventually(t, hopTimeout, "hop \"selective enforcement (bindingOverrides + subFilter: enforced on cluster1, informed on cluster2)\"", func() string {
-		enforced := spokes[0].plane.Client.Get(ctx, client.ObjectKey{Namespace: "default", Name: "s-enforced"}, &corev1.ConfigMap{})
-		informed := &policyv1.Policy{}
-		if err := hubClient.Get(ctx, client.ObjectKey{Namespace: "cluster2", Name: "interop.s"}, informed); err != nil {
-			return err.Error()
-		}
-		if enforced != nil || informed.Status.ComplianceState != policyv1.NonCompliant {
-			return fmt.Sprintf("cluster1 ConfigMap: %v; cluster2 replica %s %+v\n%s", enforced, informed.Spec.RemediationAction, informed.Status, allLogs())
-		}
-		return ""
-	})
-	if err := spokes[1].plane.Client.Get(ctx, client.ObjectKey{Namespace: "default", Name: "s-enforced"}, &corev1.ConfigMap{}); !apierrors.IsNotFound(err) {
-		t.Fatalf("hop \"selective enforcement\": cluster2 was enforced (ConfigMap: %v)", err)
-	}
+	checkSelectiveEnforcement(t, hubClient, managed[0], managed[1], a)
 
 	// cluster2 leaves the placement: its replica goes, and its add-on removes the
 	// managed cluster's Policy; cluster1 keeps both.
-	decision := &clusterv1beta1.PlacementDecision{}
-	if err := hubClient.Get(ctx, client.ObjectKey{Namespace: "interop", Name: "p-decision-0"}, decision); err != nil {
-		t.Fatal(err)
-	}
-	decision.Status.Decisions = decision.Status.Decisions[:1]
-	if err := hubClient.Status().Update(ctx, decision); err != nil {
-		t.Fatal(err)
-	}
-	localplane.Eventually(t, hopTimeout, "hop \"cluster removed from the placement (its replica and managed Policy removed)\"", func() string {
-		hubErr := hubClient.Get(ctx, client.ObjectKey{Namespace: "cluster2", Name: "interop.p"}, &policyv1.Policy{})
-		managedErr := spokes[1].plane.Client.Get(ctx, client.ObjectKey{Namespace: "cluster2", Name: "interop.p"}, &policyv1.Policy{})
-		if !apierrors.IsNotFound(hubErr) || !apierrors.IsNotFound(managedErr) {
-			return fmt.Sprintf("cluster2 replica: %v; managed Policy: %v\n%s", hubErr, managedErr, spokes[1].logs())
-		}
-		kept := spokes[0].plane.Client.Get(ctx, client.ObjectKey{Namespace: "cluster1", Name: "interop.p"}, &policyv1.Policy{})
-		return errString(kept)
-	})
-
-	root := &policyv1.Policy{}
-	root.Namespace, root.Name = "interop", "p"
-	if err := hubClient.Delete(ctx, root); err != nil {
-		t.Fatal(err)
-	}
-	for i, cluster := range clusters {
-		localplane.Eventually(t, hopTimeout, fmt.Sprintf("hop \"root deletion (replica and managed Policy removed)\" on %s", cluster), func() string {
-			hubErr := hubClient.Get(ctx, client.ObjectKey{Namespace: cluster, Name: "interop.p"}, &policyv1.Policy{})
-			managedErr := spokes[i].plane.Client.Get(ctx, client.ObjectKey{Namespace: cluster, Name: "interop.p"}, &policyv1.Policy{})
-			if !apierrors.IsNotFound(hubErr) || !apierrors.IsNotFound(managedErr) {
-				return fmt.Sprintf("hub replica: %v; managed Policy: %v\n%s", hubErr, managedErr, spokes[i].logs())
-			}
-			return ""
-		})
-	}
+	checkClusterLeavesPlacement(t, hubClient, managed[1], managed[:1], a)
+	checkRootDeletion(t, hubClient, managed, a)
 }
 
 // applyPlacement applies, in namespace interop, a Placement name whose decision
@@ -381,8 +309,8 @@ spec: {}
 }
 
 // applyPolicy applies, in namespace interop, a Policy name with the
-// remediationAction (action), rolloutStrategy and dependencies given (YAML
-// flow), whose one ConfigurationPolicy <name>-template makes ConfigMap
+// remediationAction (action), rolloutStrategy (none when "") and dependencies
+// given (YAML flow), whose one ConfigurationPolicy <name>-template makes ConfigMap
 // default/<name>-enforced, bound to a Placement <name> (applyPlacement) whose
 // decision groups are groups.
 func applyPolicy(t *testing.T, c client.Client, name, action, strategy, dependencies string, groups ...[]string) {
@@ -401,8 +329,7 @@ kind: Policy
 metadata: {name: %[1]s, namespace: interop}
 spec:
   disabled: false
-  remediationAction: %[4]s
-  rolloutStrategy: %[2]s
+  remediationAction: %[4]s%[2]s
   dependencies:%[3]s
   policy-templates:
   - objectDefinition:
@@ -418,10 +345,18 @@ spec:
             kind: ConfigMap
             metadata: {name: %[1]s-enforced, namespace: default}
             data: {k: v}
-`, name, strategy, dependencies, action)
+`, name, strategyField(strategy), dependencies, action)
 	if err := localplane.ApplyManifests(context.Background(), c, t.Name()+"/"+name, doc.String()); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// strategyField is the rolloutStrategy line of a Policy spec, none for "".
+func strategyField(strategy string) string {
+	if strategy == "" {
+		return ""
+	}
+	return "\n  rolloutStrategy: " + strategy
 }
 
 func errString(err error) string {
