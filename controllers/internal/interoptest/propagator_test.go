@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -26,6 +27,12 @@ type fleetpolicySpoke struct {
 
 func (s *fleetpolicySpoke) logs() string {
 	return fmt.Sprintf("--- %s fleetpolicy-spoke:\n%s", s.name, s.spoke.LogTail(15))
+}
+
+// droppedObservedGeneration counts the hub's warnings, in the spoke's log,
+// that it dropped a status.observedGeneration the spoke wrote.
+func (s *fleetpolicySpoke) droppedObservedGeneration() int {
+	return strings.Count(s.spoke.Log(), `unknown field \"status.observedGeneration\"`)
 }
 
 func (s *fleetpolicySpoke) managed() managedCluster {
@@ -75,12 +82,13 @@ func TestOCMPropagatorWithFleetpolicySpoke(t *testing.T) {
 	installOCMCRDs(t, fleet.Hub)
 	propagator := startOCMPropagator(t, fleet.Hub)
 	clusters := []string{"cluster1", "cluster2"}
+	spokes := make([]*fleetpolicySpoke, len(clusters))
 	managed := make([]managedCluster, len(clusters))
 	for i, cluster := range clusters {
 		s := startFleetpolicySpoke(t, fleet.Hub, fleet.Spokes[i], cluster)
 		m := s.managed()
 		m.logs = func() string { return s.logs() + "\n--- propagator:\n" + propagator.LogTail(15) }
-		managed[i] = m
+		spokes[i], managed[i] = s, m
 	}
 	// Real OLM on cluster1, for the OperatorPolicy; it starts while the
 	// other subtests run.
@@ -111,6 +119,22 @@ func TestOCMPropagatorWithFleetpolicySpoke(t *testing.T) {
 			checkPolicyReaches(t, hubClient, m, a, "p")
 		}
 		checkRootStatus(t, hubClient, "p", a, managed, map[string]policyv1.ComplianceState{"cluster1": policyv1.Compliant, "cluster2": policyv1.Compliant})
+	})
+
+	// OCM's Policy CRD has no status.observedGeneration: the API server drops
+	// it with a warning, which the spoke logs. Once it has seen it dropped,
+	// the spoke no longer sends it.
+	dropped := make([]int, len(spokes))
+	for i, s := range spokes {
+		dropped[i] = s.droppedObservedGeneration()
+	}
+	defer t.Run("hub status sync sends only fields of OCM's Policy CRD", func(t *testing.T) {
+		for i, s := range spokes {
+			if n := s.droppedObservedGeneration(); n != dropped[i] {
+				t.Errorf("hop \"status sync (fleetpolicy spoke: no status.observedGeneration to a hub that drops it)\" on %s: "+
+					"%d more writes of it were dropped after the first were", s.name, n-dropped[i])
+			}
+		}
 	})
 
 	t.Run("dependencies", func(t *testing.T) {

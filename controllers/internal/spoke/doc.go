@@ -41,7 +41,9 @@
 //   - Hub status sync copies that status to the hub replica, a burst of changes
 //     at once, with observedGeneration translated to the hub replica's
 //     generation the copy was made from, leaving rolloutStatus (the hub's)
-//     alone; the compliance events the hub has not seen are copied there.
+//     alone; the compliance events the hub has not seen are copied there. A
+//     hub whose Policy CRD lacks status.observedGeneration (OCM's) drops it
+//     with a warning; once a write shows that, it is no longer sent.
 //   - Secret sync copies the hub's policy-encryption-key Secret of the cluster
 //     namespace (data only) to the same namespace of the managed cluster,
 //     updates it when the hub's changes and deletes it when the hub's goes, as

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -25,11 +26,18 @@ import (
 // the compliance events the hub has not seen copied to the hub. Fields the hub
 // owns (rolloutStatus) are left alone. A burst of changes to one policy is
 // copied once, Options.HubStatusDelay after the first (see enqueueAfter).
+//
+// A hub whose Policy CRD has no status.observedGeneration (OCM's, under OCM's
+// propagator) drops the field, with a warning: once a write shows it dropped,
+// the field is no longer sent, as OCM's framework add-on never sends it.
 type HubStatusSync struct {
 	Managed client.Client
 	Hub     client.Client
 
 	events *eventWriter
+	// hubDropsObservedGeneration is set once the hub dropped a written
+	// status.observedGeneration.
+	hubDropsObservedGeneration atomic.Bool
 }
 
 // Reconcile copies one policy's status to the hub.
@@ -52,7 +60,7 @@ func (s *HubStatusSync) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 	for i, d := range copied.Status.Details {
 		status.Details[i] = d.DeepCopy()
 	}
-	if copied.Status.ObservedGeneration == copied.Generation {
+	if copied.Status.ObservedGeneration == copied.Generation && !s.hubDropsObservedGeneration.Load() {
 		if g, err := strconv.ParseInt(copied.Annotations[annotationHubGeneration], 10, 64); err == nil {
 			status.ObservedGeneration = g
 		}
@@ -65,6 +73,9 @@ func (s *HubStatusSync) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 	err := s.Hub.Status().Patch(ctx, updated, client.MergeFrom(replica))
 	if apierrors.IsNotFound(err) {
 		return ctrl.Result{}, nil
+	}
+	if err == nil && status.ObservedGeneration != replica.Status.ObservedGeneration && updated.Status.ObservedGeneration != status.ObservedGeneration {
+		s.hubDropsObservedGeneration.Store(true)
 	}
 	return ctrl.Result{}, err
 }
