@@ -10,6 +10,8 @@ import (
 
 	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
@@ -111,6 +113,7 @@ func TestOCMPropagatorWithFleetpolicySpoke(t *testing.T) {
 	applyPolicy(t, hubClient, "q", "enforce", "",
 		"\n  - {apiVersion: policy.open-cluster-management.io/v1, kind: Policy, name: d, compliance: Compliant}", clusters)
 	applyPolicy(t, hubClient, "p", "enforce", "", " []", clusters)
+	applyPolicy(t, hubClient, "herr", "enforce", "", " []", clusters)
 	applyPolicy(t, hubClient, "inset", "enforce", "", " []") // bound to no cluster but through its PolicySet
 	applyPolicySet(t, hubClient, "set", "inset", clusters)
 
@@ -152,25 +155,45 @@ func TestOCMPropagatorWithFleetpolicySpoke(t *testing.T) {
 	})
 
 	t.Run("spec change with a hub template", func(t *testing.T) {
-		// The root's ConfigMap now carries a hub template the propagator
-		// resolves per cluster.
-		root := &policyv1.Policy{}
-		if err := hubClient.Get(ctx, client.ObjectKey{Namespace: "interop", Name: "p"}, root); err != nil {
-			t.Fatal(err)
-		}
-		def := &root.Spec.PolicyTemplates[0].ObjectDefinition
-		def.Raw = bytes.Replace(def.Raw, []byte(`"k":"v"`), []byte(`"k":"{{hub .ManagedClusterName hub}}"`), 1)
-		if err := hubClient.Update(ctx, root); err != nil {
-			t.Fatal(err)
-		}
+		// The root's ConfigMap now carries hub templates the propagator
+		// resolves per cluster: one value in the clear, one encrypted with
+		// the cluster's policy-encryption-key, which the spoke copies with
+		// its hub Role and decrypts.
+		editConfigMapData(t, hubClient, "p", `"k":"{{hub .ManagedClusterName hub}}","protected":"{{hub \"s3cret\" | protect hub}}"`)
 		for _, m := range managed {
-			hop(t, m, "spec sync of a change (OCM propagator resolves the hub template into the replica -> fleetpolicy spoke updates and enforces)", func() string {
+			hop(t, m, "spec sync of a change (OCM propagator resolves the hub templates into the replica, encrypting one -> "+
+				"fleetpolicy spoke updates, decrypts and enforces)", func() string {
 				cm := &corev1.ConfigMap{}
 				if err := m.client.Get(ctx, client.ObjectKey{Namespace: "default", Name: "p-enforced"}, cm); err != nil {
 					return err.Error()
 				}
-				if cm.Data["k"] != m.name {
-					return fmt.Sprintf("ConfigMap data %v, want k: %s", cm.Data, m.name)
+				if cm.Data["k"] != m.name || cm.Data["protected"] != "s3cret" {
+					return fmt.Sprintf("ConfigMap data %v, want k: %s, protected: s3cret; %s; %s", cm.Data, m.name, policyState(m, "p"), configPolicyState(m, "p-template"))
+				}
+				return ""
+			})
+		}
+	})
+
+	t.Run("hub template error", func(t *testing.T) {
+		// A hub template the propagator cannot resolve: it marks the
+		// replica's template with its hub-templates-error annotation, which
+		// the spoke reports instead of creating the template.
+		editConfigMapData(t, hubClient, "herr", `"k":"{{hub \"v\" | noSuchFunction hub}}"`)
+		for _, m := range managed {
+			hop(t, m, "hub template error (OCM propagator's hub-templates-error annotation -> fleetpolicy spoke reports it NonCompliant, removes the template)", func() string {
+				r := &policyv1.Policy{}
+				if err := hubClient.Get(ctx, client.ObjectKey{Namespace: m.name, Name: "interop.herr"}, r); err != nil {
+					return err.Error()
+				}
+				if r.Status.ComplianceState != policyv1.NonCompliant || len(r.Status.Details) == 0 || len(r.Status.Details[0].History) == 0 ||
+					!strings.Contains(r.Status.Details[0].History[0].Message, "noSuchFunction") {
+					return fmt.Sprintf("replica herr status %+v", r.Status)
+				}
+				u := &unstructured.Unstructured{}
+				u.SetGroupVersionKind(configPolicyKind)
+				if err := m.client.Get(ctx, client.ObjectKey{Namespace: m.name, Name: "herr-template"}, u); !apierrors.IsNotFound(err) {
+					return fmt.Sprintf("ConfigurationPolicy herr-template still there (%v)", err)
 				}
 				return ""
 			})
@@ -213,6 +236,52 @@ func TestOCMPropagatorWithFleetpolicySpoke(t *testing.T) {
 		checkRootDeletion(t, hubClient, managed[:1], a)
 	})
 	t.Logf("direction 2 took %.1fs", time.Since(began).Seconds())
+}
+
+// editConfigMapData replaces the data k: v of the ConfigMap that root
+// interop/<policy> (applyPolicy) enforces with data, a JSON fragment.
+func editConfigMapData(t *testing.T, hubClient client.Client, policy, data string) {
+	t.Helper()
+	root := &policyv1.Policy{}
+	if err := hubClient.Get(context.Background(), client.ObjectKey{Namespace: "interop", Name: policy}, root); err != nil {
+		t.Fatal(err)
+	}
+	def := &root.Spec.PolicyTemplates[0].ObjectDefinition
+	edited := bytes.Replace(def.Raw, []byte(`"k":"v"`), []byte(data), 1)
+	if bytes.Equal(edited, def.Raw) {
+		t.Fatalf("policy %s: no data k: v in %s", policy, def.Raw)
+	}
+	def.Raw = edited
+	if err := hubClient.Update(context.Background(), root); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// configPolicyState is the annotations and status of ConfigurationPolicy
+// name on m, for a failure message.
+func configPolicyState(m managedCluster, name string) string {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(configPolicyKind)
+	if err := m.client.Get(context.Background(), client.ObjectKey{Namespace: m.name, Name: name}, u); err != nil {
+		return err.Error()
+	}
+	return fmt.Sprintf("ConfigurationPolicy %s annotations %v status %v", name, u.GetAnnotations(), u.Object["status"])
+}
+
+// policyState is the status of the managed cluster's copy of interop/<name>
+// on m, for a failure message.
+func policyState(m managedCluster, name string) string {
+	p := &policyv1.Policy{}
+	if err := m.client.Get(context.Background(), client.ObjectKey{Namespace: m.name, Name: "interop." + name}, p); err != nil {
+		return err.Error()
+	}
+	var history []string
+	for _, d := range p.Status.Details {
+		for _, h := range d.History {
+			history = append(history, h.Message)
+		}
+	}
+	return fmt.Sprintf("Policy %s on %s: %s, history %q", name, m.name, p.Status.ComplianceState, history)
 }
 
 // checkRootStatus waits until the root interop/<policy> lists exactly the
