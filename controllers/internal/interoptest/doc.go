@@ -13,5 +13,22 @@
 // ProgressivePerGroup rollout, selective enforcement (OCM's bindingOverrides
 // and subFilter), a cluster leaving the placement, and root deletion.
 //
-// The tests fail, not skip, when the OCM binaries are missing.
+// Direction 2, OCM's governance-policy-propagator with fleetpolicy's spoke:
+// the propagator runs as a process against a hub API server that carries
+// OCM's policy CRDs (PolicyAutomation included: the propagator does not start
+// without it); each managed cluster is an API server with fleetpolicy's
+// spoke (bin/fleetpolicy-spoke) as a process, reaching the hub with the same
+// least-privilege identity. The hops proven are replication, spec sync,
+// template sync, enforcement, status back to the replica and to the root,
+// dependency gating (the propagator's canonical dependency names), a spec
+// change carrying hub templates (one encrypted), a hub template error,
+// a PolicySet, selective enforcement, an OperatorPolicy installing an
+// operator through real OLM on cluster1 (localplane.StartOLM), a cluster
+// leaving the placement, root deletion, and that the spoke stops writing a
+// status field OCM's Policy CRD lacks.
+//
+// Each direction is one test whose hub and managed clusters every hop
+// shares; hops_test.go holds the hops both directions check.
+//
+// The tests fail, not skip, when the OCM or OLM binaries are missing.
 package interoptest
