@@ -126,24 +126,25 @@ func TestOCMPropagatorWithFleetpolicySpoke(t *testing.T) {
 
 	// OCM's Policy CRD has no status.observedGeneration: the API server drops
 	// it with a warning, which the spoke logs. Once it has seen it dropped,
-	// the spoke no longer sends it.
+	// the spoke no longer sends it (checked after every other subtest).
 	dropped := make([]int, len(spokes))
 	for i, s := range spokes {
 		dropped[i] = s.droppedObservedGeneration()
 	}
-	defer t.Run("hub status sync sends only fields of OCM's Policy CRD", func(t *testing.T) {
-		for i, s := range spokes {
-			if n := s.droppedObservedGeneration(); n != dropped[i] {
-				t.Errorf("hop \"status sync (fleetpolicy spoke: no status.observedGeneration to a hub that drops it)\" on %s: "+
-					"%d more writes of it were dropped after the first were", s.name, n-dropped[i])
-			}
-		}
-	})
 
 	t.Run("dependencies", func(t *testing.T) {
 		for _, m := range managed {
 			checkReplicaCompliance(t, hubClient, m, "q", policyv1.Pending,
 				"dependency gating (fleetpolicy spoke: q Pending while d, named interop.d by the OCM propagator, is missing)")
+		}
+		// d exists but only informs: NonCompliant, so q stays Pending.
+		applyPolicy(t, hubClient, "d", "inform", "", " []", clusters)
+		for _, m := range managed {
+			checkReplicaCompliance(t, hubClient, m, "d", policyv1.NonCompliant, "status sync (fleetpolicy spoke: d informs, NonCompliant)")
+			checkReplicaCompliance(t, hubClient, m, "q", policyv1.Pending, "dependency gating (fleetpolicy spoke: q Pending while d is NonCompliant)")
+			if err := m.client.Get(ctx, client.ObjectKey{Namespace: "default", Name: "q-enforced"}, &corev1.ConfigMap{}); !apierrors.IsNotFound(err) {
+				t.Fatalf("hop \"dependency gating\" on %s: q was enforced while d is NonCompliant (ConfigMap: %v)", m.name, err)
+			}
 		}
 		applyPolicy(t, hubClient, "d", "enforce", "", " []", clusters)
 		for _, m := range managed {
@@ -234,6 +235,15 @@ func TestOCMPropagatorWithFleetpolicySpoke(t *testing.T) {
 
 	t.Run("root deletion", func(t *testing.T) {
 		checkRootDeletion(t, hubClient, managed[:1], a)
+	})
+
+	t.Run("hub status sync sends only fields of OCM's Policy CRD", func(t *testing.T) {
+		for i, s := range spokes {
+			if n := s.droppedObservedGeneration(); n != dropped[i] {
+				t.Errorf("hop \"status sync (fleetpolicy spoke: no status.observedGeneration to a hub that drops it)\" on %s: "+
+					"%d more writes of it were dropped after the first were", s.name, n-dropped[i])
+			}
+		}
 	})
 	t.Logf("direction 2 took %.1fs", time.Since(began).Seconds())
 }
