@@ -116,6 +116,8 @@ func TestOCMPropagatorWithFleetpolicySpoke(t *testing.T) {
 	applyPolicy(t, hubClient, "herr", "enforce", "", " []", clusters)
 	applyPolicy(t, hubClient, "inset", "enforce", "", " []") // bound to no cluster but through its PolicySet
 	applyPolicySet(t, hubClient, "set", "inset", clusters)
+	applyPolicy(t, hubClient, "qs", "enforce", "",
+		"\n  - {apiVersion: policy.open-cluster-management.io/v1beta1, kind: PolicySet, name: set, compliance: Compliant}", clusters)
 
 	t.Run("propagation", func(t *testing.T) {
 		for _, m := range managed {
@@ -204,6 +206,21 @@ func TestOCMPropagatorWithFleetpolicySpoke(t *testing.T) {
 	t.Run("policy set", func(t *testing.T) {
 		for _, m := range managed {
 			checkPolicyReaches(t, hubClient, m, a, "inset")
+		}
+		// A dependency on the set reaches the spoke as one on each of its
+		// policies, under the replica's name.
+		for _, m := range managed {
+			hop(t, m, "dependency on a PolicySet (OCM propagator names the set's policies -> fleetpolicy spoke gates on them)", func() string {
+				r := &policyv1.Policy{}
+				if err := hubClient.Get(ctx, client.ObjectKey{Namespace: m.name, Name: "interop.qs"}, r); err != nil {
+					return err.Error()
+				}
+				deps := r.Spec.Dependencies
+				if len(deps) != 1 || deps[0].Kind != "Policy" || deps[0].Name != "interop.inset" || r.Status.ComplianceState != policyv1.Compliant {
+					return fmt.Sprintf("replica qs dependencies %+v, status %+v", deps, r.Status)
+				}
+				return ""
+			})
 		}
 		localplane.Eventually(t, hopTimeout, "hop \"PolicySet status (OCM propagator: set Compliant from its policy's replicas)\"", func() string {
 			set := &v1beta1.PolicySet{}
