@@ -41,7 +41,9 @@ KPT            ?= $(shell command -v kpt 2>/dev/null)
 
 MODULES := shared functions controllers
 # OCM's policy components whose CRDs our schemas are compared with
-# (controllers/internal/crdtest); `make generate` copies them into testdata.
+# (controllers/internal/crdtest) and the interop test installs where OCM's
+# components run (PolicyAutomation too: OCM's propagator needs it on the hub);
+# `make generate` copies them into testdata.
 OCM_POLICY_CRDS_DIR := controllers/internal/crdtest/testdata/ocm-$(OCM_POLICY_VERSION)
 # The CRDs of library-owned kinds that `make generate` copies from their Go modules.
 OCM_CRDS := cluster/v1/0000_00_clusters.open-cluster-management.io_managedclusters.crd.yaml \
