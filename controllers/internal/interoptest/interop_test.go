@@ -24,7 +24,9 @@ import (
 const hopTimeout = 120 * time.Second
 
 // ocmCRDs are OCM v0.19.0's policy CRDs, as `make generate` copies them from
-// the pinned modules; the managed clusters get these rather than ours.
+// the pinned modules; where OCM's components run (the managed clusters of
+// direction 1, the hub of direction 2) the API server gets these rather than
+// ours.
 const ocmCRDs = "controllers/internal/crdtest/testdata/ocm-v0.19.0"
 
 // ocmSpoke is one managed cluster running OCM's spoke components.
