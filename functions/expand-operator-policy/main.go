@@ -145,8 +145,10 @@ type source struct {
 	item   *fn.KubeObject
 	op     *v1beta1.OperatorPolicy
 	policy operatorpolicy.Policy
-	// templated are the results of its templated fields (info, mode policy).
-	templated fn.Results
+	// notes are the results of reading it that are not errors (info, mode
+	// policy): its templated fields, and the fields the managed cluster
+	// defaults.
+	notes fn.Results
 	// templatedAction: spec.remediationAction is templated.
 	templatedAction bool
 }
@@ -231,9 +233,10 @@ func read(item *fn.KubeObject, mode string) (*source, fn.Results) {
 		results = append(results, checkForOLM(item, op)...)
 	case ModePolicy:
 		if op.Spec.Subscription.Namespace == "" {
-			results = append(results, krm.ObjectResult(item, fn.Error, "spec.subscription.namespace",
-				"is required in mode policy: on a managed cluster the OperatorPolicy lives in the cluster's namespace, "+
-					"which would then be where the operator is installed"))
+			results = append(results, krm.ObjectResult(item, fn.Info, "spec.subscription.namespace",
+				"is unset: passed through unset; the managed cluster defaults it as OCM does (the namespace of the "+
+					"Subscription it already relates, else the PackageManifest's suggested namespace, else its "+
+					"--operator-policy-default-namespace), not to the namespace the template lands in"))
 		}
 	}
 	// What a template decides is not checked here: the template's resolver
@@ -241,11 +244,10 @@ func read(item *fn.KubeObject, mode string) (*source, fn.Results) {
 	results = slices.DeleteFunc(results, func(r *fn.Result) bool {
 		return r.Field != nil && slices.ContainsFunc(templated, func(f templates.TemplatedField) bool { return f.Under(r.Field.Path) })
 	})
-	tr := templatedResults(item, templated, mode)
-	if results = append(results, tr...); results.ExitCode() != 0 {
+	if results = append(results, templatedResults(item, templated, mode)...); results.ExitCode() != 0 {
 		return nil, slices.DeleteFunc(results, func(r *fn.Result) bool { return r.Severity == fn.Info })
 	}
-	s := &source{item: item, op: op, policy: p, templated: tr}
+	s := &source{item: item, op: op, policy: p, notes: results}
 	s.templatedAction = slices.ContainsFunc(templated, func(f templates.TemplatedField) bool { return f.Under("spec.remediationAction") })
 	return s, nil
 }

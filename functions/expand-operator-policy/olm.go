@@ -32,6 +32,10 @@ func checkForOLM(item *fn.KubeObject, op *v1beta1.OperatorPolicy) fn.Results {
 		fail("spec.complianceType", "is mustnothave, which removes the operator; OLM objects applied by GitOps "+
 			"cannot say that: delete the OperatorPolicy from the package, or use mode policy")
 	}
+	if op.Spec.Subscription.Namespace == "" {
+		fail("spec.subscription.namespace", "is required in mode olm: without the spoke controller nothing "+
+			"defaults it from the operator's PackageManifest or a default namespace")
+	}
 	if op.Spec.Subscription.Source == "" {
 		fail("spec.subscription.source", "is required in mode olm: without the spoke controller nothing picks "+
 			"the catalog from the operator's PackageManifest")

@@ -138,7 +138,7 @@ func newOutput(pkg *packageItems, sources []*source) *output {
 		results: map[*fn.KubeObject]fn.Results{}}
 	for _, s := range sources {
 		o.objects[s.item] = nil // an OperatorPolicy is replaced, by nothing if need be
-		o.results[s.item] = append(o.results[s.item], s.templated...)
+		o.results[s.item] = append(o.results[s.item], s.notes...)
 	}
 	return o
 }

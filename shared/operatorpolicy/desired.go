@@ -22,8 +22,8 @@ var (
 // DesiredSubscription is the Subscription p wants: named after the package, in
 // the subscription's namespace. installPlanApproval is Manual when p enforces
 // and restricts the allowed CSVs (so that only allowed InstallPlans are
-// approved), and p.Approval otherwise. Empty source fields stay empty; a
-// caller that defaults them (from a PackageManifest) sets them on p first.
+// approved), and p.Approval otherwise. Empty source fields stay empty;
+// ApplySubscriptionDefaults fills them in first where the cluster offers them.
 func DesiredSubscription(p Policy) *operatorsv1alpha1.Subscription {
 	approval := p.Approval
 	if p.Enforce && !p.Allowed.All {

@@ -60,13 +60,6 @@ func TestDesiredSubscriptionApproval(t *testing.T) {
 	}
 }
 
-func TestDesiredSubscriptionNamespaceDefault(t *testing.T) {
-	got := DesiredSubscription(normalized(t, 4, func(s *v1beta1.OperatorPolicySpec) { s.Subscription.Namespace = "" }))
-	if got.Namespace != "local-cluster" {
-		t.Errorf("namespace %q, want the policy's", got.Namespace)
-	}
-}
-
 func TestDesiredOperatorGroup(t *testing.T) {
 	allNamespaces := []operatorsv1alpha1.InstallMode{{Type: operatorsv1alpha1.InstallModeTypeOwnNamespace, Supported: true},
 		{Type: operatorsv1alpha1.InstallModeTypeAllNamespaces, Supported: true}}

@@ -30,14 +30,43 @@
 // installing InstallPlan as NonCompliant). Removal defaults are the seed's:
 // operatorGroups DeleteIfUnused, subscriptions Delete, clusterServiceVersions
 // Delete, installPlans, customResourceDefinitions and apiServiceDefinitions Keep.
-// Enum values are matched ignoring case. spec.subscription.namespace defaults to
-// the policy's namespace; spec.operatorGroup.namespace must be the subscription's.
+// Enum values are matched ignoring case. spec.operatorGroup.namespace must be
+// the subscription's. Normalize leaves an unset spec.subscription.namespace
+// unset (never the policy's namespace, which on a managed cluster is the
+// cluster's).
 // spec.subscription and spec.operatorGroup stand for OLM's SubscriptionSpec and
 // OperatorGroupSpec: a key the API types lack (their Extra) is an unknown field
 // naming it, except operatorGroup.upgradeStrategy (Default or
 // TechPreviewUnsafeFailForward) and staticProvidedAPIs, which go to the
 // OperatorGroup. Every problem is reported (not only the first) as a
 // *FieldError naming the policy (namespace/name) and the fields.
+//
+// # Subscription defaults
+//
+// ApplySubscriptionDefaults fills in the subscription's channel, source,
+// sourceNamespace and namespace when one of them is unset
+// (NeedsSubscriptionDefaults), as OCM's config-policy-controller v0.19 does,
+// from what the caller read on the cluster (SubscriptionDefaultsFrom). With
+// the package's PackageManifest (unstructured, as packageserver serves it):
+// source and sourceNamespace are its status.catalogSource and
+// catalogSourceNamespace (missing: error; a policy naming another catalog:
+// error), the channel its status.defaultChannel (missing: error), and the
+// namespace that of the only Subscription in the policy's
+// status.relatedObjects, else the operatorframework.io/suggested-namespace
+// annotation of the currentCSVDesc of the subscription's channel. Without a
+// PackageManifest, the Subscription named after the package in
+// AdoptableNamespace (the subscription's namespace, else the only related
+// Subscription's) is adopted: its namespace, channel and catalog fill what
+// the policy leaves unset; with none to adopt, it is an error. A namespace
+// still unset is the controller's default namespace, else an error. The
+// errors are *FieldError values naming the unset or mismatching fields, whose
+// reasons are OCM's messages word for word ("the subscription defaults could
+// not be determined because the PackageManifest was not found", "... didn't
+// specify a catalog", "... the catalog specified in the policy does not match
+// what was found in the PackageManifest on the cluster", "the default channel
+// could not be determined because the PackageManifest didn't specify one",
+// "namespace is required in spec.subscription"). The OperatorGroup is put in
+// the defaulted namespace (a different operatorGroup.namespace is an error).
 //
 // # Desired objects
 //

@@ -1,6 +1,7 @@
 package operatorpolicy
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"reflect"
@@ -32,6 +33,13 @@ func FuzzNormalize(f *testing.F) {
 		}
 		if err != nil {
 			checkFieldErrors(t, err, objectRef(op.Namespace, op.Name))
+			return
+		}
+		// The cluster offers a PackageManifest of the policy's catalog.
+		s := p.Subscription
+		pm := packageManifest(cmp.Or(s.Source, catalog), cmp.Or(s.SourceNamespace, catalogNS), "stable", [2]string{"stable", ""})
+		if p, err = ApplySubscriptionDefaults(p, SubscriptionDefaultsFrom{PackageManifest: pm, DefaultNamespace: opsNS}); err != nil {
+			checkFieldErrors(t, errors.Join(err), objectRef(op.Namespace, op.Name))
 			return
 		}
 		checkCanonical(t, p)

@@ -60,7 +60,8 @@ func (p Policy) Ref() string { return objectRef(p.Namespace, p.Name) }
 type Subscription struct {
 	// Package is spec.subscription.name: the package, and the Subscription's name.
 	Package string
-	// Namespace is spec.subscription.namespace, defaulted to the policy's.
+	// Namespace is spec.subscription.namespace. Normalize leaves it empty
+	// when unset; ApplySubscriptionDefaults defaults it as OCM does.
 	Namespace       string
 	Channel         string
 	Source          string
@@ -72,7 +73,8 @@ type Subscription struct {
 // OperatorGroup is the OperatorGroup a policy names.
 type OperatorGroup struct {
 	Name string
-	// Namespace is always the subscription's namespace.
+	// Namespace is always the subscription's namespace (empty while that is
+	// unset and spec.operatorGroup.namespace is too).
 	Namespace string
 	// TargetNamespaces are sorted and unique. With a nil Selector, none means
 	// AllNamespaces.
@@ -182,7 +184,7 @@ func Normalize(op *v1beta1.OperatorPolicy) (Policy, error) {
 	p.Enforce = n.remediationAction(spec.RemediationAction)
 	p.Remove = n.complianceType(spec.ComplianceType)
 	p.OnDeletion = n.onDeletion(op.Annotations, spec)
-	p.Subscription = n.subscription(&spec.Subscription, op.Namespace)
+	p.Subscription = n.subscription(&spec.Subscription)
 	n.unknownKeys(spec.Subscription.Extra, "spec.subscription", nil)
 	p.Approval = n.approval(spec.Subscription.InstallPlanApproval, spec.UpgradeApproval)
 	p.OperatorGroup = n.operatorGroup(spec.OperatorGroup, p.Subscription.Namespace)
@@ -218,7 +220,7 @@ func (n *normalizer) complianceType(ct policyv1.ComplianceType) bool {
 	return false
 }
 
-func (n *normalizer) subscription(s *v1beta1.Subscription, policyNamespace string) Subscription {
+func (n *normalizer) subscription(s *v1beta1.Subscription) Subscription {
 	out := Subscription{
 		Package:         s.Name,
 		Namespace:       s.Namespace,
@@ -233,15 +235,39 @@ func (n *normalizer) subscription(s *v1beta1.Subscription, policyNamespace strin
 	} else if problems := validation.IsDNS1123Label(s.Name); len(problems) > 0 {
 		n.fail(fmt.Sprintf("invalid value %q: %s", s.Name, strings.Join(problems, "; ")), "spec.subscription.name")
 	}
-	if out.Namespace == "" {
-		out.Namespace = policyNamespace
-	}
-	if out.Namespace == "" {
-		n.fail("is required because the OperatorPolicy has no namespace", "spec.subscription.namespace")
-	} else if problems := validation.IsDNS1123Label(out.Namespace); len(problems) > 0 {
-		n.fail(fmt.Sprintf("invalid value %q: %s", out.Namespace, strings.Join(problems, "; ")), "spec.subscription.namespace")
+	// An unset namespace is defaulted from the cluster (ApplySubscriptionDefaults).
+	if err := invalidNamespace(n.ref, out.Namespace); err != nil {
+		n.errs = append(n.errs, err)
 	}
 	return out
+}
+
+// invalidNamespace refuses a subscription namespace that is set and not a
+// DNS label.
+func invalidNamespace(ref, namespace string) error {
+	if namespace == "" {
+		return nil
+	}
+	if problems := validation.IsDNS1123Label(namespace); len(problems) > 0 {
+		return &FieldError{Policy: ref, Fields: []string{fieldSubscriptionNamespace},
+			Reason: fmt.Sprintf("invalid value %q: %s", namespace, strings.Join(problems, "; "))}
+	}
+	return nil
+}
+
+// inSubscriptionNamespace puts og in the subscription's namespace, refusing
+// an operatorGroup.namespace that differs from it. An unset subscription
+// namespace leaves og as it is.
+func inSubscriptionNamespace(ref string, og *OperatorGroup, subscriptionNamespace string) error {
+	switch {
+	case og == nil || subscriptionNamespace == "":
+	case og.Namespace == "":
+		og.Namespace = subscriptionNamespace
+	case og.Namespace != subscriptionNamespace:
+		return &FieldError{Policy: ref, Fields: []string{"spec.operatorGroup.namespace"},
+			Reason: fmt.Sprintf("%q must be the subscription's namespace %q", og.Namespace, subscriptionNamespace)}
+	}
+	return nil
 }
 
 // templatable decodes a field the schema lets hold a managed-cluster
@@ -278,8 +304,9 @@ func (n *normalizer) subscriptionConfig(raw *runtime.RawExtension) *operatorsv1a
 }
 
 const (
-	fieldInstallPlanApproval = "spec.subscription.installPlanApproval"
-	fieldUpgradeApproval     = "spec.upgradeApproval"
+	fieldSubscriptionNamespace = "spec.subscription.namespace"
+	fieldInstallPlanApproval   = "spec.subscription.installPlanApproval"
+	fieldUpgradeApproval       = "spec.upgradeApproval"
 )
 
 // approval maps installPlanApproval (Automatic|Manual) and upgradeApproval
@@ -333,10 +360,8 @@ func (n *normalizer) operatorGroup(og *v1beta1.OperatorGroup, subscriptionNamesp
 	} else if problems := validation.IsDNS1123Subdomain(og.Name); len(problems) > 0 {
 		n.fail(fmt.Sprintf("invalid value %q: %s", og.Name, strings.Join(problems, "; ")), "spec.operatorGroup.name")
 	}
-	if out.Namespace == "" {
-		out.Namespace = subscriptionNamespace
-	} else if subscriptionNamespace != "" && out.Namespace != subscriptionNamespace {
-		n.fail(fmt.Sprintf("%q must be the subscription's namespace %q", og.Namespace, subscriptionNamespace), "spec.operatorGroup.namespace")
+	if err := inSubscriptionNamespace(n.ref, out, subscriptionNamespace); err != nil {
+		n.errs = append(n.errs, err)
 	}
 
 	var seedNamespaces []string

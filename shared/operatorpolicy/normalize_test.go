@@ -176,8 +176,12 @@ func TestNormalizeSpellings(t *testing.T) {
 		}, operatorGroup, &OperatorGroup{Name: "og", Namespace: opsNS}},
 
 		// subscription namespace
-		{"subscription namespace defaults to the policy's", func(op *v1beta1.OperatorPolicy) { op.Spec.Subscription.Namespace = "" },
-			func(p Policy) any { return p.Subscription.Namespace }, "local-cluster"},
+		{"subscription namespace stays unset for the cluster to default (not the policy's)", func(op *v1beta1.OperatorPolicy) { op.Spec.Subscription.Namespace = "" },
+			func(p Policy) any { return p.Subscription.Namespace }, ""},
+		{"operatorGroup namespace kept while the subscription's is unset", func(op *v1beta1.OperatorPolicy) {
+			op.Spec.Subscription.Namespace = ""
+			op.Spec.OperatorGroup = &v1beta1.OperatorGroup{Name: "og", Namespace: "elsewhere"}
+		}, operatorGroup, &OperatorGroup{Name: "og", Namespace: "elsewhere"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -229,8 +233,8 @@ func TestNormalizeErrors(t *testing.T) {
 			[][2]string{{"spec.subscription.name", "is required"}}},
 		{"subscription name invalid", func(op *v1beta1.OperatorPolicy) { op.Spec.Subscription.Name = "Strimzi_Operator" },
 			[][2]string{{"spec.subscription.name", `invalid value "Strimzi_Operator"`}}},
-		{"no namespace anywhere", func(op *v1beta1.OperatorPolicy) { op.Namespace, op.Spec.Subscription.Namespace = "", "" },
-			[][2]string{{"spec.subscription.namespace", "the OperatorPolicy has no namespace"}}},
+		{"subscription namespace invalid", func(op *v1beta1.OperatorPolicy) { op.Spec.Subscription.Namespace = "Operators" },
+			[][2]string{{"spec.subscription.namespace", `invalid value "Operators"`}}},
 		{"empty allowedCSVs", func(op *v1beta1.OperatorPolicy) { op.Spec.AllowedCSVs = []string{} },
 			[][2]string{{"spec.allowedCSVs", "must have at least one item"}}},
 		{"blank allowedCSVs entry", func(op *v1beta1.OperatorPolicy) { op.Spec.AllowedCSVs = []string{"a", " "} },

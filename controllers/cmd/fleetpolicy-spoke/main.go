@@ -54,6 +54,7 @@ func main() {
 	flag.DurationVar(&o.EvaluationInterval, "evaluation-interval", o.EvaluationInterval, "how often a ConfigurationPolicy is evaluated again when its spec.evaluationInterval does not say")
 	flag.IntVar(&o.Concurrency, "concurrency", o.Concurrency, "policies (and ConfigurationPolicies) reconciled at once")
 	flag.DurationVar(&o.HubStatusDelay, "hub-status-delay", o.HubStatusDelay, "how long a policy's status changes are gathered before its hub replica's status is written")
+	flag.StringVar(&o.OperatorPolicyDefaultNamespace, "operator-policy-default-namespace", "", "The default namespace to be used by an OperatorPolicy if not specified in the policy (as OCM's flag): where its operator is installed when spec.subscription.namespace is unset and the PackageManifest suggests none")
 	flag.Float64Var(&qps, "kube-api-qps", float64(o.QPS), "client-side sustained requests per second to each API server")
 	flag.IntVar(&o.Burst, "kube-api-burst", o.Burst, "client-side request burst to each API server")
 	uninstall := flag.Bool("uninstall", false, "release the finalizers of every OperatorPolicy without deleting anything, then exit (run once the spoke controller is stopped)")

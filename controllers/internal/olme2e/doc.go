@@ -11,6 +11,11 @@
 // deployment controller would once its pods run, which is what OLM waits for
 // before a CSV succeeds.
 //
+// OLM's packageserver is not run, so there is no PackageManifest API: the
+// test also checks that an OperatorPolicy naming only its package and
+// namespace adopts the real Subscription, and that one naming no namespace is
+// invalid with OCM's "PackageManifest was not found" message.
+//
 // TestRealOLM runs only with FLEETPOLICY_E2E_OLM=1 (`make e2e-olm` sets it);
 // without it, it skips. TestCatalogIsTheBundles always runs: the catalog must
 // be the rendering of the bundle manifests under testdata/bundle (`go test

@@ -149,6 +149,40 @@ func TestRealOLM(t *testing.T) {
 		)
 	})
 	mark("upgraded, policy Compliant")
+
+	// The real OLM serves no PackageManifests here (no packageserver): a
+	// policy that names only the package and its namespace adopts the
+	// Subscription there, as OCM does without a PackageManifest; one that
+	// does not name the namespace cannot be defaulted.
+	adopting := &v1beta1.OperatorPolicy{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "managed-cluster", Name: "adopting"},
+		Spec: v1beta1.OperatorPolicySpec{RemediationAction: "inform", Severity: "low",
+			Subscription: v1beta1.Subscription{Name: "tiny-operator", Namespace: ns}},
+	}
+	unnamed := adopting.DeepCopy()
+	unnamed.Name, unnamed.Spec.Subscription.Namespace = "no-namespace", ""
+	if err := localplane.EnsureNamespace(ctx, c, adopting.Namespace); err != nil {
+		t.Fatal(err)
+	}
+	for _, op := range []*v1beta1.OperatorPolicy{adopting, unnamed} {
+		if err := c.Create(ctx, op); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitPolicy(t, c, client.ObjectKeyFromObject(adopting), "Compliant, adopting the Subscription", func(op *v1beta1.OperatorPolicy) string {
+		return firstProblem(op,
+			op.Status.ComplianceState == policyv1.Compliant,
+			hasCondition(op, sharedop.TypeSubscriptionCompliant, metav1.ConditionTrue, "SubscriptionMatches"),
+		)
+	})
+	waitPolicy(t, c, client.ObjectKeyFromObject(unnamed), "invalid: no PackageManifest", func(op *v1beta1.OperatorPolicy) string {
+		return firstProblem(op,
+			op.Status.ComplianceState == policyv1.NonCompliant,
+			hasCondition(op, sharedop.TypeValidPolicySpec, metav1.ConditionFalse, "InvalidPolicySpec"),
+			hasMessage(op, sharedop.TypeValidPolicySpec, "the subscription defaults could not be determined because the PackageManifest was not found"),
+		)
+	})
+	mark("subscription defaults without packageserver")
 }
 
 // phases logs how long each phase of the test took, and the total.
@@ -221,6 +255,14 @@ func hasCondition(op *v1beta1.OperatorPolicy, typ string, status metav1.Conditio
 	cond := meta.FindStatusCondition(op.Status.Conditions, typ)
 	if cond == nil || cond.Status != status || cond.Reason != reason {
 		return fmt.Sprintf("condition %s is not %s/%s", typ, status, reason)
+	}
+	return ""
+}
+
+// hasMessage checks that the condition's message contains part.
+func hasMessage(op *v1beta1.OperatorPolicy, typ, part string) string {
+	if cond := meta.FindStatusCondition(op.Status.Conditions, typ); cond == nil || !strings.Contains(cond.Message, part) {
+		return fmt.Sprintf("condition %s does not say %q", typ, part)
 	}
 	return ""
 }

@@ -107,7 +107,7 @@ func TestDeletion(t *testing.T) {
 			if err := c.Create(ctx, owner); err != nil {
 				t.Fatal(err)
 			}
-			spec := policySpec(tc.pkg, catalog, "*")
+			spec := policySpec(ns, tc.pkg, catalog, "*")
 			if tc.ocm {
 				ocmSpelling(&spec)
 			}

@@ -14,11 +14,24 @@
 //     policy.open-cluster-management.io/disable-templates says not to), and
 //     watches what they read: a change of it reconciles the policy. A template
 //     that cannot be resolved makes the policy invalid (below) with the error.
-//     A policy whose subscription namespace or catalog is templated is mapped
-//     from the OLM objects of every namespace.
+//     A policy whose subscription namespace or catalog is templated, or unset
+//     (defaulted below), is mapped from the OLM objects of every namespace.
 //   - Normalises the policy. A policy Normalize rejects gets the condition
 //     ValidPolicySpec=False naming the fields, NonCompliant and a compliance
 //     event; nothing else is done for it and the other policies go on.
+//   - Defaults what spec.subscription leaves unset (channel, source,
+//     sourceNamespace, namespace) as OCM does, with
+//     operatorpolicy.ApplySubscriptionDefaults: it reads the package's
+//     PackageManifest (packages.operators.coreos.com/v1, served by OLM's
+//     packageserver; read uncached in namespace "default", as OCM reads it)
+//     and, without one, the Subscription to adopt (in the subscription's
+//     namespace, else that of the only Subscription of status.relatedObjects).
+//     No PackageManifest API at all counts as no PackageManifest. A namespace
+//     still unset is Options.DefaultNamespace (the spoke's
+//     --operator-policy-default-namespace, OCM's flag). Defaults that cannot
+//     be had make the spec invalid, as above, with OCM's message. packageserver
+//     serves no watch: a policy that needs defaults is reconciled again every
+//     30 seconds, so that a PackageManifest that appears or changes is seen.
 //   - Reads the OperatorGroups, Subscriptions and InstallPlans of the
 //     subscription's namespace, the operator's ClusterServiceVersions (those
 //     labelled operators.coreos.com/<package>.<namespace> and the
@@ -30,10 +43,9 @@
 //     updates the OperatorGroup and then the Subscription (only while the
 //     OperatorGroup is right), and approves every InstallPlan of the namespace
 //     that DecideInstallPlanApproval approves, deciding with ALL the
-//     OperatorPolicies whose subscription is in that namespace. A Subscription
-//     cannot be created without spec.subscription.source and sourceNamespace
-//     (no PackageManifest is read to default them): that is reported as an
-//     invalid spec.
+//     OperatorPolicies whose subscription is in that namespace (one that
+//     leaves its namespace unset counts in the namespace its status last
+//     related its Subscription in).
 //   - Removal, per spec.removalBehavior: when the policy is complianceType
 //     mustnothave, the Delete steps of PlanRemoval are deleted. An enforcing
 //     musthave policy that some deletion would remove

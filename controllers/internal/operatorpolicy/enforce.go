@@ -34,11 +34,6 @@ const (
 func (r *reconciler) enforce(ctx context.Context, op *v1beta1.OperatorPolicy, p operatorpolicy.Policy, obs operatorpolicy.Observed) (_ operatorpolicy.Observed, invalid, _ error) {
 	before := operatorpolicy.Evaluate(p, obs, nil, r.now())
 	subCond := meta.FindStatusCondition(before.Conditions, operatorpolicy.TypeSubscriptionCompliant)
-	if subCond != nil && subCond.Reason == reasonSubscriptionMissing {
-		if err := requireSource(p); err != nil {
-			return obs, err, nil
-		}
-	}
 	groupOK, err := r.enforceOperatorGroup(ctx, p, &obs, meta.FindStatusCondition(before.Conditions, operatorpolicy.TypeOperatorGroupCompliant))
 	if err != nil {
 		invalid, err := asInvalid(p, "spec.operatorGroup", "OperatorGroup", err)
@@ -152,24 +147,6 @@ func (r *reconciler) enforceSubscription(ctx context.Context, p operatorpolicy.P
 	return nil
 }
 
-// requireSource fails when p cannot create its Subscription for want of a
-// catalog: the API server requires source and sourceNamespace, and no
-// PackageManifest is read to default them.
-func requireSource(p operatorpolicy.Policy) error {
-	var fields []string
-	if p.Subscription.Source == "" {
-		fields = append(fields, "spec.subscription.source")
-	}
-	if p.Subscription.SourceNamespace == "" {
-		fields = append(fields, "spec.subscription.sourceNamespace")
-	}
-	if len(fields) == 0 {
-		return nil
-	}
-	return &operatorpolicy.FieldError{Policy: p.Ref(), Fields: fields,
-		Reason: "required to create the Subscription (this controller does not read PackageManifests to default them)"}
-}
-
 // mergeSubscriptionSpec sets on have the fields want sets: the source fields
 // want leaves empty stay as they are.
 func mergeSubscriptionSpec(have, want *operatorsv1alpha1.SubscriptionSpec) {
@@ -230,20 +207,30 @@ func (r *reconciler) approveInstallPlans(ctx context.Context, op *v1beta1.Operat
 }
 
 // namespacePolicies are the valid OperatorPolicies whose subscription is in
-// p's namespace, normalised; op is p.
+// p's namespace, normalised; op is p. The namespace of one that leaves it
+// unset is the one its status last related its Subscription in.
 func (r *reconciler) namespacePolicies(ctx context.Context, op *v1beta1.OperatorPolicy, p operatorpolicy.Policy) ([]operatorpolicy.Policy, error) {
-	list := &v1beta1.OperatorPolicyList{}
-	if err := r.client.List(ctx, list, client.MatchingFields{indexSubscriptionNamespace: p.Subscription.Namespace}); err != nil {
-		return nil, fmt.Errorf("listing the OperatorPolicies of namespace %s: %w", p.Subscription.Namespace, err)
-	}
 	policies := []operatorpolicy.Policy{p}
-	for i := range list.Items {
-		other := &list.Items[i]
-		if other.Namespace == op.Namespace && other.Name == op.Name {
-			continue
+	for _, key := range []string{p.Subscription.Namespace, resolvedOnReconcileKey} {
+		list := &v1beta1.OperatorPolicyList{}
+		if err := r.client.List(ctx, list, client.MatchingFields{indexSubscriptionNamespace: key}); err != nil {
+			return nil, fmt.Errorf("listing the OperatorPolicies of namespace %s: %w", p.Subscription.Namespace, err)
 		}
-		if normalized, err := operatorpolicy.Normalize(other); err == nil {
-			policies = append(policies, normalized)
+		for i := range list.Items {
+			other := &list.Items[i]
+			if other.Namespace == op.Namespace && other.Name == op.Name {
+				continue
+			}
+			normalized, err := operatorpolicy.Normalize(other)
+			if err != nil {
+				continue
+			}
+			if normalized.Subscription.Namespace == "" {
+				normalized.Subscription.Namespace = operatorpolicy.AdoptableNamespace(normalized, other.Status.RelatedObjects)
+			}
+			if normalized.Subscription.Namespace == p.Subscription.Namespace {
+				policies = append(policies, normalized)
+			}
 		}
 	}
 	return policies, nil

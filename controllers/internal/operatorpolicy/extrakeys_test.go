@@ -41,7 +41,7 @@ func TestSubscriptionAndOperatorGroupKeys(t *testing.T) {
 		}
 	}
 
-	create("typo", map[string]any{"name": "typo-op", "chanel": "stable", "source": catalog, "sourceNamespace": catalogNS}, nil)
+	create("typo", map[string]any{"name": "typo-op", "namespace": ns, "chanel": "stable", "source": catalog, "sourceNamespace": catalogNS}, nil)
 	waitPolicy(t, ns, "typo", "the unknown subscription key reported", all(
 		compliance(policyv1.NonCompliant),
 		condition(sharedop.TypeValidPolicySpec, metav1.ConditionFalse, "InvalidPolicySpec",
@@ -52,7 +52,7 @@ func TestSubscriptionAndOperatorGroupKeys(t *testing.T) {
 	}
 
 	og := map[string]any{"name": "og-fields", "upgradeStrategy": "TechPreviewUnsafeFailForward", "staticProvidedAPIs": true}
-	create("og-fields", map[string]any{"name": "og-fields-op", "channel": "stable", "source": catalog, "sourceNamespace": catalogNS}, og)
+	create("og-fields", map[string]any{"name": "og-fields-op", "namespace": ns, "channel": "stable", "source": catalog, "sourceNamespace": catalogNS}, og)
 	waitPolicy(t, ns, "og-fields", "Compliant", compliance(policyv1.Compliant))
 	got := operatorGroup(ns, "og-fields")
 	if !exists(t, got) {
@@ -87,7 +87,7 @@ func TestSubscriptionAndOperatorGroupKeys(t *testing.T) {
 	})
 
 	// An unknown operatorGroup key is invalid too.
-	create("og-typo", map[string]any{"name": "og-typo-op", "source": catalog, "sourceNamespace": catalogNS},
+	create("og-typo", map[string]any{"name": "og-typo-op", "namespace": ns, "channel": "stable", "source": catalog, "sourceNamespace": catalogNS},
 		map[string]any{"name": "og-typo", "targetNamespace": []any{ns}})
 	waitPolicy(t, ns, "og-typo", "the unknown operatorGroup key reported", all(
 		compliance(policyv1.NonCompliant),

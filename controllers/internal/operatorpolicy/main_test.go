@@ -37,6 +37,8 @@ const (
 	catalog = "fake-catalog"
 	// flakyCatalog serves health-op; TestCatalogSourceHealth breaks it.
 	flakyCatalog = "flaky-catalog"
+	// defaultNamespace is the controller's Options.DefaultNamespace.
+	defaultNamespace = "operators-by-default"
 )
 
 var (
@@ -73,7 +75,7 @@ func runMain(m *testing.M) int {
 		HealthProbeBindAddress: "0",
 	})
 	if err == nil {
-		err = operatorpolicy.Setup(mgr, operatorpolicy.Options{Concurrency: 2})
+		err = operatorpolicy.Setup(mgr, operatorpolicy.Options{Concurrency: 2, DefaultNamespace: defaultNamespace})
 	}
 	if err == nil {
 		olm, err = olmfake.Setup(mgr)
@@ -105,6 +107,9 @@ func runMain(m *testing.M) int {
 			bundle("del-template-removed", "del-template-removed.v1", ""),
 			bundle("del-always", "del-always.v1", ""),
 			bundle("og-fields-op", "og-fields-op.v1", ""),
+			bundle("adopt-op", "adopt-op.v1", ""),
+			bundle("pm-op", "pm-op.v1", ""),
+			bundle("pm-default-op", "pm-default-op.v1", ""),
 		)
 	}
 	if err == nil {
@@ -135,13 +140,14 @@ func newNamespace(t *testing.T, prefix string) string {
 	return name
 }
 
-// policySpec is an enforcing spec for pkg from catalog allowing allowed.
-func policySpec(pkg, source string, allowed ...string) v1beta1.OperatorPolicySpec {
+// policySpec is an enforcing spec for pkg in namespace ns from catalog
+// allowing allowed.
+func policySpec(ns, pkg, source string, allowed ...string) v1beta1.OperatorPolicySpec {
 	return v1beta1.OperatorPolicySpec{
 		RemediationAction: "enforce",
 		Severity:          "medium",
 		Subscription: v1beta1.Subscription{
-			Name: pkg, Channel: "stable", Source: source, SourceNamespace: catalogNS,
+			Name: pkg, Namespace: ns, Channel: "stable", Source: source, SourceNamespace: catalogNS,
 		},
 		AllowedCSVs: allowed,
 	}

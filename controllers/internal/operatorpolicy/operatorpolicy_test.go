@@ -43,7 +43,7 @@ func TestInstall(t *testing.T) {
 	if err := c.Create(ctx, parent); err != nil {
 		t.Fatal(err)
 	}
-	spec := policySpec("install-op", catalog, "install-op.v1")
+	spec := policySpec(ns, "install-op", catalog, "install-op.v1")
 	spec.Subscription.StartingCSV = "install-op.v1"
 	createPolicy(t, ns, "install-op", spec, metav1.OwnerReference{
 		APIVersion: policyv1.GroupVersion.String(), Kind: "Policy", Name: parent.Name, UID: parent.UID,
@@ -133,7 +133,7 @@ func installPlanName(t *testing.T, ns string) string {
 // Compliant. It never holds a finalizer and never approves.
 func TestInformReportsWithoutWriting(t *testing.T) {
 	ns := newNamespace(t, "inform")
-	spec := policySpec("inform-op", catalog, "inform-op.v1")
+	spec := policySpec(ns, "inform-op", catalog, "inform-op.v1")
 	spec.RemediationAction = "inform"
 	createPolicy(t, ns, "watcher", spec)
 
@@ -159,7 +159,7 @@ func TestInformReportsWithoutWriting(t *testing.T) {
 
 	// An enforcing policy installs the operator; the inform one then reads it
 	// as Compliant.
-	createPolicy(t, ns, "installer", policySpec("inform-op", catalog, "inform-op.v1"))
+	createPolicy(t, ns, "installer", policySpec(ns, "inform-op", catalog, "inform-op.v1"))
 	waitPolicy(t, ns, "watcher", "Compliant once installed", all(
 		compliance(policyv1.Compliant),
 		condition(sharedop.TypeSubscriptionCompliant, metav1.ConditionTrue, "SubscriptionMatches"),
@@ -172,7 +172,7 @@ func TestInformReportsWithoutWriting(t *testing.T) {
 func TestUpgradeGatedByAllowedCSVs(t *testing.T) {
 	ctx := context.Background()
 	ns := newNamespace(t, "upgrade")
-	spec := policySpec("upgrade-op", catalog, "upgrade-op.v1")
+	spec := policySpec(ns, "upgrade-op", catalog, "upgrade-op.v1")
 	spec.Subscription.StartingCSV = "upgrade-op.v1"
 	createPolicy(t, ns, "upgrade-op", spec)
 	waitPolicy(t, ns, "upgrade-op", "Compliant at v1", all(
@@ -220,8 +220,8 @@ func TestUpgradeGatedByAllowedCSVs(t *testing.T) {
 func TestSharedInstallPlan(t *testing.T) {
 	ns := newNamespace(t, "shared")
 	olm.Hold(ns)
-	createPolicy(t, ns, "alpha", policySpec("alpha", catalog, "alpha.v1"))
-	createPolicy(t, ns, "beta", policySpec("beta", catalog, "beta.v0"))
+	createPolicy(t, ns, "alpha", policySpec(ns, "alpha", catalog, "alpha.v1"))
+	createPolicy(t, ns, "beta", policySpec(ns, "beta", catalog, "beta.v0"))
 	localplane.Eventually(t, 30*time.Second, "both Subscriptions created", func() string {
 		if !exists(t, subscription(ns, "alpha")) || !exists(t, subscription(ns, "beta")) {
 			return "not yet"
@@ -260,10 +260,10 @@ func TestSharedInstallPlan(t *testing.T) {
 func TestCatalogSourceHealth(t *testing.T) {
 	ctx := context.Background()
 	strict, lenient := newNamespace(t, "catalog-strict"), newNamespace(t, "catalog-lenient")
-	spec := policySpec("health-op", flakyCatalog, "*")
+	spec := policySpec(strict, "health-op", flakyCatalog, "*")
 	spec.StatusConfig = &v1beta1.StatusConfig{CatalogSourceUnhealthy: v1beta1.StatusNonCompliant}
 	createPolicy(t, strict, "health-op", spec)
-	createPolicy(t, lenient, "health-op", policySpec("health-op", flakyCatalog, "*"))
+	createPolicy(t, lenient, "health-op", policySpec(lenient, "health-op", flakyCatalog, "*"))
 	for _, ns := range []string{strict, lenient} {
 		waitPolicy(t, ns, "health-op", "Compliant with a healthy catalog", all(
 			compliance(policyv1.Compliant), condition(sharedop.TypeCatalogSourcesUnhealthy, metav1.ConditionFalse, "CatalogSourcesFound")))
@@ -297,7 +297,7 @@ func TestUnavailableDeployment(t *testing.T) {
 	ctx := context.Background()
 	ns := newNamespace(t, "deploy")
 	operatorNS := ns + "-operator" // does not exist yet
-	spec := policySpec("deploy-op", catalog, "deploy-op.v1")
+	spec := policySpec(ns, "deploy-op", catalog, "deploy-op.v1")
 	spec.Subscription.Namespace = operatorNS
 	createPolicy(t, ns, "deploy-op", spec)
 	waitPolicy(t, ns, "deploy-op", "Compliant", all(
@@ -419,7 +419,7 @@ func TestRemoval(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			spec := policySpec(tc.pkg, catalog, "*")
+			spec := policySpec(ns, tc.pkg, catalog, "*")
 			spec.RemovalBehavior = tc.removal
 			createPolicy(t, ns, tc.pkg, spec)
 			waitPolicy(t, ns, tc.pkg, "Compliant", compliance(policyv1.Compliant))
@@ -494,7 +494,7 @@ func crdExists(t *testing.T, name string) bool {
 // nothing is created for it.
 func TestInvalidPolicy(t *testing.T) {
 	ns := newNamespace(t, "invalid")
-	bad := policySpec("Bad_Name", catalog, "*")
+	bad := policySpec(ns, "Bad_Name", catalog, "*")
 	bad.OperatorGroup = &v1beta1.OperatorGroup{Name: "og", Namespace: "elsewhere"}
 	createPolicy(t, ns, "bad", bad)
 	waitPolicy(t, ns, "bad", "invalid spec reported", all(
@@ -507,13 +507,13 @@ func TestInvalidPolicy(t *testing.T) {
 		t.Errorf("want a NonCompliant event naming the field, got %+v", events)
 	}
 
-	noSource := policySpec("install-op", "", "*")
+	noSource := policySpec(ns, "install-op", "", "*")
 	noSource.Subscription.SourceNamespace = ""
 	createPolicy(t, ns, "no-source", noSource)
 	waitPolicy(t, ns, "no-source", "missing source reported", all(
 		compliance(policyv1.NonCompliant),
 		condition(sharedop.TypeValidPolicySpec, metav1.ConditionFalse, "InvalidPolicySpec",
-			"spec.subscription.source, spec.subscription.sourceNamespace", "required to create the Subscription"),
+			"spec.subscription.source, spec.subscription.sourceNamespace", "the PackageManifest was not found"),
 	))
 	if exists(t, subscription(ns, "install-op")) || exists(t, operatorGroup(ns, defaultOG)) {
 		t.Error("OLM objects were created for a policy that cannot create its Subscription")

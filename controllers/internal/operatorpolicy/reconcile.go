@@ -31,8 +31,11 @@ const Finalizer = "operatorpolicy.fleetpolicy.io/removal"
 type reconciler struct {
 	// client reads OperatorPolicies and the cached OLM kinds, and writes.
 	client client.Client
-	// reader reads ClusterServiceVersions and Deployments uncached.
+	// reader reads ClusterServiceVersions, Deployments and PackageManifests uncached.
 	reader client.Reader
+	// defaultNamespace is where an operator is installed when neither the
+	// policy nor the PackageManifest says (Options.DefaultNamespace).
+	defaultNamespace string
 	// templates resolves the policies' managed-cluster templates and
 	// watches what they read.
 	templates *templatewatch.Resolver
@@ -43,7 +46,7 @@ type reconciler struct {
 // kindOperatorPolicy is the kind label of OperatorPolicies' governance metric.
 const kindOperatorPolicy = "OperatorPolicy"
 
-func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, err error) {
 	op := &v1beta1.OperatorPolicy{}
 	if err := r.client.Get(ctx, req.NamespacedName, op); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -63,6 +66,18 @@ func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	var p operatorpolicy.Policy
 	if err == nil {
 		p, err = operatorpolicy.Normalize(resolved)
+	}
+	if err == nil && operatorpolicy.NeedsSubscriptionDefaults(p) {
+		// What the cluster defaults it from may change unseen: look again.
+		defer func() {
+			if err == nil && !result.Requeue && result.RequeueAfter == 0 {
+				result.RequeueAfter = packageManifestRecheck
+			}
+		}()
+		var readErr error
+		if p, err, readErr = r.subscriptionDefaults(ctx, op, p); readErr != nil {
+			return ctrl.Result{}, readErr
+		}
 	}
 	if err != nil {
 		if deleting {

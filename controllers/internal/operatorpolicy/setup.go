@@ -27,12 +27,16 @@ import (
 type Options struct {
 	// Concurrency is how many OperatorPolicies are reconciled at once (at least 1).
 	Concurrency int
+	// DefaultNamespace is where an operator is installed when neither
+	// spec.subscription.namespace nor the PackageManifest says (OCM's
+	// --operator-policy-default-namespace); empty for none.
+	DefaultNamespace string
 }
 
 // Index names of the OperatorPolicy field indexes Setup registers.
 const (
 	// indexSubscriptionNamespace indexes OperatorPolicies by the namespace of
-	// their subscription (spec.subscription.namespace, else their own).
+	// their subscription (spec.subscription.namespace).
 	indexSubscriptionNamespace = "operatorpolicy.fleetpolicy.io/subscription-namespace"
 	// indexCatalogSource indexes OperatorPolicies by the CatalogSource their
 	// subscription names, as "<namespace>/<name>".
@@ -55,11 +59,12 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	}
 	if err := indexer.IndexField(ctx, &v1beta1.OperatorPolicy{}, indexCatalogSource, func(obj client.Object) []string {
 		op, ok := obj.(*v1beta1.OperatorPolicy)
-		if !ok || op.Spec.Subscription.Source == "" || op.Spec.Subscription.SourceNamespace == "" {
+		if !ok {
 			return nil
 		}
-		if templated(op.Spec.Subscription.Source, op.Spec.Subscription.SourceNamespace) {
-			return []string{templatedKey}
+		if op.Spec.Subscription.Source == "" || op.Spec.Subscription.SourceNamespace == "" ||
+			templated(op.Spec.Subscription.Source, op.Spec.Subscription.SourceNamespace) {
+			return []string{resolvedOnReconcileKey}
 		}
 		return []string{op.Spec.Subscription.SourceNamespace + "/" + op.Spec.Subscription.Source}
 	}); err != nil {
@@ -70,7 +75,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	if err != nil {
 		return err
 	}
-	r := &reconciler{client: mgr.GetClient(), reader: mgr.GetAPIReader(), templates: resolver, now: time.Now}
+	r := &reconciler{client: mgr.GetClient(), reader: mgr.GetAPIReader(), templates: resolver, now: time.Now, defaultNamespace: opts.DefaultNamespace}
 	byNamespace := handler.EnqueueRequestsFromMapFunc(r.policiesOfNamespace)
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("operatorpolicy").
@@ -89,22 +94,20 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		Complete(logging.QuietWhenStopping(r))
 }
 
-// subscriptionNamespace is where an OperatorPolicy's operator lives, as
-// Normalize defaults it.
+// subscriptionNamespace is where an OperatorPolicy's operator lives, as its
+// spec says.
 func subscriptionNamespace(op *v1beta1.OperatorPolicy) string {
-	if templated(op.Spec.Subscription.Namespace) {
-		return templatedKey
+	if op.Spec.Subscription.Namespace == "" || templated(op.Spec.Subscription.Namespace) {
+		return resolvedOnReconcileKey
 	}
-	if op.Spec.Subscription.Namespace != "" {
-		return op.Spec.Subscription.Namespace
-	}
-	return op.Namespace
+	return op.Spec.Subscription.Namespace
 }
 
-// templatedKey is the index value of a policy whose subscription's namespace
-// (or catalog) is a template: known only once resolved, so every change of
-// the kind maps to the policy too.
-const templatedKey = "{{templated}}"
+// resolvedOnReconcileKey is the index value of a policy whose subscription's
+// namespace (or catalog) is known only when it is reconciled: a template, or
+// unset and defaulted from the cluster. Every change of the kind maps to the
+// policy too.
+const resolvedOnReconcileKey = "{{resolved on reconcile}}"
 
 func templated(values ...string) bool {
 	for _, v := range values {
@@ -134,14 +137,14 @@ var notCopied = predicate.NewPredicateFuncs(func(obj client.Object) bool {
 // is in its namespace.
 func (r *reconciler) policiesOfNamespace(ctx context.Context, obj client.Object) []reconcile.Request {
 	return append(r.requests(ctx, client.MatchingFields{indexSubscriptionNamespace: obj.GetNamespace()}),
-		r.requests(ctx, client.MatchingFields{indexSubscriptionNamespace: templatedKey})...)
+		r.requests(ctx, client.MatchingFields{indexSubscriptionNamespace: resolvedOnReconcileKey})...)
 }
 
 // policiesOfCatalogSource maps a CatalogSource to the OperatorPolicies that
 // name it and to those of the namespaces of the Subscriptions that name it.
 func (r *reconciler) policiesOfCatalogSource(ctx context.Context, obj client.Object) []reconcile.Request {
 	requests := append(r.requests(ctx, client.MatchingFields{indexCatalogSource: obj.GetNamespace() + "/" + obj.GetName()}),
-		r.requests(ctx, client.MatchingFields{indexCatalogSource: templatedKey})...)
+		r.requests(ctx, client.MatchingFields{indexCatalogSource: resolvedOnReconcileKey})...)
 	subs := &operatorsv1alpha1.SubscriptionList{}
 	if err := r.client.List(ctx, subs); err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, "listing Subscriptions to map a CatalogSource", "catalogSource", client.ObjectKeyFromObject(obj))

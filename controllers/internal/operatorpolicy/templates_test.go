@@ -36,7 +36,7 @@ func TestManagedTemplates(t *testing.T) {
 		t.Fatal(err)
 	}
 	read := func(key string) string { return fmt.Sprintf(`{{ fromConfigMap %q "op-settings" %q }}`, ns, key) }
-	spec := policySpec("template-op", catalog, "*")
+	spec := policySpec(ns, "template-op", catalog, "*")
 	spec.Subscription.Channel = read("channel")
 	spec.Subscription.Namespace = read("namespace")
 	literal := func(key string) *runtime.RawExtension {
@@ -70,7 +70,7 @@ func TestManagedTemplates(t *testing.T) {
 	})
 
 	other := newNamespace(t, "templated-bad")
-	bad := policySpec("template-op", catalog, "*")
+	bad := policySpec(other, "template-op", catalog, "*")
 	bad.Subscription.Channel = `{{ fromConfigMap "only-two" "args" }}`
 	createPolicy(t, other, "bad", bad)
 	waitPolicy(t, other, "bad", "the template error reported", all(

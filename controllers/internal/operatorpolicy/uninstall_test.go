@@ -59,7 +59,7 @@ func TestReleaseFinalizers(t *testing.T) {
 		t.Helper()
 		op := &v1beta1.OperatorPolicy{
 			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Finalizers: finalizers},
-			Spec:       policySpec(name, catalog, "*"),
+			Spec:       policySpec(ns, name, catalog, "*"),
 		}
 		if err := pc.Create(ctx, op); err != nil {
 			t.Fatal(err)

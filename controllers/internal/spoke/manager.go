@@ -40,6 +40,10 @@ type Options struct {
 	// HubStatusDelay is how long changes to a policy's status are gathered
 	// before the hub replica's status is written.
 	HubStatusDelay time.Duration
+	// OperatorPolicyDefaultNamespace is where an OperatorPolicy's operator is
+	// installed when neither the policy nor the cluster's PackageManifest says
+	// (OCM's --operator-policy-default-namespace); empty for none.
+	OperatorPolicyDefaultNamespace string
 }
 
 // DefaultOptions are the defaults of the spoke binary's flags (ClusterName has
@@ -142,7 +146,7 @@ func NewManager(ctx context.Context, hubCfg, managedCfg *rest.Config, o ManagerO
 		return nil, err
 	}
 	// OperatorPolicy templates are evaluated on the managed cluster too.
-	if err := operatorpolicy.Setup(mgr, operatorpolicy.Options{Concurrency: o.Concurrency}); err != nil {
+	if err := operatorpolicy.Setup(mgr, operatorpolicy.Options{Concurrency: o.Concurrency, DefaultNamespace: o.OperatorPolicyDefaultNamespace}); err != nil {
 		return nil, err
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
