@@ -59,6 +59,14 @@ type ObjectTemplate struct {
 	// +kubebuilder:validation:Enum=MustHave;Musthave;musthave;MustOnlyHave;Mustonlyhave;mustonlyhave
 	// +optional
 	MetadataComplianceType ComplianceType `json:"metadataComplianceType,omitempty"`
+	// RecreateOption says when enforce deletes and recreates the object
+	// instead of updating it, as in OCM: None (the default) never;
+	// IfRequired when the API server refuses the update (an immutable field);
+	// Always on any update. Inform ignores it.
+	//
+	// +kubebuilder:default=None
+	// +optional
+	RecreateOption RecreateOption `json:"recreateOption,omitempty"`
 	// ObjectDefinition is the object, kept exactly as written.
 	//
 	// +kubebuilder:pruning:PreserveUnknownFields
@@ -71,7 +79,49 @@ type ObjectTemplate struct {
 	//
 	// +optional
 	ObjectSelector *metav1.LabelSelector `json:"objectSelector,omitempty"`
+	// RecordDiff says where the difference between the object on the cluster
+	// and the object definition goes when they differ, as in OCM: InStatus in
+	// status.relatedObjects[].properties.diff, Log in the controller's log,
+	// None nowhere. Unset, it is InStatus, but for kinds that hold sensitive
+	// data (ConfigMap, Secret, OpenShift's OAuthAccessToken,
+	// OAuthAuthorizeTokens and Route) and for templates that read sensitive
+	// data, whose diff is replaced by a note saying how to record it.
+	//
+	// +optional
+	RecordDiff RecordDiff `json:"recordDiff,omitempty"`
 }
+
+// RecordDiff says where an object template records the difference between an
+// object and its definition.
+//
+// +kubebuilder:validation:Enum=Log;InStatus;None
+type RecordDiff string
+
+// The values of spec.object-templates[].recordDiff, as OCM spells them.
+const (
+	// RecordDiffLog logs the difference.
+	RecordDiffLog RecordDiff = "Log"
+	// RecordDiffInStatus writes it in the related object's properties.diff.
+	RecordDiffInStatus RecordDiff = "InStatus"
+	// RecordDiffNone records nothing.
+	RecordDiffNone RecordDiff = "None"
+)
+
+// RecreateOption says when enforce deletes and recreates an object rather
+// than updating it.
+//
+// +kubebuilder:validation:Enum=None;IfRequired;Always
+type RecreateOption string
+
+// The values of spec.object-templates[].recreateOption, as OCM spells them.
+const (
+	// RecreateNone always updates (the default).
+	RecreateNone RecreateOption = "None"
+	// RecreateIfRequired recreates when the update is refused as invalid.
+	RecreateIfRequired RecreateOption = "IfRequired"
+	// RecreateAlways recreates instead of any update.
+	RecreateAlways RecreateOption = "Always"
+)
 
 // PruneObjectBehavior says what happens to created objects when the policy goes.
 //
@@ -164,6 +214,11 @@ type ObjectProperties struct {
 	CreatedByPolicy *bool `json:"createdByPolicy,omitempty"`
 	// +optional
 	UID string `json:"uid,omitempty"`
+	// Diff is the difference between the object and its definition, when
+	// the object template's recordDiff is InStatus.
+	//
+	// +optional
+	Diff string `json:"diff,omitempty"`
 }
 
 // RelatedObject is an object a policy looked at, with its compliance and why.
