@@ -22,6 +22,9 @@ type Comparison struct {
 	// Merged is the object enforce writes to make it match: existing with the
 	// template merged in, status as it was. Nil when Matches.
 	Merged map[string]any
+	// Expected is the object as the template describes it: Merged with the
+	// template's status merged in too (what a diff shows). Nil when Matches.
+	Expected map[string]any
 }
 
 // Fixable reports whether writing Merged changes something: some field outside
@@ -72,6 +75,8 @@ func Compare(desired, existing map[string]any, ct, metadataCT policyv1.Complianc
 		}
 	}
 
+	var status any
+	statusDiffers := false
 	for _, key := range sortedKeys(desired) {
 		if slices.Contains(identity, key) {
 			continue
@@ -79,7 +84,9 @@ func Compare(desired, existing map[string]any, ct, metadataCT policyv1.Complianc
 		want, have := desired[key], existing[key]
 		if diff := compareValue(want, have, only, key); len(diff) > 0 {
 			mismatches = append(mismatches, diff...)
-			if key != "status" {
+			if key == "status" {
+				status, statusDiffers = mergeValue(want, have, only), true
+			} else {
 				merged[key] = mergeValue(want, have, only)
 			}
 		}
@@ -88,7 +95,12 @@ func Compare(desired, existing map[string]any, ct, metadataCT policyv1.Complianc
 		return Comparison{Matches: true}
 	}
 	slices.Sort(mismatches)
-	return Comparison{Mismatches: slices.Compact(mismatches), Merged: merged}
+	expected := merged
+	if statusDiffers {
+		expected = deepCopyMap(merged)
+		expected["status"] = status
+	}
+	return Comparison{Mismatches: slices.Compact(mismatches), Merged: merged, Expected: expected}
 }
 
 // compareValue returns the paths under path where have is not as want wants it.

@@ -166,3 +166,24 @@ func TestFixable(t *testing.T) {
 		}
 	}
 }
+
+// TestCompareExpected: Expected is Merged with the template's status merged
+// in, for the diff; Merged keeps the status as it was.
+func TestCompareExpected(t *testing.T) {
+	desired := obj(t, `{"spec":{"x":1},"status":{"phase":"Ready"}}`)
+	existing := obj(t, `{"spec":{"x":2},"status":{"phase":"Pending","other":"o"}}`)
+	got := Compare(desired, existing, policyv1.MustHave, policyv1.MustHave)
+	if merged := toJSON(t, got.Merged); merged != `{"spec":{"x":1},"status":{"other":"o","phase":"Pending"}}` {
+		t.Errorf("merged %s", merged)
+	}
+	if expected := toJSON(t, got.Expected); expected != `{"spec":{"x":1},"status":{"other":"o","phase":"Ready"}}` {
+		t.Errorf("expected %s", expected)
+	}
+	specOnly := Compare(obj(t, `{"spec":{"x":1}}`), existing, policyv1.MustHave, policyv1.MustHave)
+	if toJSON(t, specOnly.Expected) != toJSON(t, specOnly.Merged) {
+		t.Errorf("without a status difference, expected %s differs from merged %s", toJSON(t, specOnly.Expected), toJSON(t, specOnly.Merged))
+	}
+	if match := Compare(desired, desired, policyv1.MustHave, policyv1.MustHave); match.Expected != nil {
+		t.Errorf("a match has expected %v", match.Expected)
+	}
+}

@@ -56,7 +56,24 @@
 //     mustnothave objects); DecidePrune decides for one candidate given the
 //     live object (DeleteAll: delete; DeleteIfCreated: only when created by
 //     the policy with the same uid; an object already being deleted is
-//     awaited); CleanupMessage words the failures.
+//     awaited); CleanupMessage words the failures. CreatedWithUID keeps an
+//     object the policy recreates created by the policy when the one it
+//     replaced was.
+//   - Diffs (spec.object-templates[].recordDiff), as OCM: RecordingFor applies
+//     the default (InStatus, but a redaction note for ConfigMap, Secret,
+//     OAuthAccessToken, OAuthAuthorizeTokens and Route and for templates that
+//     read sensitive data); RecordDiff renders a unified diff (go-difflib) of
+//     the existing and the updated object as YAML, without managedFields,
+//     generation and the last-applied annotation, cut past 50 lines, and says
+//     whether it goes to the status or the log. Comparison.Expected is the
+//     object a diff compares with when no dry-run update says better.
+//   - Recreating (spec.object-templates[].recreateOption), as OCM:
+//     HowToUpdate says whether enforce updates, recreates or cannot write an
+//     object, given whether the API server refuses the update as invalid;
+//     ImmutableMessage, RecreateTimeoutMessage, RecreateDeleteFailedMessage
+//     and RecreateFailedMessage word the violations (Result.Message carries
+//     them to Describe), and AwaitsRecreate says when to evaluate again at
+//     once.
 //
 // Nothing here performs I/O or reads a clock, and no input makes it panic.
 package configpolicy

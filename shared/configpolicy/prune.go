@@ -155,3 +155,16 @@ func CleanupMessage(failures []PruneFailure) string {
 	}
 	return "Failed to delete objects: " + strings.Join(parts, ", ")
 }
+
+// CreatedWithUID reports whether related (a status's relatedObjects) says the
+// policy created the object whose uid is uid: an object recreated by the
+// policy (recreateOption) stays created by the policy when the one it
+// replaces was, as OCM keeps it.
+func CreatedWithUID(related []policyv1.RelatedObject, uid string) bool {
+	for _, o := range related {
+		if uid != "" && createdByPolicy(o) && o.Properties.UID == uid {
+			return true
+		}
+	}
+	return false
+}

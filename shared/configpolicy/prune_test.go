@@ -147,3 +147,18 @@ func TestCleanupMessage(t *testing.T) {
 		t.Errorf("got %q, want %q", got, want)
 	}
 }
+
+func TestCreatedWithUID(t *testing.T) {
+	yes, no := true, false
+	related := []policyv1.RelatedObject{
+		{Properties: &policyv1.ObjectProperties{UID: "made", CreatedByPolicy: &yes}},
+		{Properties: &policyv1.ObjectProperties{UID: "found", CreatedByPolicy: &no}},
+		{Properties: &policyv1.ObjectProperties{UID: "unknown"}},
+		{},
+	}
+	for uid, want := range map[string]bool{"made": true, "found": false, "unknown": false, "other": false, "": false} {
+		if got := CreatedWithUID(related, uid); got != want {
+			t.Errorf("uid %q: %t, want %t", uid, got, want)
+		}
+	}
+}

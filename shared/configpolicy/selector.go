@@ -61,6 +61,9 @@ type SelectedVerdict struct {
 	Verdict
 	// Merged is what ActionUpdate writes (nil for any other action).
 	Merged map[string]any
+	// Comparison is the object compared with its definition (zero for the
+	// objects a mustnothave template relates without comparing).
+	Comparison Comparison
 }
 
 // Selection is the outcome of an object template evaluated through its
@@ -100,7 +103,7 @@ func JudgeSelection(resource string, namespaces []string, selected []Selected, c
 		if ct == policyv1.MustNotHave && !cmp.Matches {
 			continue
 		}
-		v := SelectedVerdict{Object: i, Verdict: Decide(ct, true, cmp, enforce)}
+		v := SelectedVerdict{Object: i, Verdict: Decide(ct, true, cmp, enforce), Comparison: cmp}
 		if v.Action == ActionUpdate {
 			v.Merged = cmp.Merged
 		}

@@ -90,6 +90,10 @@ type Result struct {
 	// Compliant and Reason are the Verdict's, or the caller's for failures.
 	Compliant bool
 	Reason    Reason
+	// Message, when set, is what Describe says of this object instead of
+	// naming it with its reason: OCM's messages that name the object
+	// themselves (ImmutableMessage, RecreateTimeoutMessage, ...).
+	Message string
 }
 
 // Describe renders the results of one object template, grouped in the order
@@ -98,18 +102,23 @@ type Result struct {
 // namespace default"), and such groups that differ only by namespace merged
 // ("configmaps [a] not found in namespaces: x, y"). A result without a name
 // is worded without brackets ("configmaps missing as expected in namespace
-// x").
+// x"). A result with a Message says its message, in its place.
 func Describe(results []Result) string {
 	type group struct {
 		resource   string
 		reason     Reason
 		names      []string
 		namespaces []string
+		message    string
 	}
 	var byNamespace []*group
 	for _, r := range results {
+		if r.Message != "" {
+			byNamespace = append(byNamespace, &group{message: r.Message})
+			continue
+		}
 		i := slices.IndexFunc(byNamespace, func(g *group) bool {
-			return g.resource == r.Resource && g.reason == r.Reason && slices.Equal(g.namespaces, []string{r.Namespace})
+			return g.message == "" && g.resource == r.Resource && g.reason == r.Reason && slices.Equal(g.namespaces, []string{r.Namespace})
 		})
 		if i < 0 {
 			byNamespace = append(byNamespace, &group{resource: r.Resource, reason: r.Reason, namespaces: []string{r.Namespace}})
@@ -122,9 +131,9 @@ func Describe(results []Result) string {
 	var merged []*group
 	for _, g := range byNamespace {
 		i := slices.IndexFunc(merged, func(m *group) bool {
-			return m.resource == g.resource && m.reason == g.reason && slices.Equal(m.names, g.names)
+			return m.message == "" && m.resource == g.resource && m.reason == g.reason && slices.Equal(m.names, g.names)
 		})
-		if i < 0 {
+		if i < 0 || g.message != "" {
 			merged = append(merged, g)
 			continue
 		}
@@ -132,6 +141,10 @@ func Describe(results []Result) string {
 	}
 	parts := make([]string, 0, len(merged))
 	for _, g := range merged {
+		if g.message != "" {
+			parts = append(parts, g.message)
+			continue
+		}
 		s := g.resource + " " + string(g.reason)
 		if names := slices.DeleteFunc(slices.Clone(g.names), func(n string) bool { return n == "" }); len(names) > 0 {
 			s = g.resource + " [" + strings.Join(names, ", ") + "] " + string(g.reason)

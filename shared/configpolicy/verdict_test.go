@@ -69,6 +69,13 @@ func TestDescribe(t *testing.T) {
 			{Resource: "secrets", Namespace: "x", Name: "a", Reason: ReasonCreated},
 			{Resource: "secrets", Namespace: "x", Name: "a", Reason: ReasonCreated},
 		}, "secrets [a] was created successfully in namespace x"},
+		{"a result with a message says it in its place, never merged", []Result{
+			{Resource: "configmaps", Namespace: "x", Name: "a", Reason: ReasonNotAsSpecified, Message: "configmaps [a] in namespace x cannot be updated"},
+			{Resource: "configmaps", Namespace: "x", Name: "b", Reason: ReasonNotAsSpecified},
+			{Resource: "configmaps", Namespace: "y", Name: "a", Reason: ReasonNotAsSpecified, Message: "configmaps [a] in namespace y cannot be updated"},
+			{Resource: "configmaps", Namespace: "y", Name: "b", Reason: ReasonNotAsSpecified},
+		}, "configmaps [a] in namespace x cannot be updated; configmaps [b] found but not as specified in namespaces: x, y; " +
+			"configmaps [a] in namespace y cannot be updated"},
 	}
 	for _, tc := range cases {
 		if got := Describe(tc.results); got != tc.want {

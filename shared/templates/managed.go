@@ -185,25 +185,26 @@ func ResolveObjectDefinition(r Resolver, raw []byte, context any, opts gotemplat
 // ConfigurationPolicy's spec.object-templates-raw: the YAML list as written
 // when it holds no template, else the list its templates make (with range and
 // the like). The object definitions it yields are then evaluated without
-// templates, as OCM does.
-func ResolveObjectTemplatesRaw(r Resolver, raw string, opts gotemplates.ResolveOptions) ([]*policyv1.ObjectTemplate, error) {
+// templates, as OCM does. sensitive is true when the templates read a Secret
+// or decrypted a value.
+func ResolveObjectTemplatesRaw(r Resolver, raw string, opts gotemplates.ResolveOptions) (_ []*policyv1.ObjectTemplate, sensitive bool, _ error) {
 	var out []*policyv1.ObjectTemplate
 	if !HasManagedTemplate([]byte(raw)) {
 		if err := yaml.Unmarshal([]byte(raw), &out); err != nil {
-			return nil, fmt.Errorf("Error parsing object-templates-raw YAML: %w", err) //nolint:staticcheck // OCM's message
+			return nil, false, fmt.Errorf("Error parsing object-templates-raw YAML: %w", err) //nolint:staticcheck // OCM's message
 		}
-		return out, nil
+		return out, false, nil
 	}
 	opts.InputIsYAML = true
 	opts.DenylistFunctions = append([]string(nil), opts.DenylistFunctions...)
 	res, err := r.ResolveTemplate([]byte(raw), nil, &opts)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if err := json.Unmarshal(res.ResolvedJSON, &out); err != nil {
-		return nil, fmt.Errorf("failed unmarshalling resolved object-templates-raw template: %w", err)
+		return nil, false, fmt.Errorf("failed unmarshalling resolved object-templates-raw template: %w", err)
 	}
-	return out, nil
+	return out, res.HasSensitiveData, nil
 }
 
 // ResolveJSONField resolves the templates of one field of a policy (for

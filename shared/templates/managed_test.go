@@ -251,12 +251,15 @@ func TestDecryption(t *testing.T) {
 }
 
 func TestResolveObjectTemplatesRaw(t *testing.T) {
-	r := managedCluster(t, configMapObj("cfg", "teams", map[string]any{"names": "a b c"}))
+	r := managedCluster(t, configMapObj("cfg", "teams", map[string]any{"names": "a b c"}),
+		map[string]any{"apiVersion": "v1", "kind": "Secret", "metadata": map[string]any{"namespace": "cfg", "name": "creds"},
+			"data": map[string]any{"user": base64.StdEncoding.EncodeToString([]byte("x"))}})
 	cases := []struct {
-		name      string
-		raw       string
-		wantNames []string
-		err       string
+		name          string
+		raw           string
+		wantNames     []string
+		wantSensitive bool
+		err           string
 	}{
 		{
 			name: "range makes one object template per item",
@@ -272,6 +275,13 @@ func TestResolveObjectTemplatesRaw(t *testing.T) {
 			wantNames: []string{"team-a", "team-b", "team-c"},
 		},
 		{
+			name: "a Secret read is sensitive",
+			raw: `- complianceType: musthave
+  objectDefinition: {apiVersion: v1, kind: ConfigMap, metadata: {name: 'user-{{ fromSecret "cfg" "creds" "user" | base64dec }}', namespace: default}}`,
+			wantNames:     []string{"user-x"},
+			wantSensitive: true,
+		},
+		{
 			name: "no template: the YAML as written",
 			raw: `- complianceType: musthave
   objectDefinition: {apiVersion: v1, kind: ConfigMap, metadata: {name: plain, namespace: default}}`,
@@ -283,7 +293,7 @@ func TestResolveObjectTemplatesRaw(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got, err := templates.ResolveObjectTemplatesRaw(r, c.raw, gotemplates.ResolveOptions{})
+			got, sensitive, err := templates.ResolveObjectTemplatesRaw(r, c.raw, gotemplates.ResolveOptions{})
 			if c.err != "" {
 				if err == nil || !strings.Contains(err.Error(), c.err) {
 					t.Fatalf("error %v, want one containing %q", err, c.err)
@@ -306,6 +316,9 @@ func TestResolveObjectTemplatesRaw(t *testing.T) {
 			if strings.Join(names, ",") != strings.Join(c.wantNames, ",") {
 				t.Fatalf("object templates named %v, want %v", names, c.wantNames)
 			}
+			if sensitive != c.wantSensitive {
+				t.Fatalf("sensitive %t, want %t", sensitive, c.wantSensitive)
+			}
 		})
 	}
 }
@@ -319,7 +332,7 @@ func TestResolveObjectTemplatesRawKeepsObjectSelector(t *testing.T) {
 		`- {complianceType: musthave, objectSelector: {matchLabels: {team: a}}, objectDefinition: {apiVersion: v1, kind: ConfigMap, data: {k: v}}}`,
 		`- {complianceType: musthave, objectSelector: {matchLabels: {team: '{{ "a" }}'}}, objectDefinition: {apiVersion: v1, kind: ConfigMap, data: {k: v}}}`,
 	} {
-		got, err := templates.ResolveObjectTemplatesRaw(r, raw, gotemplates.ResolveOptions{})
+		got, _, err := templates.ResolveObjectTemplatesRaw(r, raw, gotemplates.ResolveOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -101,6 +101,12 @@ func (r *ConfigurationPolicyReconciler) Reconcile(ctx context.Context, req ctrl.
 		r.pruneDropped(ctx, cp, status.RelatedObjects)
 	}
 	requeue := r.interval(cp, compliant)
+	if configpolicy.AwaitsRecreate(messages) {
+		// An object deleted to be recreated is still going: as OCM, evaluate
+		// again at once rather than after the interval (each evaluation waits
+		// for it a while already).
+		requeue = ctrl.Result{RequeueAfter: recreateRetryDelay}
+	}
 	governancemetrics.Report(kindConfigurationPolicy, cp.Namespace, cp.Name, cp.Spec.Severity, status.ComplianceState)
 
 	if sameEvaluation(cp.Status, status) {
@@ -197,13 +203,14 @@ func (r *ConfigurationPolicyReconciler) evaluateAll(ctx context.Context, cp *pol
 		tpl.options.EncryptionConfig = enc
 	}
 	objectTemplates := cp.Spec.ObjectTemplates
+	rawSensitive := false
 	if cp.Spec.ObjectTemplatesRaw != "" {
 		if tpl == nil {
 			return policyViolation(cp, templates.ReasonTemplateError,
 				"spec.object-templates-raw cannot be used while templates are disabled by the annotation "+templates.DisableAnnotation)
 		}
 		var err error
-		objectTemplates, err = templates.ResolveObjectTemplatesRaw(tpl.resolver, cp.Spec.ObjectTemplatesRaw, tpl.options)
+		objectTemplates, rawSensitive, err = templates.ResolveObjectTemplatesRaw(tpl.resolver, cp.Spec.ObjectTemplatesRaw, tpl.options)
 		if err != nil {
 			return policyViolation(cp, templates.ReasonTemplateError, templates.ErrorMessage(err))
 		}
@@ -222,7 +229,7 @@ func (r *ConfigurationPolicyReconciler) evaluateAll(ctx context.Context, cp *pol
 	status = policyv1.ConfigurationPolicyStatus{LastEvaluatedGeneration: cp.Generation}
 	compliant, complete = true, true
 	for i, ot := range objectTemplates {
-		out := r.evaluate(ctx, cp, i, ot, enforce, namespaces, tpl)
+		out := r.evaluate(ctx, cp, i, ot, enforce, namespaces, tpl, rawSensitive)
 		compliant = compliant && out.compliant
 		complete = complete && !out.incomplete
 		messages = append(messages, out.message)
@@ -291,9 +298,11 @@ func (r *ConfigurationPolicyReconciler) interval(cp *policyv1.ConfigurationPolic
 // With tpl, the templates of its object definition are resolved first, per
 // namespace when they read .ObjectNamespace, .ObjectName or .Object (as OCM
 // does); a template that fails to resolve is a violation and nothing of it is
-// applied.
+// applied. sensitive says the object templates were made by templates that
+// read sensitive data (object-templates-raw): their diffs are redacted unless
+// recordDiff is set.
 func (r *ConfigurationPolicyReconciler) evaluate(ctx context.Context, cp *policyv1.ConfigurationPolicy, i int, ot *policyv1.ObjectTemplate, enforce bool,
-	namespaces *namespaceLister, tpl *templating) templateOutcome {
+	namespaces *namespaceLister, tpl *templating, sensitive bool) templateOutcome {
 	field := fmt.Sprintf("spec.object-templates[%d]", i)
 	violation := func(format string, args ...any) templateOutcome {
 		return templateOutcome{message: fmt.Sprintf(format, args...), incomplete: true}
@@ -368,7 +377,8 @@ func (r *ConfigurationPolicyReconciler) evaluate(ctx context.Context, cp *policy
 		return violation("%v", err)
 	}
 	def := definition{index: i, field: field, raw: raw, head: head, templated: templated, gvk: gvk, resource: resource, namespaced: namespaced,
-		namespaceSelected: !selectorEmpty(cp.Spec.NamespaceSelector), name: name}
+		namespaceSelected: !selectorEmpty(cp.Spec.NamespaceSelector), name: name,
+		update: &updateRules{recreate: ot.RecreateOption, recordDiff: ot.RecordDiff, sensitive: sensitive, previous: cp.Status.RelatedObjects}}
 	if selecting {
 		return r.evaluateSelected(ctx, def, targetNamespaces, selector, ct, mct, enforce, tpl)
 	}
@@ -402,7 +412,7 @@ func (r *ConfigurationPolicyReconciler) evaluate(ctx context.Context, cp *policy
 		var objRelated []policyv1.RelatedObject
 		listed := true
 		if obj.GetName() != "" {
-			objResults, objRelated = r.evaluateNamed(ctx, obj, obj.GetNamespace(), resource, ct, mct, enforce)
+			objResults, objRelated = r.evaluateNamed(ctx, obj, obj.GetNamespace(), resource, ct, mct, enforce, def.update)
 		} else {
 			objResults, objRelated, listed = r.evaluateUnnamed(ctx, obj, obj.GetNamespace(), resource, ct, mct, enforce)
 		}
@@ -444,6 +454,10 @@ type definition struct {
 	namespaceSelected bool
 	// name is the name as written ("" when none or templated).
 	name string
+	// update is how the objects it names or selects are updated and their
+	// differences recorded; forObject marks it sensitive when a resolution
+	// of its templates read sensitive data.
+	update *updateRules
 }
 
 // forObject is the definition for the object ns/name. Without templates it
@@ -471,6 +485,7 @@ func (d definition) forObject(tpl *templating, previous *unstructured.Unstructur
 	if res.Skip {
 		return nil, true, nil
 	}
+	d.update.sensitive = d.update.sensitive || res.Sensitive
 	obj = &unstructured.Unstructured{}
 	if err := obj.UnmarshalJSON(res.JSON); err != nil {
 		return nil, false, &templateOutcome{message: fmt.Sprintf("%s.objectDefinition cannot be decoded after template resolution: %v", d.field, err),
@@ -567,7 +582,7 @@ func (r *ConfigurationPolicyReconciler) evaluateSelected(ctx context.Context, d 
 		s, live := selected[v.Object], listed[v.Object]
 		desired := &unstructured.Unstructured{Object: s.Desired}
 		res := configpolicy.Result{Resource: d.resource, Namespace: s.Namespace, Name: s.Name, Compliant: v.Compliant, Reason: v.Reason}
-		written, _ := r.write(ctx, v.Action, desired, live, v.Merged, &res)
+		written, created, diff := r.settle(ctx, v.Verdict, v.Comparison, true, ct, desired, live, d.update, &res)
 		compliant = compliant && res.Compliant
 		if judged.Summary == nil {
 			results = append(results, res)
@@ -576,7 +591,7 @@ func (r *ConfigurationPolicyReconciler) evaluateSelected(ctx context.Context, d 
 		if ct == policyv1.MustNotHave {
 			written = nil
 		}
-		related = append(related, relatedObject(desired, s.Namespace, s.Name, res, written, false))
+		related = append(related, withDiff(relatedObject(desired, s.Namespace, s.Name, res, written, created), diff))
 	}
 	return templateOutcome{compliant: compliant, message: configpolicy.Describe(results), related: related}
 }
@@ -607,7 +622,7 @@ func templateObject(obj *unstructured.Unstructured) map[string]any {
 
 // evaluateNamed evaluates the object the template names in namespace ns.
 func (r *ConfigurationPolicyReconciler) evaluateNamed(ctx context.Context, desired *unstructured.Unstructured, ns, resource string,
-	ct, mct policyv1.ComplianceType, enforce bool) ([]configpolicy.Result, []policyv1.RelatedObject) {
+	ct, mct policyv1.ComplianceType, enforce bool, update *updateRules) ([]configpolicy.Result, []policyv1.RelatedObject) {
 	name := desired.GetName()
 	existing := &unstructured.Unstructured{}
 	existing.SetGroupVersionKind(desired.GroupVersionKind())
@@ -623,14 +638,140 @@ func (r *ConfigurationPolicyReconciler) evaluateNamed(ctx context.Context, desir
 	}
 	verdict := configpolicy.Decide(ct, exists, cmp, enforce)
 	res := configpolicy.Result{Resource: resource, Namespace: ns, Name: name, Compliant: verdict.Compliant, Reason: verdict.Reason}
-	existing, created := r.write(ctx, verdict.Action, desired, existing, cmp.Merged, &res)
+	existing, created, diff := r.settle(ctx, verdict, cmp, exists, ct, desired, existing, update, &res)
 	// A mustnothave object is not the policy's: its entry has no properties
 	// (as in OCM), so pruning never deletes it.
 	var uidOf *unstructured.Unstructured
 	if (exists || created) && ct != policyv1.MustNotHave {
 		uidOf = existing
 	}
-	return []configpolicy.Result{res}, []policyv1.RelatedObject{relatedObject(desired, ns, name, res, uidOf, created)}
+	return []configpolicy.Result{res}, []policyv1.RelatedObject{withDiff(relatedObject(desired, ns, name, res, uidOf, created), diff)}
+}
+
+// updateRules are how an object template records the difference of an
+// object and updates it.
+type updateRules struct {
+	recreate   policyv1.RecreateOption
+	recordDiff policyv1.RecordDiff
+	// sensitive is true when the templates of the definition read
+	// sensitive data.
+	sensitive bool
+	// previous are the status's related objects: an object recreated stays
+	// created by the policy when the one it replaces was.
+	previous []policyv1.RelatedObject
+}
+
+// recreateAttempts is how many times recreating an object tries to create it
+// again while the deleted one is still going, recreateRetryDelay apart (as
+// OCM).
+const (
+	recreateAttempts   = 3
+	recreateRetryDelay = time.Second
+)
+
+// settle makes the write verdict asks for on existing (exists says whether
+// it is on the cluster; cmp compares it with desired), as OCM does: an
+// existing musthave or mustonlyhave object that differs is first updated
+// with a dry run, whose result the diff shows (recorded as update says); an
+// update the API server refuses as invalid (an immutable field) is not made,
+// or is made by recreating the object when update.recreate allows it (always
+// with Always). It returns the object as it is now, whether the policy
+// created it and the diff to record in its related object.
+func (r *ConfigurationPolicyReconciler) settle(ctx context.Context, verdict configpolicy.Verdict, cmp configpolicy.Comparison, exists bool,
+	ct policyv1.ComplianceType, desired, existing *unstructured.Unstructured, update *updateRules, res *configpolicy.Result) (
+	now *unstructured.Unstructured, created bool, diff string) {
+	action := verdict.Action
+	refused := false
+	if exists && ct != policyv1.MustNotHave && !cmp.Matches {
+		updated := cmp.Expected
+		if cmp.Fixable() {
+			dryRun := &unstructured.Unstructured{Object: runtime.DeepCopyJSON(cmp.Merged)}
+			err := r.Client.Update(ctx, dryRun, client.DryRunAll)
+			switch {
+			case err == nil:
+				updated = dryRun.Object
+			case apierrors.IsInvalid(err):
+				refused = true
+			default:
+				res.Compliant, res.Reason, action = false, configpolicy.ReasonNotAsSpecified, configpolicy.ActionNone
+				res.Message = fmt.Sprintf("Error issuing a dry run update request for the object `%s`, the error is `%v`", existing.GetName(), err)
+			}
+		}
+		recording := configpolicy.RecordingFor(update.recordDiff, existing.GroupVersionKind().GroupKind(), update.sensitive)
+		diff = r.recordDiff(ctx, recording, existing, updated)
+	}
+	if action == configpolicy.ActionUpdate {
+		resource, ns, name := res.Resource, existing.GetNamespace(), existing.GetName()
+		switch configpolicy.HowToUpdate(update.recreate, refused) {
+		case configpolicy.UpdateRefused:
+			res.Compliant, res.Reason, res.Message = false, configpolicy.ReasonNotAsSpecified, configpolicy.ImmutableMessage(resource, ns, name)
+			return existing, false, diff
+		case configpolicy.UpdateByRecreating:
+			obj, msg := r.recreate(ctx, existing, desired, resource)
+			if msg != "" {
+				res.Compliant, res.Reason, res.Message = false, configpolicy.ReasonNotAsSpecified, msg
+				return existing, false, diff
+			}
+			return obj, configpolicy.CreatedWithUID(update.previous, string(existing.GetUID())), diff
+		}
+	}
+	now, created = r.write(ctx, action, desired, existing, cmp.Merged, res)
+	return now, created, diff
+}
+
+// withDiff is ro with diff in its properties (when it has any).
+func withDiff(ro policyv1.RelatedObject, diff string) policyv1.RelatedObject {
+	if ro.Properties != nil {
+		ro.Properties.Diff = diff
+	}
+	return ro
+}
+
+// recordDiff records the difference between existing and updated (the object
+// as the policy would have it) as recording says: the diff to write in the
+// related object's status, or logged. A diff that cannot be made is logged
+// and not recorded, as in OCM.
+func (r *ConfigurationPolicyReconciler) recordDiff(ctx context.Context, recording configpolicy.DiffRecording,
+	existing *unstructured.Unstructured, updated map[string]any) string {
+	log := ctrl.LoggerFrom(ctx).WithValues("kind", existing.GetKind(), "namespace", existing.GetNamespace(), "name", existing.GetName())
+	rec, err := configpolicy.RecordDiff(recording, existing.Object, updated)
+	if err != nil {
+		log.Error(err, "Failed to generate the diff")
+		return ""
+	}
+	if rec.Log != "" {
+		log.Info("Logging the diff:\n" + rec.Log)
+	}
+	return rec.InStatus
+}
+
+// recreate deletes existing and creates desired in its place, trying again
+// while the deleted object is still there (recreateAttempts times,
+// recreateRetryDelay apart), as OCM does. It returns the object created, or
+// the violation message saying why there is none.
+func (r *ConfigurationPolicyReconciler) recreate(ctx context.Context, existing, desired *unstructured.Unstructured, resource string) (
+	*unstructured.Unstructured, string) {
+	ns, name := desired.GetNamespace(), desired.GetName()
+	if err := r.Client.Delete(ctx, existing); client.IgnoreNotFound(err) != nil {
+		return nil, configpolicy.RecreateDeleteFailedMessage(resource, ns, name, err)
+	}
+	for attempt := 1; ; attempt++ {
+		obj := desired.DeepCopy()
+		err := r.Client.Create(ctx, obj)
+		switch {
+		case err == nil:
+			return obj, ""
+		case !apierrors.IsAlreadyExists(err):
+			return nil, configpolicy.RecreateFailedMessage(resource, ns, name, err)
+		case attempt == recreateAttempts:
+			return nil, configpolicy.RecreateTimeoutMessage(resource, ns, name)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, configpolicy.RecreateTimeoutMessage(resource, ns, name)
+		case <-time.After(recreateRetryDelay):
+		}
+	}
 }
 
 // write makes the write a verdict asks for: action creates desired, updates
