@@ -70,6 +70,15 @@
 //     and emits "Compliant; ..." / "NonCompliant; ..." compliance events on the
 //     parent Policy when its verdict changes. It evaluates again every
 //     spec.evaluationInterval (default: Options.EvaluationInterval).
+//   - A named (or selected) object that differs from its definition is
+//     checked with a dry-run update, as OCM does. The diff
+//     (configpolicy.RecordDiff) goes to the object's relatedObjects entry or
+//     the log, as the object template's recordDiff says. An update the API
+//     server refuses as invalid (an immutable field) is not made.
+//     recreateOption IfRequired then deletes and recreates the object, and
+//     Always does that instead of any update. Creation is retried while the
+//     deleted object is still going, and the policy is evaluated again soon
+//     when it is still there.
 //   - The same controller prunes as OCM does (spec.pruneObjectBehavior,
 //     docs/pruning.md): while it is DeleteIfCreated or DeleteAll the policy
 //     holds the finalizer configpolicy.PruneFinalizer; when an enforce policy
