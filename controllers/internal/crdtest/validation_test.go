@@ -81,6 +81,8 @@ func TestInvalidObjectsRefused(t *testing.T) {
 		{"operator group target both", validOperatorPolicy, "spec: {operatorGroup: {name: og, target: {namespaces: [a], selector: {matchLabels: {a: b}}}}}", "one of namespaces or selector"},
 		{"configuration policy complianceType enum", validConfigurationPolicy, "spec: {object-templates: [{complianceType: shouldhave, objectDefinition: {apiVersion: v1, kind: Namespace}}]}", "complianceType"},
 		{"configuration policy without templates", validConfigurationPolicy, "spec: {object-templates: []}", "spec.object-templates"},
+		{"configuration policy recordDiff enum", validConfigurationPolicy, "spec: {object-templates: [{complianceType: musthave, recordDiff: Everywhere, objectDefinition: {apiVersion: v1, kind: Namespace}}]}", "spec.object-templates[0].recordDiff"},
+		{"configuration policy recreateOption enum", validConfigurationPolicy, "spec: {object-templates: [{complianceType: musthave, recreateOption: IfNeeded, objectDefinition: {apiVersion: v1, kind: Namespace}}]}", "spec.object-templates[0].recreateOption"},
 		{"policyset empty policy name", `
 apiVersion: policy.open-cluster-management.io/v1beta1
 kind: PolicySet
