@@ -58,10 +58,13 @@ func relatedDiffs(t *testing.T, name string, want int) map[string]string {
 // TestRecordDiff: an inform musthave policy whose objects differ records, per
 // object template's recordDiff, the diff in status.relatedObjects (InStatus,
 // and unset for a kind without sensitive data), a redaction note (unset for
-// a ConfigMap or a Secret), or nothing (Log, None).
+// a ConfigMap or a Secret, and for a definition whose template reads a
+// Secret), or nothing (Log, None).
 func TestRecordDiff(t *testing.T) {
 	const ns, data = "record-diff", "record-diff-data"
-	create(t, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: data, Name: "sa", Labels: map[string]string{"team": "red"}}})
+	for _, name := range []string{"sa", "sa-templated"} {
+		create(t, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: data, Name: name, Labels: map[string]string{"team": "red"}}})
+	}
 	for _, name := range []string{"cm-instatus", "cm-unset", "cm-log", "cm-none"} {
 		create(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: data, Name: name}, Data: map[string]string{"k": "old"}})
 	}
@@ -81,6 +84,9 @@ func TestRecordDiff(t *testing.T) {
         spec: {remediationAction: inform, object-templates: [
           {complianceType: musthave, objectDefinition: {apiVersion: v1, kind: ServiceAccount,
             metadata: {name: sa, namespace: `+data+`, labels: {team: blue}}}},
+          {complianceType: musthave, objectDefinition: {apiVersion: v1, kind: ServiceAccount,
+            metadata: {name: sa-templated, namespace: `+data+`,
+              labels: {team: '{{ fromSecret "`+data+`" "secret-unset" "k" | base64dec }}'}}}},
           `+cm("cm-instatus", "InStatus")+`, `+cm("cm-unset", "")+`, `+cm("cm-log", "Log")+`, `+cm("cm-none", "None")+`,
           {complianceType: musthave, objectDefinition: {apiVersion: v1, kind: Secret,
             metadata: {name: secret-unset, namespace: `+data+`}, stringData: {k: new-secret}}},
@@ -89,7 +95,7 @@ func TestRecordDiff(t *testing.T) {
 	bindToCluster(t, ns, "p")
 	expectCompliance(t, ns, map[string]policyv1.ComplianceState{"p": policyv1.NonCompliant})
 
-	diffs := relatedDiffs(t, "rd-cm", 7)
+	diffs := relatedDiffs(t, "rd-cm", 8)
 	wantDiff := func(name, change string) {
 		t.Helper()
 		header := fmt.Sprintf("--- %s/%s : existing\n+++ %s/%s : updated\n", data, name, data, name)
@@ -102,7 +108,7 @@ func TestRecordDiff(t *testing.T) {
 	// base64 of old-secret and new-secret: the Secret's diff is recorded
 	// when the template asks for it.
 	wantDiff("secret-instatus", "-  k: b2xkLXNlY3JldA==\n+  k: bmV3LXNlY3JldA==\n")
-	for _, name := range []string{"cm-unset", "secret-unset"} {
+	for _, name := range []string{"cm-unset", "secret-unset", "sa-templated"} {
 		if diffs[name] != configpolicy.RedactedDiff {
 			t.Errorf("%s: diff %q, want the redaction note", name, diffs[name])
 		}
