@@ -235,3 +235,25 @@ func TestRecreateWaitsForDeletion(t *testing.T) {
 		t.Fatalf("the ConfigMap was not recreated: uid %s (was %s), data %v", cm.UID, before, cm.Data)
 	}
 }
+
+// TestRecordDiffSelected: the objects an objectSelector selects have their
+// diff recorded as named objects do.
+func TestRecordDiffSelected(t *testing.T) {
+	const ns, data = "record-diff-selected", "record-diff-selected-data"
+	for _, name := range []string{"sel-a", "sel-b"} {
+		create(t, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: data, Name: name,
+			Labels: map[string]string{"pick": "yes", "team": "red"}}})
+	}
+	apply(t, hubC, policyOf(ns, "p", `{apiVersion: policy.open-cluster-management.io/v1, kind: ConfigurationPolicy,
+        metadata: {name: rds-sa},
+        spec: {remediationAction: inform, object-templates: [{complianceType: musthave, objectSelector: {matchLabels: {pick: "yes"}},
+          objectDefinition: {apiVersion: v1, kind: ServiceAccount, metadata: {namespace: `+data+`, labels: {team: blue}}}}]}}`, ""))
+	bindToCluster(t, ns, "p")
+	expectCompliance(t, ns, map[string]policyv1.ComplianceState{"p": policyv1.NonCompliant})
+	diffs := relatedDiffs(t, "rds-sa", 2)
+	for _, name := range []string{"sel-a", "sel-b"} {
+		if d := diffs[name]; !strings.HasPrefix(d, "--- "+data+"/"+name+" : existing\n") || !strings.Contains(d, "-    team: red\n+    team: blue\n") {
+			t.Errorf("%s: diff\n%s", name, d)
+		}
+	}
+}
