@@ -51,3 +51,21 @@ func CustomComplianceMessage(custom policyv1.CustomMessage, compliant bool, defa
 	}
 	return msg
 }
+
+// WithWholeRelatedObjects puts whole[i], when not nil, in place of the
+// identifying fields of status.relatedObjects[i].object of policy (a
+// ConfigurationPolicy by JSON field names, as CustomComplianceMessage takes
+// it), as OCM does for a policy evaluated by watch: a custom message may then
+// read any field of the objects it relates to.
+func WithWholeRelatedObjects(policy map[string]any, whole []map[string]any) {
+	status, _ := policy["status"].(map[string]any)
+	related, _ := status["relatedObjects"].([]any)
+	for i, obj := range whole {
+		if i >= len(related) || obj == nil {
+			continue
+		}
+		if entry, ok := related[i].(map[string]any); ok {
+			entry["object"] = obj
+		}
+	}
+}

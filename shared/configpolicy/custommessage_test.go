@@ -47,3 +47,20 @@ func TestCustomComplianceMessage(t *testing.T) {
 		}
 	}
 }
+
+func TestWithWholeRelatedObjects(t *testing.T) {
+	policy := map[string]any{"status": map[string]any{"relatedObjects": []any{
+		map[string]any{"object": map[string]any{"kind": "ConfigMap", "metadata": map[string]any{"name": "a"}}},
+		map[string]any{"object": map[string]any{"kind": "ConfigMap", "metadata": map[string]any{"name": "gone"}}},
+	}}}
+	whole := map[string]any{"kind": "ConfigMap", "metadata": map[string]any{"name": "a"}, "data": map[string]any{"k": "v"}}
+	// A nil entry (not readable) keeps the identifying fields; extra entries are ignored.
+	WithWholeRelatedObjects(policy, []map[string]any{whole, nil, {"kind": "extra"}})
+	msg := CustomComplianceMessage(policyv1.CustomMessage{Compliant: `{{ range .Policy.status.relatedObjects }}{{ .object.metadata.name }}={{ .object.data.k }} {{ end }}`},
+		true, "default", policy)
+	if msg != "Compliant; a=v gone=<no value> " {
+		t.Errorf("got %q", msg)
+	}
+	// A policy without status is left alone.
+	WithWholeRelatedObjects(map[string]any{}, []map[string]any{whole})
+}

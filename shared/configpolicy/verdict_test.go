@@ -92,25 +92,3 @@ func TestComplianceMessage(t *testing.T) {
 		t.Error(got)
 	}
 }
-
-func TestParseInterval(t *testing.T) {
-	cases := []struct {
-		in        string
-		want      string
-		never, ok bool
-		wantErr   bool
-	}{
-		{in: "", want: "0s"},
-		{in: "10s", want: "10s", ok: true},
-		{in: "1m30s", want: "1m30s", ok: true},
-		{in: "never", never: true, ok: true, want: "0s"},
-		{in: "soon", wantErr: true, want: "0s"},
-		{in: "-5s", wantErr: true, want: "0s"},
-	}
-	for _, tc := range cases {
-		d, never, ok, err := ParseInterval(tc.in, "spec.evaluationInterval.compliant")
-		if (err != nil) != tc.wantErr || d.String() != tc.want || never != tc.never || ok != tc.ok {
-			t.Errorf("%q: got %v, %v, %v, %v", tc.in, d, never, ok, err)
-		}
-	}
-}

@@ -261,7 +261,6 @@ func (d *demo) startControllers(ctx context.Context, clusters []string) error {
 		so := spoke.DefaultManagerOptions()
 		so.MetricsAddr, so.ProbeAddr = "0", "0"
 		so.ClusterName = c
-		so.EvaluationInterval = 2 * time.Second
 		hubCfg, err := d.spokeHubIdentity(ctx, c)
 		if err != nil {
 			return fmt.Errorf("the hub identity of spoke %s: %w", c, err)

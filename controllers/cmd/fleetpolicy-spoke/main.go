@@ -51,7 +51,6 @@ func main() {
 	flag.StringVar(&o.ProbeAddr, "health-probe-bind-address", o.ProbeAddr, "address the /healthz and /readyz probes bind to")
 	flag.BoolVar(&o.LeaderElect, "leader-elect", false, "elect a leader on the managed cluster so that only one of several spoke processes acts")
 	flag.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader election lease (default: the in-cluster namespace)")
-	flag.DurationVar(&o.EvaluationInterval, "evaluation-interval", o.EvaluationInterval, "how often a ConfigurationPolicy is evaluated again when its spec.evaluationInterval does not say")
 	flag.IntVar(&o.Concurrency, "concurrency", o.Concurrency, "policies (and ConfigurationPolicies) reconciled at once")
 	flag.DurationVar(&o.HubStatusDelay, "hub-status-delay", o.HubStatusDelay, "how long a policy's status changes are gathered before its hub replica's status is written")
 	flag.StringVar(&o.OperatorPolicyDefaultNamespace, "operator-policy-default-namespace", "", "The default namespace to be used by an OperatorPolicy if not specified in the policy (as OCM's flag): where its operator is installed when spec.subscription.namespace is unset and the PackageManifest suggests none")

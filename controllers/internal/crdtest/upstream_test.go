@@ -32,8 +32,6 @@ var knownSchemaGaps = map[string]string{
 	// ConfigurationPolicy (issue 14): fields not implemented yet are left out
 	// of the schema, so that strict field validation refuses them by name
 	// rather than the spoke ignoring them.
-	"configurationpolicies v1 pattern spec.evaluationInterval.compliant":                          "watch not implemented",
-	"configurationpolicies v1 pattern spec.evaluationInterval.noncompliant":                       "watch not implemented",
 	"configurationpolicies v1 missing status.history":                                             "status: written by the controller only",
 	"configurationpolicies v1 missing status.relatedObjects[].properties.matchesAfterDryRun":      "status: written by the controller only",
 	"configurationpolicies v1 enum status.compliant":                                              "status: Terminating not reported",

@@ -37,12 +37,11 @@ import (
 // says it when the result changes. The comparison is shared/configpolicy's.
 type ConfigurationPolicyReconciler struct {
 	Client client.Client // cached: ConfigurationPolicies, Policies, Namespaces; writes
-	Reader client.Reader // uncached: the objects the templates name
+	Reader client.Reader // uncached: the objects the templates name, when not evaluated by watch
 	Mapper meta.RESTMapper
-	// EvaluationInterval applies when spec.evaluationInterval says nothing.
-	EvaluationInterval time.Duration
 	// Templates resolves the managed-cluster templates of the object
-	// definitions and watches what they read.
+	// definitions and, for a policy evaluated by watch, reads and watches
+	// what the policy evaluates and its templates read.
 	Templates *templatewatch.Resolver
 
 	events *eventWriter
@@ -56,6 +55,23 @@ type templateOutcome struct {
 	// incomplete is true when the template could not be evaluated in full
 	// (bad input, an API error): its related objects may be missing some.
 	incomplete bool
+	// kindMissing is true when the cluster does not serve its kind.
+	kindMissing bool
+}
+
+// evaluation is the outcome of evaluating every object template of a policy.
+type evaluation struct {
+	status    policyv1.ConfigurationPolicyStatus
+	compliant bool
+	// complete: every object template was evaluated in full (only then are
+	// the objects it no longer relates to pruned).
+	complete bool
+	// kindMissing: an object template names a kind the cluster does not serve.
+	kindMissing bool
+	messages    []string
+	// whole holds, for a policy evaluated by watch with a custom message,
+	// the whole object of each related object (nil when unread).
+	whole []map[string]any
 }
 
 // Reconcile evaluates one ConfigurationPolicy.
@@ -84,23 +100,37 @@ func (r *ConfigurationPolicyReconciler) Reconcile(ctx context.Context, req ctrl.
 	} else if uninstalling {
 		return ctrl.Result{}, r.Templates.Forget(watcher)
 	}
-	var status policyv1.ConfigurationPolicyStatus
-	var compliant, complete bool
-	var messages []string
-	if templates.Disabled(cp.Annotations) {
-		status, compliant, complete, messages = r.evaluateAll(ctx, cp, nil)
-	} else if err := r.Templates.Batch(ctx, watcher, func(res templates.Resolver, opts gotemplates.ResolveOptions) {
-		status, compliant, complete, messages = r.evaluateAll(ctx, cp, &templating{resolver: res, options: opts})
-	}); err != nil {
-		return ctrl.Result{}, err
+	// As OCM: the policy is evaluated by watch when the evaluationInterval
+	// of the state it was last found in is watch (the default).
+	byWatch := configpolicy.EvaluatesByWatch(cp.Spec.EvaluationInterval, cp.Status.ComplianceState == policyv1.Compliant)
+	var ev evaluation
+	if byWatch {
+		if err := r.Templates.Batch(ctx, watcher, func(res templates.Resolver, opts gotemplates.ResolveOptions) {
+			ev = r.evaluateAll(ctx, cp, templatingUnlessDisabled(cp, res, opts), watchReader{templates: r.Templates, watcher: watcher})
+		}); err != nil {
+			return ctrl.Result{}, err
+		}
+	} else {
+		ev = r.evaluateAll(ctx, cp, templatingUnlessDisabled(cp, r.Templates.Direct(), gotemplates.ResolveOptions{}),
+			apiReader{objects: r.Reader, cached: r.Client})
 	}
+	status, compliant, messages := ev.status, ev.compliant, ev.messages
 	status.RelatedObjects = configpolicy.CarryCreatedByPolicy(cp.Status.RelatedObjects, status.RelatedObjects)
 	// An evaluation that failed somewhere may miss objects that are still the
 	// policy's: only a complete one prunes what it no longer relates to.
-	if complete {
+	if ev.complete {
 		r.pruneDropped(ctx, cp, status.RelatedObjects)
 	}
-	requeue := r.interval(cp, compliant)
+	next, err := configpolicy.NextEvaluation(cp.Spec.EvaluationInterval, compliant, byWatch, ev.kindMissing)
+	if err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "evaluating again as OCM does", "after", next.After)
+	}
+	if !next.KeepWatches {
+		if err := r.Templates.Forget(watcher); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	requeue := ctrl.Result{Requeue: next.Now, RequeueAfter: next.After}
 	if configpolicy.AwaitsRecreate(messages) {
 		// An object deleted to be recreated is still going: as OCM, evaluate
 		// again at once rather than after the interval (each evaluation waits
@@ -123,6 +153,9 @@ func (r *ConfigurationPolicyReconciler) Reconcile(ctx context.Context, req ctrl.
 			if err != nil {
 				return ctrl.Result{}, err
 			}
+			if next.KeepWatches {
+				configpolicy.WithWholeRelatedObjects(asMap, ev.whole)
+			}
 			msg = configpolicy.CustomComplianceMessage(custom, compliant, msg, asMap)
 		}
 		if _, _, err := r.events.compliance(ctx, parent, cp.Namespace, cp.Name, msg); err != nil {
@@ -142,11 +175,21 @@ func (r *ConfigurationPolicyReconciler) Reconcile(ctx context.Context, req ctrl.
 }
 
 // templating is how one evaluation resolves managed-cluster templates: the
-// caching resolver and the options naming the policy as its watcher, with
-// decryption once the policy's key is read.
+// caching resolver and the options naming the policy as its watcher (or the
+// direct resolver, for a policy not evaluated by watch), with decryption once
+// the policy's key is read.
 type templating struct {
 	resolver templates.Resolver
 	options  gotemplates.ResolveOptions
+}
+
+// templatingUnlessDisabled is the templating of an evaluation of cp, nil when
+// its annotation disables templates.
+func templatingUnlessDisabled(cp *policyv1.ConfigurationPolicy, res templates.Resolver, opts gotemplates.ResolveOptions) *templating {
+	if templates.Disabled(cp.Annotations) {
+		return nil
+	}
+	return &templating{resolver: res, options: opts}
 }
 
 // wholePolicyStatus is the status of a ConfigurationPolicy whose object
@@ -168,23 +211,19 @@ func wholePolicyStatus(cp *policyv1.ConfigurationPolicy, compliant bool, reason,
 	}, compliant, []string{msg}
 }
 
-// policyViolation is the status of a ConfigurationPolicy that cannot be
+// policyViolation is the evaluation of a ConfigurationPolicy that cannot be
 // evaluated at all (its key cannot be read, its object-templates-raw not
 // resolved): NonCompliant with the message, nothing evaluated or applied.
 // The evaluation is not complete: it prunes nothing.
-func policyViolation(cp *policyv1.ConfigurationPolicy, reason, msg string) (policyv1.ConfigurationPolicyStatus, bool, bool, []string) {
+func policyViolation(cp *policyv1.ConfigurationPolicy, reason, msg string) evaluation {
 	status, compliant, messages := wholePolicyStatus(cp, false, reason, msg)
-	return status, compliant, false, messages
+	return evaluation{status: status, compliant: compliant, messages: messages}
 }
 
 // evaluateAll evaluates every object template of cp (those its
 // object-templates-raw makes, when set), resolving their templates with tpl
-// (nil: templates are disabled), and returns the status, the compliance,
-// whether every object template could be evaluated in full (complete: only
-// then are the objects it no longer relates to pruned) and the messages of
-// the templates.
-func (r *ConfigurationPolicyReconciler) evaluateAll(ctx context.Context, cp *policyv1.ConfigurationPolicy, tpl *templating) (
-	status policyv1.ConfigurationPolicyStatus, compliant, complete bool, messages []string) {
+// (nil: templates are disabled) and reading the cluster with cluster.
+func (r *ConfigurationPolicyReconciler) evaluateAll(ctx context.Context, cp *policyv1.ConfigurationPolicy, tpl *templating, cluster clusterReader) evaluation {
 	if tpl != nil && templates.UsesDecryption(cp.Annotations) {
 		key := &corev1.Secret{}
 		var keyData map[string][]byte
@@ -219,20 +258,21 @@ func (r *ConfigurationPolicyReconciler) evaluateAll(ctx context.Context, cp *pol
 	}
 	if len(objectTemplates) == 0 {
 		// It relates to nothing now: what it related to is pruned (as in OCM).
-		status, compliant, messages = wholePolicyStatus(cp, true, "No object templates",
+		status, compliant, messages := wholePolicyStatus(cp, true, "No object templates",
 			fmt.Sprintf("%s contains no object templates to check, and thus has no violations", cp.Name))
-		return status, compliant, true, messages
+		return evaluation{status: status, compliant: compliant, complete: true, messages: messages}
 	}
 
 	enforce := cp.Spec.RemediationAction.IsEnforce()
-	namespaces := &namespaceLister{client: r.Client}
-	status = policyv1.ConfigurationPolicyStatus{LastEvaluatedGeneration: cp.Generation}
-	compliant, complete = true, true
+	namespaces := &namespaceLister{reader: cluster}
+	ev := evaluation{status: policyv1.ConfigurationPolicyStatus{LastEvaluatedGeneration: cp.Generation}, compliant: true, complete: true}
+	status := &ev.status
 	for i, ot := range objectTemplates {
-		out := r.evaluate(ctx, cp, i, ot, enforce, namespaces, tpl, rawSensitive)
-		compliant = compliant && out.compliant
-		complete = complete && !out.incomplete
-		messages = append(messages, out.message)
+		out := r.evaluate(ctx, cp, i, ot, enforce, namespaces, tpl, rawSensitive, cluster)
+		ev.compliant = ev.compliant && out.compliant
+		ev.complete = ev.complete && !out.incomplete
+		ev.kindMissing = ev.kindMissing || out.kindMissing
+		ev.messages = append(ev.messages, out.message)
 		status.RelatedObjects = append(status.RelatedObjects, out.related...)
 		state, condition := policyv1.NonCompliant, "violation"
 		if out.compliant {
@@ -247,10 +287,26 @@ func (r *ConfigurationPolicyReconciler) evaluateAll(ctx context.Context, cp *pol
 		})
 	}
 	status.ComplianceState = policyv1.NonCompliant
-	if compliant {
+	if ev.compliant {
 		status.ComplianceState = policyv1.Compliant
 	}
-	return status, compliant, complete, messages
+	if cluster.watching() && cp.Spec.CustomMessage != (policyv1.CustomMessage{}) {
+		ev.whole = wholeObjects(ctx, cluster, status.RelatedObjects)
+	}
+	return ev
+}
+
+// wholeObjects reads the whole object of each related object, nil for one
+// that cannot be read, for a custom message of a policy evaluated by watch.
+func wholeObjects(ctx context.Context, cluster clusterReader, related []policyv1.RelatedObject) []map[string]any {
+	out := make([]map[string]any, len(related))
+	for i, ro := range related {
+		gvk := schema.FromAPIVersionAndKind(ro.Object.APIVersion, ro.Object.Kind)
+		if obj, err := cluster.get(ctx, gvk, ro.Object.Metadata.Namespace, ro.Object.Metadata.Name); err == nil && obj != nil {
+			out[i] = obj.Object
+		}
+	}
+	return out
 }
 
 // sameEvaluation reports whether a new evaluation says what the status says
@@ -276,24 +332,6 @@ func sameEvaluation(old, fresh policyv1.ConfigurationPolicyStatus) bool {
 	return true
 }
 
-// interval is when to evaluate again: spec.evaluationInterval for the
-// compliance found, else the default; "never" or a malformed value means only
-// on a change of the ConfigurationPolicy.
-func (r *ConfigurationPolicyReconciler) interval(cp *policyv1.ConfigurationPolicy, compliant bool) ctrl.Result {
-	value, field := cp.Spec.EvaluationInterval.NonCompliant, "spec.evaluationInterval.noncompliant"
-	if compliant {
-		value, field = cp.Spec.EvaluationInterval.Compliant, "spec.evaluationInterval.compliant"
-	}
-	d, never, ok, err := configpolicy.ParseInterval(value, field)
-	switch {
-	case err != nil || never:
-		return ctrl.Result{}
-	case !ok:
-		d = r.EvaluationInterval
-	}
-	return ctrl.Result{RequeueAfter: d}
-}
-
 // evaluate evaluates object template number i of cp, enforcing it when asked.
 // With tpl, the templates of its object definition are resolved first, per
 // namespace when they read .ObjectNamespace, .ObjectName or .Object (as OCM
@@ -302,7 +340,7 @@ func (r *ConfigurationPolicyReconciler) interval(cp *policyv1.ConfigurationPolic
 // read sensitive data (object-templates-raw): their diffs are redacted unless
 // recordDiff is set.
 func (r *ConfigurationPolicyReconciler) evaluate(ctx context.Context, cp *policyv1.ConfigurationPolicy, i int, ot *policyv1.ObjectTemplate, enforce bool,
-	namespaces *namespaceLister, tpl *templating, sensitive bool) templateOutcome {
+	namespaces *namespaceLister, tpl *templating, sensitive bool, cluster clusterReader) templateOutcome {
 	field := fmt.Sprintf("spec.object-templates[%d]", i)
 	violation := func(format string, args ...any) templateOutcome {
 		return templateOutcome{message: fmt.Sprintf(format, args...), incomplete: true}
@@ -341,8 +379,10 @@ func (r *ConfigurationPolicyReconciler) evaluate(ctx context.Context, cp *policy
 	gvk := gv.WithKind(strings.TrimSpace(head.GetKind()))
 	mapping, err := r.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 	if err != nil {
-		return violation("%s.objectDefinition: couldn't find the resource of kind %s in %s, check that its CRD is installed: %v",
+		out := violation("%s.objectDefinition: couldn't find the resource of kind %s in %s, check that its CRD is installed: %v",
 			field, gvk.Kind, gvk.GroupVersion(), err)
+		out.kindMissing = meta.IsNoMatchError(err)
+		return out
 	}
 	resource := mapping.Resource.Resource
 	namespaced := mapping.Scope.Name() == meta.RESTScopeNameNamespace
@@ -380,7 +420,7 @@ func (r *ConfigurationPolicyReconciler) evaluate(ctx context.Context, cp *policy
 		namespaceSelected: !selectorEmpty(cp.Spec.NamespaceSelector), name: name,
 		update: &updateRules{recreate: ot.RecreateOption, recordDiff: ot.RecordDiff, sensitive: sensitive, previous: cp.Status.RelatedObjects}}
 	if selecting {
-		return r.evaluateSelected(ctx, def, targetNamespaces, selector, ct, mct, enforce, tpl)
+		return r.evaluateSelected(ctx, cluster, def, targetNamespaces, selector, ct, mct, enforce, tpl)
 	}
 
 	uses := templates.ContextUses(raw)
@@ -392,7 +432,7 @@ func (r *ConfigurationPolicyReconciler) evaluate(ctx context.Context, cp *policy
 	for _, ns := range targetNamespaces {
 		var existing func() map[string]any
 		if uses.Object && name != "" {
-			existing = func() map[string]any { return r.existing(ctx, gvk, ns, name) }
+			existing = func() map[string]any { return existingObject(ctx, cluster, gvk, ns, name) }
 		}
 		var skip bool
 		var failed *templateOutcome
@@ -412,9 +452,9 @@ func (r *ConfigurationPolicyReconciler) evaluate(ctx context.Context, cp *policy
 		var objRelated []policyv1.RelatedObject
 		listed := true
 		if obj.GetName() != "" {
-			objResults, objRelated = r.evaluateNamed(ctx, obj, obj.GetNamespace(), resource, ct, mct, enforce, def.update)
+			objResults, objRelated = r.evaluateNamed(ctx, cluster, obj, obj.GetNamespace(), resource, ct, mct, enforce, def.update)
 		} else {
-			objResults, objRelated, listed = r.evaluateUnnamed(ctx, obj, obj.GetNamespace(), resource, ct, mct, enforce)
+			objResults, objRelated, listed = r.evaluateUnnamed(ctx, cluster, obj, obj.GetNamespace(), resource, ct, mct, enforce)
 		}
 		results = append(results, objResults...)
 		related = append(related, objRelated...)
@@ -523,7 +563,7 @@ func (d definition) placed(desired *unstructured.Unstructured, ns string) (*unst
 // evaluateSelected evaluates an object template through its objectSelector
 // (shared/configpolicy.JudgeSelection): the objects of its kind the selector
 // selects in namespaces, each with the definition resolved for it.
-func (r *ConfigurationPolicyReconciler) evaluateSelected(ctx context.Context, d definition, namespaces []string, selector labels.Selector,
+func (r *ConfigurationPolicyReconciler) evaluateSelected(ctx context.Context, cluster clusterReader, d definition, namespaces []string, selector labels.Selector,
 	ct, mct policyv1.ComplianceType, enforce bool, tpl *templating) templateOutcome {
 	gvk := d.gvk
 	uses := templates.ContextUses(d.raw)
@@ -533,18 +573,13 @@ func (r *ConfigurationPolicyReconciler) evaluateSelected(ctx context.Context, d 
 	var desired *unstructured.Unstructured
 	skipped := 0
 	for _, ns := range namespaces {
-		list := &unstructured.UnstructuredList{}
-		list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
-		opts := []client.ListOption{client.MatchingLabelsSelector{Selector: selector}}
-		if ns != "" {
-			opts = append(opts, client.InNamespace(ns))
-		}
-		if err := r.Reader.List(ctx, list, opts...); err != nil {
+		items, err := cluster.list(ctx, gvk, ns, selector)
+		if err != nil {
 			return templateOutcome{message: fmt.Sprintf("Error listing resources with provided objectSelector in the object-template at index [%d]: %v",
 				d.index, err), incomplete: true}
 		}
-		for j := range list.Items {
-			live := &list.Items[j]
+		for j := range items {
+			live := &items[j]
 			var skip bool
 			var failed *templateOutcome
 			desired, skip, failed = d.forObject(tpl, desired, perObject, func() map[string]any { return templateObject(live) }, live.GetName(), ns)
@@ -601,12 +636,11 @@ func selectorEmpty(t policyv1.Target) bool {
 	return len(t.Include) == 0 && len(t.Exclude) == 0 && t.MatchLabels == nil && t.MatchExpressions == nil
 }
 
-// existing reads the object a template describes, for its .Object; nil when
-// it cannot be read.
-func (r *ConfigurationPolicyReconciler) existing(ctx context.Context, gvk schema.GroupVersionKind, ns, name string) map[string]any {
-	obj := &unstructured.Unstructured{}
-	obj.SetGroupVersionKind(gvk)
-	if err := r.Reader.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, obj); err != nil {
+// existingObject reads the object a template describes, for its .Object; nil
+// when it cannot be read.
+func existingObject(ctx context.Context, cluster clusterReader, gvk schema.GroupVersionKind, ns, name string) map[string]any {
+	obj, err := cluster.get(ctx, gvk, ns, name)
+	if err != nil || obj == nil {
 		return nil
 	}
 	return templateObject(obj)
@@ -621,17 +655,15 @@ func templateObject(obj *unstructured.Unstructured) map[string]any {
 }
 
 // evaluateNamed evaluates the object the template names in namespace ns.
-func (r *ConfigurationPolicyReconciler) evaluateNamed(ctx context.Context, desired *unstructured.Unstructured, ns, resource string,
+func (r *ConfigurationPolicyReconciler) evaluateNamed(ctx context.Context, cluster clusterReader, desired *unstructured.Unstructured, ns, resource string,
 	ct, mct policyv1.ComplianceType, enforce bool, update *updateRules) ([]configpolicy.Result, []policyv1.RelatedObject) {
 	name := desired.GetName()
-	existing := &unstructured.Unstructured{}
-	existing.SetGroupVersionKind(desired.GroupVersionKind())
-	err := r.Reader.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, existing)
-	if err != nil && !apierrors.IsNotFound(err) {
+	existing, err := cluster.get(ctx, desired.GroupVersionKind(), ns, name)
+	if err != nil {
 		res := configpolicy.Result{Resource: resource, Namespace: ns, Name: name, Reason: configpolicy.Reason("cannot be read: " + err.Error())}
 		return []configpolicy.Result{res}, []policyv1.RelatedObject{relatedObject(desired, ns, name, res, nil, false)}
 	}
-	exists := err == nil
+	exists := existing != nil
 	var cmp configpolicy.Comparison
 	if exists {
 		cmp = configpolicy.Compare(desired.Object, existing.Object, ct, mct)
@@ -808,16 +840,10 @@ func (r *ConfigurationPolicyReconciler) write(ctx context.Context, action config
 // none does. Enforce cannot create an object without a name; it deletes the
 // matching objects of a mustnothave. listed is false when the objects cannot
 // be listed.
-func (r *ConfigurationPolicyReconciler) evaluateUnnamed(ctx context.Context, desired *unstructured.Unstructured, ns, resource string,
+func (r *ConfigurationPolicyReconciler) evaluateUnnamed(ctx context.Context, cluster clusterReader, desired *unstructured.Unstructured, ns, resource string,
 	ct, mct policyv1.ComplianceType, enforce bool) (results []configpolicy.Result, related []policyv1.RelatedObject, listed bool) {
-	gvk := desired.GroupVersionKind()
-	list := &unstructured.UnstructuredList{}
-	list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
-	var opts []client.ListOption
-	if ns != "" {
-		opts = append(opts, client.InNamespace(ns))
-	}
-	if err := r.Reader.List(ctx, list, opts...); err != nil {
+	items, err := cluster.list(ctx, desired.GroupVersionKind(), ns, nil)
+	if err != nil {
 		res := configpolicy.Result{Resource: resource, Namespace: ns, Name: "*", Reason: configpolicy.Reason("cannot be listed: " + err.Error())}
 		return []configpolicy.Result{res}, nil, false
 	}
@@ -826,9 +852,9 @@ func (r *ConfigurationPolicyReconciler) evaluateUnnamed(ctx context.Context, des
 		compareAs = policyv1.MustHave
 	}
 	var matching []*unstructured.Unstructured
-	for i := range list.Items {
-		if configpolicy.Compare(desired.Object, list.Items[i].Object, compareAs, mct).Matches {
-			matching = append(matching, &list.Items[i])
+	for i := range items {
+		if configpolicy.Compare(desired.Object, items[i].Object, compareAs, mct).Matches {
+			matching = append(matching, &items[i])
 		}
 	}
 	if len(matching) == 0 {
@@ -904,26 +930,4 @@ func (r *ConfigurationPolicyReconciler) parent(ctx context.Context, cp *policyv1
 		return policyRef{}, false
 	}
 	return policyRef{Namespace: p.Namespace, Name: p.Name, UID: p.UID}, true
-}
-
-// namespaceLister lists the cluster's namespaces once per evaluation.
-type namespaceLister struct {
-	client client.Client
-	cached []configpolicy.Namespace
-	done   bool
-}
-
-func (n *namespaceLister) list(ctx context.Context) ([]configpolicy.Namespace, error) {
-	if n.done {
-		return n.cached, nil
-	}
-	list := &corev1.NamespaceList{}
-	if err := n.client.List(ctx, list); err != nil {
-		return nil, err
-	}
-	for _, ns := range list.Items {
-		n.cached = append(n.cached, configpolicy.Namespace{Name: ns.Name, Labels: ns.Labels, Terminating: !ns.DeletionTimestamp.IsZero()})
-	}
-	n.done = true
-	return n.cached, nil
 }

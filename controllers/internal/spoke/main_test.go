@@ -28,8 +28,10 @@ const cluster = "cluster1"
 
 var (
 	hubC, spokeC client.Client
-	// hubConfig reaches the hub, for tests that start a spoke of their own.
-	hubConfig *rest.Config
+	// hubConfig reaches the hub, for tests that start a spoke of their own;
+	// spokeConfig the managed cluster, for tests that read its API server's
+	// metrics.
+	hubConfig, spokeConfig *rest.Config
 	// startSpoke starts a spoke controller between the hub and the spoke;
 	// stopSpoke stops the running one.
 	startSpoke func() error
@@ -52,7 +54,7 @@ func runMain(m *testing.M) int {
 	}
 	defer fleet.Stop()
 	hubC, spokeC = fleet.Hub.Client, fleet.Spokes[0].Client
-	hubConfig = fleet.Hub.Config
+	hubConfig, spokeConfig = fleet.Hub.Config, fleet.Spokes[0].Config
 	if err := localplane.EnsureCluster(ctx, hubC, cluster); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -78,7 +80,6 @@ func runMain(m *testing.M) int {
 		so := spoke.DefaultManagerOptions()
 		so.MetricsAddr, so.ProbeAddr = "0", "0"
 		so.ClusterName = cluster
-		so.EvaluationInterval = 500 * time.Millisecond
 		spokeCtx, cancelSpoke := context.WithCancel(ctx)
 		spokeMgr, err := spoke.NewManager(spokeCtx, fleet.Hub.Config, fleet.Spokes[0].Config, so)
 		if err != nil {

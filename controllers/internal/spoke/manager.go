@@ -31,9 +31,6 @@ type Options struct {
 	// its replicated policies, and the same namespace on the managed cluster
 	// holds their copies and templates.
 	ClusterName string
-	// EvaluationInterval is how often a ConfigurationPolicy is evaluated again
-	// when its spec.evaluationInterval does not say.
-	EvaluationInterval time.Duration
 	// Concurrency is how many policies (and, separately, ConfigurationPolicies)
 	// are reconciled at once.
 	Concurrency int
@@ -49,7 +46,7 @@ type Options struct {
 // DefaultOptions are the defaults of the spoke binary's flags (ClusterName has
 // none).
 func DefaultOptions() Options {
-	return Options{EvaluationInterval: 10 * time.Second, Concurrency: 8, HubStatusDelay: 200 * time.Millisecond}
+	return Options{Concurrency: 8, HubStatusDelay: 200 * time.Millisecond}
 }
 
 // ManagerOptions configure the spoke's controller manager.

@@ -64,10 +64,14 @@ func (r *ConfigurationPolicyReconciler) uninstalling(ctx context.Context, reader
 	return !crd.DeletionTimestamp.IsZero(), nil
 }
 
+// cleanupRetry is how soon the cleanup of a deleted ConfigurationPolicy that
+// failed is tried again.
+const cleanupRetry = 2 * time.Second
+
 // finishDeletion deletes what a deleted ConfigurationPolicy must delete
 // (configpolicy.PruneCandidates, DecidePrune) and then lets it go. A failure
 // keeps the finalizer, is reported in its status and in a compliance event on
-// its parent, and is tried again after the evaluation interval. (The API
+// its parent, and is tried again after cleanupRetry. (The API
 // server bumps the generation when the deletion starts, so the controller's
 // GenerationChangedPredicate lets it through.)
 func (r *ConfigurationPolicyReconciler) finishDeletion(ctx context.Context, cp *policyv1.ConfigurationPolicy) (ctrl.Result, error) {
@@ -89,7 +93,7 @@ func (r *ConfigurationPolicyReconciler) finishDeletion(ctx context.Context, cp *
 		controllerutil.RemoveFinalizer(cp, configpolicy.PruneFinalizer)
 		return ctrl.Result{}, client.IgnoreNotFound(r.Client.Patch(ctx, cp, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})))
 	}
-	retry := ctrl.Result{RequeueAfter: min(max(r.EvaluationInterval, time.Second), 30*time.Second)}
+	retry := ctrl.Result{RequeueAfter: cleanupRetry}
 	msg := configpolicy.CleanupMessage(failures)
 	if len(cp.Status.CompliancyDetails) == 1 && len(cp.Status.CompliancyDetails[0].Conditions) == 1 &&
 		cp.Status.CompliancyDetails[0].Conditions[0].Message == msg {

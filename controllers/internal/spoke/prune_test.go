@@ -85,9 +85,9 @@ func compliantRoot(t *testing.T, ns, data, template string) {
 	expectCompliance(t, ns, map[string]policyv1.ComplianceState{"p": policyv1.Compliant})
 }
 
-// settle waits for a few evaluations of the spoke's ConfigurationPolicies
-// (every 500ms in these tests), so that a status an evaluation would change
-// has been written.
+// settle waits for the spoke's ConfigurationPolicies to have been evaluated
+// again after a change (they are evaluated by watch), so that a status an
+// evaluation would change has been written.
 func settle() { time.Sleep(1500 * time.Millisecond) }
 
 // TestPruneDeleteIfCreated: an enforced ConfigurationPolicy with

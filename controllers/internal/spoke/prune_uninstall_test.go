@@ -51,7 +51,6 @@ func TestPruneUninstallReleasesFinalizers(t *testing.T) {
 	so := spoke.DefaultManagerOptions()
 	so.MetricsAddr, so.ProbeAddr = "0", "0"
 	so.ClusterName = cluster
-	so.EvaluationInterval = 500 * time.Millisecond
 	mgr, err := spoke.NewManager(ctx, hubConfig, plane.Config, so)
 	if err != nil {
 		t.Fatal(err)

@@ -102,12 +102,11 @@ func Setup(ctx context.Context, mgr ctrl.Manager, hub cluster.Cluster, o Options
 		return err
 	}
 	cpReconciler := &ConfigurationPolicyReconciler{
-		Client:             mgr.GetClient(),
-		Reader:             mgr.GetAPIReader(),
-		Mapper:             mgr.GetRESTMapper(),
-		EvaluationInterval: o.EvaluationInterval,
-		Templates:          resolver,
-		events:             events,
+		Client:    mgr.GetClient(),
+		Reader:    mgr.GetAPIReader(),
+		Mapper:    mgr.GetRESTMapper(),
+		Templates: resolver,
+		events:    events,
 	}
 	// A ConfigurationPolicy is evaluated again when its spec, or the
 	// annotations that change how its templates resolve, change, and when an

@@ -83,9 +83,9 @@ func expectConfigMapValue(t *testing.T, ns, name, key, want string) {
 // TestManagedTemplatesResolveAndFollowTheirSources enforces a policy whose
 // object definitions read a ConfigMap of the managed cluster with
 // fromConfigMap: a ConfigMap gets the value, and a Deployment's replicas (an
-// integer in its schema) get it through toInt. The policy is evaluated only on
-// change (evaluationInterval never), so that when the source ConfigMap changes
-// it is the dependency watch that resolves and enforces again.
+// integer in its schema) get it through toInt. The policy is evaluated by
+// watch (evaluationInterval watch): when the source ConfigMap changes it is
+// the dependency watch that resolves and enforces again.
 func TestManagedTemplatesResolveAndFollowTheirSources(t *testing.T) {
 	const ns, src, dst = "mtpl", "mtpl-src", "mtpl-dst"
 	sourceConfigMap(t, src, "settings", map[string]string{"owner": "team-a", "replicas": "2"})
@@ -95,7 +95,7 @@ func TestManagedTemplatesResolveAndFollowTheirSources(t *testing.T) {
       metadata: {name: mtpl-cp}
       spec:
         remediationAction: inform
-        evaluationInterval: {compliant: never, noncompliant: never}
+        evaluationInterval: {compliant: watch, noncompliant: watch}
         object-templates:
         - complianceType: musthave
           objectDefinition:

@@ -9,7 +9,10 @@
 //
 // A Resolver is a manager Runnable (its watcher runs while the manager does);
 // each controller that resolves templates has its own, so that Source only
-// names the kind that controller reconciles. Forget drops a deleted policy's
-// watches. The rules of resolution (context, decryption, skipObject, error
-// messages) are shared/templates'.
+// names the kind that controller reconciles. Get and List read objects
+// through the same watcher during a batch, so that a policy evaluated by watch
+// is evaluated again when what it evaluates changes; Direct resolves without
+// watching, for a policy that is not. Forget drops a policy's watches (when
+// it is deleted, or no longer evaluated by watch). The rules of resolution
+// (context, decryption, skipObject, error messages) are shared/templates'.
 package templatewatch

@@ -7,6 +7,8 @@ import (
 
 	gotemplates "github.com/stolostron/go-template-utils/v7/pkg/templates"
 	depclient "github.com/stolostron/kubernetes-dependency-watches/client"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -19,7 +21,9 @@ import (
 type Resolver struct {
 	watcher  depclient.DynamicWatcher
 	resolver *gotemplates.TemplateResolver
-	source   source.Source
+	// direct resolves templates reading the API server, watching nothing.
+	direct *gotemplates.TemplateResolver
+	source source.Source
 }
 
 // New builds a Resolver reading the cluster of cfg. Add it to the manager
@@ -34,7 +38,11 @@ func New(cfg *rest.Config) (*Resolver, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Resolver{watcher: watcher, resolver: resolver, source: src}, nil
+	direct, err := gotemplates.NewResolver(cfg, gotemplates.Config{})
+	if err != nil {
+		return nil, err
+	}
+	return &Resolver{watcher: watcher, resolver: resolver, direct: direct, source: src}, nil
 }
 
 // ForManager builds a Resolver reading mgr's cluster and adds it to mgr.
@@ -78,6 +86,25 @@ func (r *Resolver) Batch(ctx context.Context, watcher depclient.ObjectIdentifier
 		return fmt.Errorf("updating the watches of the templates of %s: %w", watcher, err)
 	}
 	return nil
+}
+
+// Direct resolves templates reading the API server and watching nothing, for
+// a policy that is not evaluated by watch.
+func (r *Resolver) Direct() templates.Resolver { return r.direct }
+
+// Get reads an object for watcher during one of its batches: the object is
+// watched from then on (a batch that no longer reads it drops the watch). A
+// missing object is nil.
+func (r *Resolver) Get(watcher depclient.ObjectIdentifier, gvk schema.GroupVersionKind, namespace, name string) (*unstructured.Unstructured, error) {
+	return r.watcher.Get(watcher, gvk, namespace, name)
+}
+
+// List lists the objects of a kind in namespace ("": every namespace, or a
+// cluster-scoped kind) that selector selects (nil: all) for watcher during
+// one of its batches: the list is watched from then on, as Get's object is.
+func (r *Resolver) List(watcher depclient.ObjectIdentifier, gvk schema.GroupVersionKind, namespace string, selector labels.Selector) (
+	[]unstructured.Unstructured, error) {
+	return r.watcher.List(watcher, gvk, namespace, selector)
 }
 
 // Forget stops watching what a deleted policy's templates read.

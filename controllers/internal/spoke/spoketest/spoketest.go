@@ -6,7 +6,6 @@ package spoketest
 import (
 	"context"
 	"testing"
-	"time"
 
 	"k8s.io/client-go/rest"
 
@@ -31,14 +30,12 @@ func (r *Running) Stopped() (bool, error) {
 
 // Start builds and starts the spoke controller of cluster, between the hub at
 // hubCfg and the managed cluster at managedCfg, with test options — no metrics
-// or probe listeners, ConfigurationPolicies evaluated every 500ms. It stops
-// when the test ends.
+// or probe listeners. It stops when the test ends.
 func Start(t testing.TB, hubCfg, managedCfg *rest.Config, cluster string) *Running {
 	t.Helper()
 	o := spoke.DefaultManagerOptions()
 	o.MetricsAddr, o.ProbeAddr = "0", "0"
 	o.ClusterName = cluster
-	o.EvaluationInterval = 500 * time.Millisecond
 	ctx, cancel := context.WithCancel(context.Background())
 	mgr, err := spoke.NewManager(ctx, hubCfg, managedCfg, o)
 	if err != nil {

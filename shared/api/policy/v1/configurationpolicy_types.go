@@ -128,12 +128,14 @@ const (
 // +kubebuilder:validation:Enum=DeleteAll;DeleteIfCreated;None
 type PruneObjectBehavior string
 
-// EvaluationInterval sets how often a policy is re-evaluated in each state.
+// EvaluationInterval sets when a policy is re-evaluated in each state: a
+// minimum time between evaluations, `never`, or `watch` (the default when
+// unset): when an object it evaluates changes.
 type EvaluationInterval struct {
-	// +kubebuilder:validation:Pattern=`^(?:(?:(?:[0-9]+(?:.[0-9])?)(?:h|m|s|(?:ms)|(?:us)|(?:ns)))|never)+$`
+	// +kubebuilder:validation:Pattern=`^(?:(?:(?:[0-9]+(?:.[0-9])?)(?:h|m|s|(?:ms)|(?:us)|(?:ns)))|never|watch)+$`
 	// +optional
 	Compliant string `json:"compliant,omitempty"`
-	// +kubebuilder:validation:Pattern=`^(?:(?:(?:[0-9]+(?:.[0-9])?)(?:h|m|s|(?:ms)|(?:us)|(?:ns)))|never)+$`
+	// +kubebuilder:validation:Pattern=`^(?:(?:(?:[0-9]+(?:.[0-9])?)(?:h|m|s|(?:ms)|(?:us)|(?:ns)))|never|watch)+$`
 	// +optional
 	NonCompliant string `json:"noncompliant,omitempty"`
 }
