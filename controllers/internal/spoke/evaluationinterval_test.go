@@ -192,19 +192,27 @@ func TestUnsetIntervalWatchesWhatItEvaluates(t *testing.T) {
 
 // TestUnnamedObjectsWatchedInSelectedNamespaces: a policy without
 // evaluationInterval whose object template has no name watches its kind in
-// the namespaces its namespaceSelector picks, and the namespaces: a
-// forbidden ConfigMap appearing in a selected namespace, or in a namespace
-// created later, makes it NonCompliant at once.
+// each namespace its namespaceSelector picks (one API watch each), and the
+// namespaces: a forbidden PodTemplate appearing in a selected namespace, or
+// in a namespace created later, makes it NonCompliant at once.
 func TestUnnamedObjectsWatchedInSelectedNamespaces(t *testing.T) {
 	const ns = "watch-unnamed"
-	forbidden := func(namespace string) *corev1.ConfigMap {
-		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "forbidden"}, Data: map[string]string{"forbidden": "yes"}}
+	forbidden := func(namespace string) *corev1.PodTemplate {
+		return &corev1.PodTemplate{
+			ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "forbidden"},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"forbidden": "yes"}},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox"}}},
+			},
+		}
 	}
+	before := openWatches(t, "podtemplates")
 	compliantRoot(t, ns, "watch-unnamed-a", `{apiVersion: policy.open-cluster-management.io/v1, kind: ConfigurationPolicy,
         metadata: {name: wn-cm},
         spec: {remediationAction: inform, namespaceSelector: {include: ["watch-unnamed-*"]},
           object-templates: [{complianceType: mustnothave,
-            objectDefinition: {apiVersion: v1, kind: ConfigMap, data: {forbidden: "yes"}}}]}}`)
+            objectDefinition: {apiVersion: v1, kind: PodTemplate, template: {metadata: {labels: {forbidden: "yes"}}}}}]}}`)
+	expectOpenWatches(t, "podtemplates", before+1, "the kind in the one namespace selected")
 
 	if err := spokeC.Create(context.Background(), forbidden("watch-unnamed-a")); err != nil {
 		t.Fatal(err)
@@ -218,10 +226,14 @@ func TestUnnamedObjectsWatchedInSelectedNamespaces(t *testing.T) {
 	if err := localplane.EnsureNamespace(context.Background(), spokeC, "watch-unnamed-later"); err != nil {
 		t.Fatal(err)
 	}
+	expectOpenWatches(t, "podtemplates", before+2, "the kind in the namespace created later too")
 	if err := spokeC.Create(context.Background(), forbidden("watch-unnamed-later")); err != nil {
 		t.Fatal(err)
 	}
 	expectPromptCompliance(t, ns, "p", policyv1.NonCompliant)
+
+	deleteRoot(t, ns, "p", "wn-cm")
+	expectOpenWatches(t, "podtemplates", before, "the policy is deleted")
 }
 
 // TestDurationIntervalEvaluatesWithoutWatching: a policy whose
