@@ -47,7 +47,13 @@
 //     "Compliant; notification - ..." / "NonCompliant; violation - ..."; a
 //     result without a name reads without brackets ("configmaps missing as
 //     expected in namespace x").
-//   - ParseInterval reads an evaluationInterval ("10s", "1m30s", "never").
+//   - evaluationInterval, as OCM: ParseInterval reads a value ("watch" or
+//     unset, "never", a duration); EvaluatesByWatch says whether an
+//     evaluation reads through watches (the interval of the state the policy
+//     was last found in is watch); NextEvaluation says what follows an
+//     evaluation (keep the watches, evaluate again now or after a time).
+//   - WithWholeRelatedObjects gives a custom message the whole related
+//     objects of a policy evaluated by watch.
 //   - Pruning (spec.pruneObjectBehavior), as OCM: CarryCreatedByPolicy keeps,
 //     across evaluations, that the policy created an object and the uid it
 //     created; PruneCandidates names the relatedObjects an enforce policy with

@@ -52,8 +52,9 @@
 //     ({{ ... }}) of the object definitions (and builds the list of
 //     object-templates-raw) against the managed cluster with OCM's library, as
 //     shared/templates says, decrypting the values the hub encrypted with the
-//     copied key; what the templates read is watched (package templatewatch) and
-//     a change of it evaluates the policy again. A template that cannot be
+//     copied key; for a policy evaluated by watch, what the templates read is
+//     watched (package templatewatch) and a change of it evaluates the policy
+//     again. A template that cannot be
 //     resolved makes its object template NonCompliant with the error, and
 //     nothing is applied from it. The annotation
 //     policy.open-cluster-management.io/disable-templates turns this off.
@@ -68,8 +69,14 @@
 //     configpolicy.JudgeSelection decides), enforces them when asked, writes
 //     compliant, compliancyDetails, relatedObjects and lastEvaluatedGeneration,
 //     and emits "Compliant; ..." / "NonCompliant; ..." compliance events on the
-//     parent Policy when its verdict changes. It evaluates again every
-//     spec.evaluationInterval (default: Options.EvaluationInterval).
+//     parent Policy when its verdict changes. spec.evaluationInterval says
+//     when it evaluates again (configpolicy.EvaluatesByWatch,
+//     NextEvaluation): by watch (the default, as OCM) it reads the objects,
+//     lists and namespaces it evaluates through the templatewatch Resolver,
+//     so that a change of them evaluates it again, and the watches it no
+//     longer reads, or all of them when it is deleted or its interval is no
+//     longer watch, are dropped; otherwise it reads the API server and is
+//     evaluated again after the duration (never: on a change of its spec).
 //   - A named (or selected) object that differs from its definition is
 //     checked with a dry-run update, as OCM does. The diff
 //     (configpolicy.RecordDiff) goes to the object's relatedObjects entry or
