@@ -111,7 +111,7 @@ func podTemplate(t *testing.T, ns, name string) {
 	t.Helper()
 	pt := &corev1.PodTemplate{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}},
+		Template:   corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}},
 	}
 	if err := spokeC.Create(context.Background(), pt); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
