@@ -195,10 +195,12 @@ func TestPruneInformDeletesNothing(t *testing.T) {
 // TestPruneKeepsObjectRecreatedBySomeoneElse: the ConfigMap a DeleteIfCreated
 // policy created is deleted and recreated by someone else before the policy
 // sees it missing; the policy keeps the uid it created, so deleting the policy
-// leaves the new ConfigMap alone.
+// leaves the new ConfigMap alone. The policy is evaluated every second rather
+// than by watch, which would see the ConfigMap missing at once.
 func TestPruneKeepsObjectRecreatedBySomeoneElse(t *testing.T) {
 	const ns, data = "prune-recreated", "prune-recreated-data"
-	compliantRoot(t, ns, data, pruningTemplate("pr-cm", "enforce", "DeleteIfCreated", data, "cm"))
+	compliantRoot(t, ns, data, strings.Replace(pruningTemplate("pr-cm", "enforce", "DeleteIfCreated", data, "cm"),
+		"spec: {", "spec: {evaluationInterval: {compliant: 1s, noncompliant: 1s}, ", 1))
 	created := cmUID(t, data, "cm")
 
 	// Replace it at once; when the policy recreated it in between, try again.
