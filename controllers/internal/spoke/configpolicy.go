@@ -617,7 +617,7 @@ func (r *ConfigurationPolicyReconciler) evaluateSelected(ctx context.Context, cl
 		s, live := selected[v.Object], listed[v.Object]
 		desired := &unstructured.Unstructured{Object: s.Desired}
 		res := configpolicy.Result{Resource: d.resource, Namespace: s.Namespace, Name: s.Name, Compliant: v.Compliant, Reason: v.Reason}
-		written, created, diff := r.settle(ctx, v.Verdict, v.Comparison, true, ct, desired, live, d.update, &res)
+		written, created, diff := r.settle(ctx, cluster, v.Verdict, v.Comparison, true, ct, desired, live, d.update, &res)
 		compliant = compliant && res.Compliant
 		if judged.Summary == nil {
 			results = append(results, res)
@@ -670,7 +670,7 @@ func (r *ConfigurationPolicyReconciler) evaluateNamed(ctx context.Context, clust
 	}
 	verdict := configpolicy.Decide(ct, exists, cmp, enforce)
 	res := configpolicy.Result{Resource: resource, Namespace: ns, Name: name, Compliant: verdict.Compliant, Reason: verdict.Reason}
-	existing, created, diff := r.settle(ctx, verdict, cmp, exists, ct, desired, existing, update, &res)
+	existing, created, diff := r.settle(ctx, cluster, verdict, cmp, exists, ct, desired, existing, update, &res)
 	// A mustnothave object is not the policy's: its entry has no properties
 	// (as in OCM), so pruning never deletes it.
 	var uidOf *unstructured.Unstructured
@@ -709,7 +709,7 @@ const (
 // or is made by recreating the object when update.recreate allows it (always
 // with Always). It returns the object as it is now, whether the policy
 // created it and the diff to record in its related object.
-func (r *ConfigurationPolicyReconciler) settle(ctx context.Context, verdict configpolicy.Verdict, cmp configpolicy.Comparison, exists bool,
+func (r *ConfigurationPolicyReconciler) settle(ctx context.Context, cluster clusterReader, verdict configpolicy.Verdict, cmp configpolicy.Comparison, exists bool,
 	ct policyv1.ComplianceType, desired, existing *unstructured.Unstructured, update *updateRules, res *configpolicy.Result) (
 	now *unstructured.Unstructured, created bool, diff string) {
 	action := verdict.Action
@@ -747,7 +747,7 @@ func (r *ConfigurationPolicyReconciler) settle(ctx context.Context, verdict conf
 			return obj, configpolicy.CreatedWithUID(update.previous, string(existing.GetUID())), diff
 		}
 	}
-	now, created = r.write(ctx, action, desired, existing, cmp.Merged, res)
+	now, created = r.write(ctx, cluster, action, desired, existing, cmp.Merged, res)
 	return now, created, diff
 }
 
@@ -809,14 +809,19 @@ func (r *ConfigurationPolicyReconciler) recreate(ctx context.Context, existing, 
 // write makes the write a verdict asks for: action creates desired, updates
 // existing to merged or deletes existing. It returns the object as it is now
 // (existing when nothing was written) and whether it was created; a failed
-// write makes res non-compliant with the error.
-func (r *ConfigurationPolicyReconciler) write(ctx context.Context, action configpolicy.Action, desired, existing *unstructured.Unstructured,
+// write makes res non-compliant with the error. A policy evaluated by watch
+// whose object cannot be created for want of its namespace watches the
+// namespace, as OCM does: its creation (or end) may let the object be created.
+func (r *ConfigurationPolicyReconciler) write(ctx context.Context, cluster clusterReader, action configpolicy.Action, desired, existing *unstructured.Unstructured,
 	merged map[string]any, res *configpolicy.Result) (*unstructured.Unstructured, bool) {
 	switch action {
 	case configpolicy.ActionCreate:
 		obj := desired.DeepCopy()
 		if err := r.Client.Create(ctx, obj); err != nil {
 			res.Compliant, res.Reason = false, configpolicy.Reason("cannot be created: "+err.Error())
+			if cluster.watching() && namespaceMissingOrTerminating(err) {
+				_, _ = cluster.get(ctx, corev1.SchemeGroupVersion.WithKind("Namespace"), "", obj.GetNamespace())
+			}
 			return existing, false
 		}
 		return obj, true
@@ -833,6 +838,26 @@ func (r *ConfigurationPolicyReconciler) write(ctx context.Context, action config
 		}
 	}
 	return existing, false
+}
+
+// namespaceMissingOrTerminating reports whether a create failed because its
+// namespace does not exist or is being deleted.
+func namespaceMissingOrTerminating(err error) bool {
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) {
+		return false
+	}
+	st := status.Status()
+	if st.Details == nil {
+		return false
+	}
+	switch st.Reason {
+	case metav1.StatusReasonNotFound:
+		return st.Details.Kind == "namespaces"
+	case metav1.StatusReasonForbidden:
+		return len(st.Details.Causes) > 0 && st.Details.Causes[0].Type == corev1.NamespaceTerminatingCause
+	}
+	return false
 }
 
 // evaluateUnnamed evaluates a template without a name against every object of
@@ -867,7 +892,7 @@ func (r *ConfigurationPolicyReconciler) evaluateUnnamed(ctx context.Context, clu
 	for _, obj := range matching {
 		verdict := configpolicy.Decide(ct, true, configpolicy.Comparison{Matches: true}, enforce)
 		res := configpolicy.Result{Resource: resource, Namespace: ns, Name: obj.GetName(), Compliant: verdict.Compliant, Reason: verdict.Reason}
-		r.write(ctx, verdict.Action, desired, obj, nil, &res)
+		r.write(ctx, cluster, verdict.Action, desired, obj, nil, &res)
 		results = append(results, res)
 		uidOf := obj
 		if ct == policyv1.MustNotHave {

@@ -259,3 +259,31 @@ func TestDurationIntervalEvaluatesWithoutWatching(t *testing.T) {
 		t.Errorf("%d watches of podtemplates open, want %d: a duration evaluates without watching", got, before)
 	}
 }
+
+// TestWatchWaitsForAMissingNamespace: an enforced policy evaluated by watch
+// whose ConfigMap cannot be created because its namespace does not exist
+// watches the namespace, as OCM does: creating the namespace creates the
+// ConfigMap at once.
+func TestWatchWaitsForAMissingNamespace(t *testing.T) {
+	const ns, data = "watch-missing-ns", "watch-missing-ns-later"
+	apply(t, hubC, policyOf(ns, "p", `{apiVersion: policy.open-cluster-management.io/v1, kind: ConfigurationPolicy,
+        metadata: {name: wm-cm},
+        spec: {remediationAction: enforce, object-templates: [{complianceType: musthave,
+          objectDefinition: {apiVersion: v1, kind: ConfigMap, metadata: {name: made, namespace: `+data+`}, data: {owner: fleetpolicy}}}]}}`, ""))
+	bindToCluster(t, ns, "p")
+	localplane.Eventually(t, 45*time.Second, "the policy fails to create the ConfigMap", func() string {
+		p := spokePolicy(t, ns, "p")
+		if msg := newestMessage(p, 0); p == nil || p.Status.ComplianceState != policyv1.NonCompliant || !strings.Contains(msg, "cannot be created") {
+			return "newest history message " + msg
+		}
+		return ""
+	})
+
+	if err := localplane.EnsureNamespace(context.Background(), spokeC, data); err != nil {
+		t.Fatal(err)
+	}
+	expectPromptCompliance(t, ns, "p", policyv1.Compliant)
+	if cmUID(t, data, "made") == "" {
+		t.Error("the ConfigMap was not created")
+	}
+}
