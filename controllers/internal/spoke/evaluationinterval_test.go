@@ -287,3 +287,53 @@ func TestWatchWaitsForAMissingNamespace(t *testing.T) {
 		t.Error("the ConfigMap was not created")
 	}
 }
+
+// TestWatchRetriesAMissingKind: a policy evaluated by watch whose object
+// template names a kind the cluster does not serve is evaluated again every
+// 10s, as OCM does (nothing can be watched before the CRD comes): once the
+// CRD is installed, it finds its object.
+func TestWatchRetriesAMissingKind(t *testing.T) {
+	const ns, data = "watch-missing-kind", "watch-missing-kind-data"
+	if err := localplane.EnsureNamespace(context.Background(), spokeC, data); err != nil {
+		t.Fatal(err)
+	}
+	apply(t, hubC, policyOf(ns, "p", `{apiVersion: policy.open-cluster-management.io/v1, kind: ConfigurationPolicy,
+        metadata: {name: wk-cm},
+        spec: {remediationAction: enforce, object-templates: [{complianceType: musthave,
+          objectDefinition: {apiVersion: watchtest.fleetpolicy.io/v1, kind: Widget, metadata: {name: w, namespace: `+data+`}, spec: {size: 3}}}]}}`, ""))
+	bindToCluster(t, ns, "p")
+	localplane.Eventually(t, 45*time.Second, "the policy reports the missing kind", func() string {
+		p := spokePolicy(t, ns, "p")
+		if msg := newestMessage(p, 0); p == nil || !strings.Contains(msg, "couldn't find the resource of kind Widget") {
+			return "newest history message " + msg
+		}
+		return ""
+	})
+
+	apply(t, spokeC, `
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: widgets.watchtest.fleetpolicy.io}
+spec:
+  group: watchtest.fleetpolicy.io
+  names: {kind: Widget, listKind: WidgetList, plural: widgets, singular: widget}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec: {type: object, properties: {size: {type: integer}}}
+`)
+	// MissingKindRetry is 10s; the CRD takes a moment to be served.
+	localplane.Eventually(t, 25*time.Second, "the policy creates its Widget once the CRD is served", func() string {
+		p := spokePolicy(t, ns, "p")
+		if p == nil || p.Status.ComplianceState != policyv1.Compliant {
+			return "newest history message " + newestMessage(p, 0)
+		}
+		return ""
+	})
+}
