@@ -337,3 +337,36 @@ spec:
 		return ""
 	})
 }
+
+// TestObjectSelectorWatched: a policy evaluated by watch whose object template
+// has an objectSelector watches the selected kind (one API watch per
+// namespace): a selected PodTemplate that differs from the template, created
+// later, makes it NonCompliant at once.
+func TestObjectSelectorWatched(t *testing.T) {
+	const ns, data = "watch-selector", "watch-selector-data"
+	if err := localplane.EnsureNamespace(context.Background(), spokeC, data); err != nil {
+		t.Fatal(err)
+	}
+	before := openWatches(t, "podtemplates")
+	apply(t, hubC, policyOf(ns, "p", `{apiVersion: policy.open-cluster-management.io/v1, kind: ConfigurationPolicy,
+        metadata: {name: ws-cm},
+        spec: {remediationAction: inform, object-templates: [{complianceType: musthave, objectSelector: {matchLabels: {pick: "yes"}},
+          objectDefinition: {apiVersion: v1, kind: PodTemplate, metadata: {namespace: `+data+`}, template: {metadata: {labels: {tier: web}}}}}]}}`, ""))
+	bindToCluster(t, ns, "p")
+	expectCompliance(t, ns, map[string]policyv1.ComplianceState{"p": policyv1.Compliant})
+	expectOpenWatches(t, "podtemplates", before+1, "the selected kind in the namespace")
+
+	pt := &corev1.PodTemplate{
+		ObjectMeta: metav1.ObjectMeta{Namespace: data, Name: "picked", Labels: map[string]string{"pick": "yes"}},
+		Template: corev1.PodTemplateSpec{
+			ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"tier": "db"}},
+			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox"}}},
+		},
+	}
+	if err := spokeC.Create(context.Background(), pt); err != nil {
+		t.Fatal(err)
+	}
+	expectPromptCompliance(t, ns, "p", policyv1.NonCompliant)
+	deleteRoot(t, ns, "p", "ws-cm")
+	expectOpenWatches(t, "podtemplates", before, "the policy is deleted")
+}
