@@ -208,7 +208,9 @@ func TestRecreateAlways(t *testing.T) {
 	if !exists(t, spokeC, cm) || cm.UID == old.UID || len(cm.Data) != 1 || cm.Data["k"] != "new" {
 		t.Fatalf("the ConfigMap was not recreated: uid %s (was %s), data %v", cm.UID, old.UID, cm.Data)
 	}
-	expectMessage(t, ns, "Compliant; notification - configmaps [ra-cm] was updated successfully in namespace "+data)
+	// Evaluated by watch, the policy is evaluated again at once after the
+	// recreation ("found as specified"): the recreating one is in the history.
+	expectInHistory(t, ns, "Compliant; notification - configmaps [ra-cm] was updated successfully in namespace "+data)
 }
 
 // TestRecreateWaitsForDeletion: an object deleted to be recreated that is
