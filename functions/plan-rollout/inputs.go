@@ -218,7 +218,8 @@ func (in *inputs) selectPolicies(filter []string) ([]object[policyv1.Policy], er
 // placement that is not in the input, an override that does not normalise.
 func (in *inputs) checkBindings() {
 	for _, b := range in.bindings {
-		pb, ref := b.obj, b.obj.PlacementRef
+		pb := b.obj
+		ref, readByOCM := binding.RefOf(pb)
 		for i, s := range pb.Subjects {
 			if templates.IsTemplated(s.Name) {
 				in.results = append(in.results, krm.ObjectResult(b.item, fn.Warning, fmt.Sprintf("subjects[%d].name", i),
@@ -231,20 +232,20 @@ func (in *inputs) checkBindings() {
 			in.results = append(in.results, krm.ObjectResult(b.item, fn.Error, "placementRef.name",
 				fmt.Sprintf("%q is templated, but OCM resolves templates only inside policy-templates[].objectDefinition: "+
 					"the binding names a placement that cannot exist", ref.Name)))
-		case ref.Kind == binding.KindPlacement && ref.APIGroup == clusterv1beta1.GroupName:
+		case !readByOCM:
+			in.results = append(in.results, krm.ObjectResult(b.item, fn.Warning, "placementRef",
+				fmt.Sprintf("kind %q with apiGroup %q: OCM ignores this binding (Placement goes with %s, PlacementRule with %s)",
+					ref.Kind, pb.PlacementRef.APIGroup, clusterv1beta1.GroupName, appsv1.GroupVersion.Group)))
+		case ref.Kind == binding.KindPlacement:
 			if _, found := in.placements[objectKey{pb.Namespace, ref.Name}]; !found {
 				in.results = append(in.results, krm.ObjectResult(b.item, fn.Error, "placementRef.name",
 					fmt.Sprintf("Placement %s/%s is not in the input", pb.Namespace, ref.Name)))
 			}
-		case ref.Kind == binding.KindPlacementRule && ref.APIGroup == appsv1.GroupVersion.Group:
+		default:
 			if _, found := in.placementRules[objectKey{pb.Namespace, ref.Name}]; !found {
 				in.results = append(in.results, krm.ObjectResult(b.item, fn.Error, "placementRef.name",
 					fmt.Sprintf("PlacementRule %s/%s is not in the input", pb.Namespace, ref.Name)))
 			}
-		default:
-			in.results = append(in.results, krm.ObjectResult(b.item, fn.Warning, "placementRef",
-				fmt.Sprintf("kind %q with apiGroup %q: OCM ignores this binding (Placement goes with %s, PlacementRule with %s)",
-					ref.Kind, ref.APIGroup, clusterv1beta1.GroupName, appsv1.GroupVersion.Group)))
 		}
 		if _, err := binding.Normalize(pb); err != nil {
 			for _, e := range unjoin(err) {

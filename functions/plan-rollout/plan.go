@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -16,7 +15,6 @@ import (
 	"github.com/fleetpolicy/fleetpolicy/functions/internal/krm"
 	fleetpolicyv1alpha1 "github.com/fleetpolicy/fleetpolicy/shared/api/fleetpolicy/v1alpha1"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
-	policyv1beta1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1beta1"
 	"github.com/fleetpolicy/fleetpolicy/shared/binding"
 	"github.com/fleetpolicy/fleetpolicy/shared/rollout"
 	"github.com/fleetpolicy/fleetpolicy/shared/scheduling"
@@ -56,11 +54,7 @@ func (p *planner) plan(policy object[policyv1.Policy]) (*fn.KubeObject, bool) {
 	}
 	bindings := p.in.bindingsOf[root.Namespace]
 	decisions := binding.Decisions{}
-	for i := range bindings {
-		if !mayBind(&bindings[i], root, p.in.sets) {
-			continue
-		}
-		ref := refOf(&bindings[i])
+	for _, ref := range binding.Placements(root, p.in.sets, bindings) {
 		if pc := p.clustersOf(root.Namespace, ref); pc != nil {
 			decisions[ref] = pc.clusters
 		}
@@ -71,7 +65,7 @@ func (p *planner) plan(policy object[policyv1.Policy]) (*fn.KubeObject, bool) {
 	}
 
 	for _, entry := range res.Placements {
-		if pc := p.clustersOf(root.Namespace, refOf(bindingNamed(bindings, entry.PlacementBinding))); pc == nil || pc.failed {
+		if pc := p.clustersOf(root.Namespace, binding.RefOfEntry(entry)); pc == nil || pc.failed {
 			return nil, false // reported on the binding, placement or decision
 		}
 	}
@@ -143,12 +137,7 @@ func (p *planner) clustersOf(namespace string, ref binding.PlacementRef) *placem
 		}
 	case binding.KindPlacementRule:
 		if pr, found := p.in.placementRules[name]; found {
-			g := rollout.DecisionGroup{Placement: ref.Name}
-			for _, d := range pr.obj.Status.Decisions {
-				if d.ClusterName != "" {
-					g.Clusters = append(g.Clusters, d.ClusterName)
-				}
-			}
+			g := scheduling.RuleGroup(pr.obj)
 			pc = &placementClusters{groups: []rollout.DecisionGroup{g}, clusters: g.Clusters}
 		}
 	}
@@ -201,40 +190,6 @@ func (p *planner) placementGroups(pl object[clusterv1beta1.Placement]) *placemen
 		pc.clusters = append(pc.clusters, g.Clusters...)
 	}
 	return pc
-}
-
-// mayBind reports whether pb may bind the policy root: it names the policy, or a
-// PolicySet of its namespace that lists it. package binding applies the exact
-// rules; this only spares computing the placements of unrelated bindings.
-func mayBind(pb *policyv1.PlacementBinding, root *policyv1.Policy, policySets []policyv1beta1.PolicySet) bool {
-	for _, s := range pb.Subjects {
-		switch s.Kind {
-		case "Policy":
-			if s.Name == root.Name {
-				return true
-			}
-		case "PolicySet":
-			for _, set := range policySets {
-				if set.Name == s.Name && set.Namespace == root.Namespace && slices.Contains(set.Spec.Policies, policyv1.NonEmptyString(root.Name)) {
-					return true
-				}
-			}
-		}
-	}
-	return false
-}
-
-func refOf(pb *policyv1.PlacementBinding) binding.PlacementRef {
-	return binding.PlacementRef{Kind: pb.PlacementRef.Kind, Name: pb.PlacementRef.Name}
-}
-
-func bindingNamed(bindings []policyv1.PlacementBinding, name string) *policyv1.PlacementBinding {
-	for i := range bindings {
-		if bindings[i].Name == name {
-			return &bindings[i]
-		}
-	}
-	return nil
 }
 
 // splitNote splits a note of package rollout or scheduling into the field it
