@@ -275,9 +275,26 @@ func setsContaining(policy *policyv1.Policy, sets []policyv1beta1.PolicySet) map
 // kind and API group do not go together.
 func RefOf(pb *policyv1.PlacementBinding) (PlacementRef, bool) {
 	ref := pb.PlacementRef
-	valid := (ref.Kind == KindPlacement && ref.APIGroup == clusterv1beta1.GroupName) ||
-		(ref.Kind == KindPlacementRule && ref.APIGroup == appsv1.GroupVersion.Group)
-	return PlacementRef{Kind: ref.Kind, Name: ref.Name}, valid
+	group, known := apiGroupOf(ref.Kind)
+	return PlacementRef{Kind: ref.Kind, Name: ref.Name}, known && ref.APIGroup == group
+}
+
+// PlacementSubject returns the placementRef a PlacementBinding writes to bind
+// through r: r's kind with its API group (RefOf reads it back as r).
+func (r PlacementRef) PlacementSubject() policyv1.PlacementSubject {
+	group, _ := apiGroupOf(r.Kind)
+	return policyv1.PlacementSubject{APIGroup: group, Kind: r.Kind, Name: r.Name}
+}
+
+// apiGroupOf returns the API group of a kind a placementRef may name.
+func apiGroupOf(kind string) (string, bool) {
+	switch kind {
+	case KindPlacement:
+		return clusterv1beta1.GroupName, true
+	case KindPlacementRule:
+		return appsv1.GroupVersion.Group, true
+	}
+	return "", false
 }
 
 // RefOfEntry returns the placement a status.placement entry of a Resolution

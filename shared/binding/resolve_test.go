@@ -53,13 +53,9 @@ func setSubject(name string) policyv1.Subject {
 
 // bind returns a binding of test-policy-1 to ref with no override.
 func bind(name string, ref PlacementRef) policyv1.PlacementBinding {
-	group := appsGroup
-	if ref.Kind == KindPlacement {
-		group = clusterGroup
-	}
 	return policyv1.PlacementBinding{
 		ObjectMeta:   metav1.ObjectMeta{Namespace: testNamespace, Name: name},
-		PlacementRef: policyv1.PlacementSubject{APIGroup: group, Kind: ref.Kind, Name: ref.Name},
+		PlacementRef: ref.PlacementSubject(),
 		Subjects:     []policyv1.Subject{policySubject(testPolicy)},
 	}
 }
@@ -515,6 +511,10 @@ func TestRefOf(t *testing.T) {
 		ref, valid := RefOf(pb)
 		if valid != tt.valid || ref != (PlacementRef{Kind: tt.kind, Name: "p"}) {
 			t.Errorf("RefOf(%s %s) = %v, %t; want %t", tt.group, tt.kind, ref, valid, tt.valid)
+		}
+		// A valid placementRef is the one PlacementSubject writes for its ref.
+		if written := ref.PlacementSubject(); (written == pb.PlacementRef) != tt.valid {
+			t.Errorf("%v.PlacementSubject() = %+v, placementRef %+v (valid %t)", ref, written, pb.PlacementRef, tt.valid)
 		}
 	}
 }
