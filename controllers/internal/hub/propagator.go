@@ -280,9 +280,10 @@ func (p *Propagator) bindingInputs(ctx context.Context, root *policyv1.Policy) (
 // PlacementDecisions, a PlacementRule's status.decisions (one group of index 0);
 // a missing placement selects nothing. A PlacementDecision that cannot be read
 // (a bad decision-group-index label) is a problem to report on the root.
-func (p *Propagator) decisions(ctx context.Context, root *policyv1.Policy, sets []policyv1beta1.PolicySet, bindings []policyv1.PlacementBinding) (binding.Decisions, map[binding.PlacementRef][]rollout.DecisionGroup, error, error) {
-	out := binding.Decisions{}
-	groups := map[binding.PlacementRef][]rollout.DecisionGroup{}
+func (p *Propagator) decisions(ctx context.Context, root *policyv1.Policy, sets []policyv1beta1.PolicySet, bindings []policyv1.PlacementBinding) (
+	out binding.Decisions, groups map[binding.PlacementRef][]rollout.DecisionGroup, problem, err error) {
+	out = binding.Decisions{}
+	groups = map[binding.PlacementRef][]rollout.DecisionGroup{}
 	var problems []error
 	for _, ref := range binding.Placements(root, sets, bindings) {
 		var clusters []string
