@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/hub"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/hub/hubtest"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
 	fleetv1alpha1 "github.com/fleetpolicy/fleetpolicy/shared/api/fleetpolicy/v1alpha1"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
@@ -73,7 +74,10 @@ func TestHubReadsDecisionsAsPlanRollout(t *testing.T) {
 	}
 	ns := planned.Namespace
 
-	startHub(t)
+	// The PlacementRule's decisions are the input's, as OCM's PlacementRule
+	// controller wrote them: the hub does not schedule PlacementRules itself,
+	// as beside OCM's add-on.
+	hubtest.Start(t, plane.Config, func(o *hub.ManagerOptions) { o.SchedulePlacementRules = false })
 	f := spoke(t, ns, 100*time.Millisecond)
 	apply(t, strings.Join(append(docs, plan, policy), "---\n"))
 
