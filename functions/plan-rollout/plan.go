@@ -55,9 +55,16 @@ func (p *planner) plan(policy object[policyv1.Policy]) (*fn.KubeObject, bool) {
 	bindings := p.in.bindingsOf[root.Namespace]
 	decisions := binding.Decisions{}
 	for _, ref := range binding.Placements(root, p.in.sets, bindings) {
-		if pc := p.clustersOf(root.Namespace, ref); pc != nil {
-			decisions[ref] = pc.clusters
+		pc := p.clustersOf(root.Namespace, ref)
+		if pc == nil {
+			continue // reported on the binding when it matters (below)
 		}
+		if pc.failed {
+			// As the hub, which reads the same placements: a decision that
+			// cannot be read stops the policy (reported on the decision).
+			return nil, false
+		}
+		decisions[ref] = pc.clusters
 	}
 	res, err := binding.Resolve(root, p.in.sets, bindings, decisions)
 	if err != nil {
@@ -65,8 +72,8 @@ func (p *planner) plan(policy object[policyv1.Policy]) (*fn.KubeObject, bool) {
 	}
 
 	for _, entry := range res.Placements {
-		if pc := p.clustersOf(root.Namespace, binding.RefOfEntry(entry)); pc == nil || pc.failed {
-			return nil, false // reported on the binding, placement or decision
+		if pc := p.clustersOf(root.Namespace, binding.RefOfEntry(entry)); pc == nil {
+			return nil, false // reported on the binding: the placement is not in the input
 		}
 	}
 	fleet := rollout.BoundFleet(res, func(ref binding.PlacementRef) []rollout.DecisionGroup {
