@@ -114,9 +114,10 @@ status:
 
 // TestPlacementDecisionsReadAsPlanRollout: the hub reads PlacementDecisions as
 // plan-rollout does (scheduling.GroupOf). A decision-group-index label that is
-// no index is reported as the root's Invalid condition naming the
-// PlacementDecision and the label, with no replica written (plan-rollout
-// refuses it too); once fixed, the root propagates. A decision with an empty
+// no index is reported as the Invalid condition, naming the PlacementDecision
+// and the label, of every root bound through its Placement (restricted
+// bindings included), with no replica written (plan-rollout refuses it too);
+// once fixed, the roots propagate. A decision with an empty
 // clusterName is not scheduled yet: it names no cluster, so the root does not
 // list "" as a decided cluster without a ManagedCluster.
 func TestPlacementDecisionsReadAsPlanRollout(t *testing.T) {
@@ -129,15 +130,38 @@ metadata: {name: pb, namespace: %s}
 placementRef: {apiGroup: cluster.open-cluster-management.io, kind: Placement, name: pl}
 subjects: [{apiGroup: policy.open-cluster-management.io, kind: Policy, name: p}]
 `, ns))
+	// narrowed reaches pl only through a restricted binding: the unreadable
+	// decision stops it too (plan-rollout's golden bad-placement: no plan).
+	applyYAML(t, policyYAML(ns, "narrowed", "inform"))
+	applyYAML(t, fmt.Sprintf(`
+apiVersion: policy.open-cluster-management.io/v1
+kind: PlacementBinding
+metadata: {name: narrowed-base, namespace: %[1]s}
+placementRef: {apiGroup: cluster.open-cluster-management.io, kind: Placement, name: base}
+subjects: [{apiGroup: policy.open-cluster-management.io, kind: Policy, name: narrowed}]
+---
+apiVersion: policy.open-cluster-management.io/v1
+kind: PlacementBinding
+metadata: {name: narrowed-pl, namespace: %[1]s}
+placementRef: {apiGroup: cluster.open-cluster-management.io, kind: Placement, name: pl}
+subjects: [{apiGroup: policy.open-cluster-management.io, kind: Policy, name: narrowed}]
+bindingOverrides: {remediationAction: enforce}
+subFilter: restricted
+`, ns))
+	applyYAML(t, placementDecisionYAML(ns, "base", "0", "cluster-c"))
 	applyYAML(t, placementDecisionYAML(ns, "pl", "first", "cluster-a"))
-	expectCondition(t, ns, "p", hub.ConditionInvalid, metav1.ConditionTrue, "PlacementDecisionInvalid",
-		`PlacementDecision decision-labels/pl-decision-1 of Placement pl: metadata.labels[cluster.open-cluster-management.io/decision-group-index]: Invalid value: "first"`)
-	expectReplicas(t, ns, "p", map[string]string{})
+	for _, root := range []string{"p", "narrowed"} {
+		expectCondition(t, ns, root, hub.ConditionInvalid, metav1.ConditionTrue, "PlacementDecisionInvalid",
+			`PlacementDecision decision-labels/pl-decision-1 of Placement pl: metadata.labels[cluster.open-cluster-management.io/decision-group-index]: Invalid value: "first"`)
+		expectReplicas(t, ns, root, map[string]string{})
+	}
 
 	// No index label at all is group 0.
 	applyYAML(t, placementDecisionYAML(ns, "pl", "-", "cluster-a", "", "cluster-b"))
 	expectCondition(t, ns, "p", hub.ConditionInvalid, "", "", "")
 	expectReplicas(t, ns, "p", want(nil, []string{"cluster-a", "cluster-b"}))
+	expectCondition(t, ns, "narrowed", hub.ConditionInvalid, "", "", "")
+	expectReplicas(t, ns, "narrowed", want([]string{"cluster-c"}, nil))
 	// The status write that lists the clusters sets ClustersUnknown too.
 	localplane.Eventually(t, 20*time.Second, "root status of the two clusters", func() string {
 		if got := statusClusters(rootStatus(t, ns, "p")); fmt.Sprint(got) != "[cluster-a cluster-b]" {
