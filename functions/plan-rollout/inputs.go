@@ -59,9 +59,14 @@ type inputs struct {
 	placements map[objectKey]object[clusterv1beta1.Placement]
 	// decisionsOf are the PlacementDecisions of each Placement, by the
 	// cluster.open-cluster-management.io/placement label.
-	decisionsOf        map[objectKey][]object[clusterv1beta1.PlacementDecision]
-	placementRules     map[objectKey]object[appsv1.PlacementRule]
-	clusters           []clusterv1.ManagedCluster
+	decisionsOf    map[objectKey][]object[clusterv1beta1.PlacementDecision]
+	placementRules map[objectKey]object[appsv1.PlacementRule]
+	clusters       []clusterv1.ManagedCluster
+	// clusterItems are the items of clusters, in the same order.
+	clusterItems []*fn.KubeObject
+	// clustersWithStatus are clusters with their whole status, decoded once
+	// a PlacementRule needs conditions or allocatable resources.
+	clustersWithStatus []clusterv1.ManagedCluster
 	clusterSets        []clusterv1beta2.ManagedClusterSet
 	clusterSetBindings []clusterv1beta2.ManagedClusterSetBinding
 
@@ -122,6 +127,7 @@ func read(rl *fn.ResourceList) *inputs {
 		case gk.Group == clusterv1.GroupName && gk.Kind == "ManagedCluster":
 			if c := in.readCluster(item); c != nil {
 				in.clusters = append(in.clusters, *c)
+				in.clusterItems = append(in.clusterItems, item)
 			}
 		case gk.Group == clusterv1beta2.GroupName && gk.Kind == "ManagedClusterSet":
 			if s := decodeInto[clusterv1beta2.ManagedClusterSet](in, item); s != nil {
@@ -194,6 +200,30 @@ func (in *inputs) readCluster(item *fn.KubeObject) *clusterv1.ManagedCluster {
 		c.Status.ClusterClaims = append(c.Status.ClusterClaims, claim)
 	}
 	return c
+}
+
+// clustersAndStatus returns the ManagedClusters with their whole status
+// (conditions, allocatable resources), which readCluster leaves out for speed:
+// decoded on the first call, for a PlacementRule that selects by them. A
+// status that cannot be read is reported and its cluster left out.
+func (in *inputs) clustersAndStatus() []clusterv1.ManagedCluster {
+	if in.clustersWithStatus != nil {
+		return in.clustersWithStatus
+	}
+	in.clustersWithStatus = make([]clusterv1.ManagedCluster, 0, len(in.clusters))
+	for i, item := range in.clusterItems {
+		c := in.clusters[i]
+		status, found, err := item.NestedSubObject("status")
+		if err == nil && found {
+			err = status.As(&c.Status)
+		}
+		if err != nil {
+			in.results = append(in.results, krm.ObjectResult(item, fn.Error, "status", "cannot be read: "+err.Error()))
+			continue
+		}
+		in.clustersWithStatus = append(in.clustersWithStatus, c)
+	}
+	return in.clustersWithStatus
 }
 
 // isRolloutPlan reports whether item is a RolloutPlan, this function's output.

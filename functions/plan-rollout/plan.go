@@ -13,6 +13,7 @@ import (
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 
 	"github.com/fleetpolicy/fleetpolicy/functions/internal/krm"
+	appsv1 "github.com/fleetpolicy/fleetpolicy/shared/api/apps/v1"
 	fleetpolicyv1alpha1 "github.com/fleetpolicy/fleetpolicy/shared/api/fleetpolicy/v1alpha1"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 	"github.com/fleetpolicy/fleetpolicy/shared/binding"
@@ -144,12 +145,40 @@ func (p *planner) clustersOf(namespace string, ref binding.PlacementRef) *placem
 		}
 	case binding.KindPlacementRule:
 		if pr, found := p.in.placementRules[name]; found {
-			g := scheduling.RuleGroup(pr.obj)
-			pc = &placementClusters{groups: []rollout.DecisionGroup{g}, clusters: g.Clusters}
+			pc = p.ruleGroup(pr)
 		}
 	}
 	p.decisions[key] = pc
 	return pc
+}
+
+// ruleGroup reads or computes a PlacementRule's decisions, one group of index
+// 0: with ManagedClusters in the input, those the hub's PlacementRule
+// scheduler writes (scheduling.PlacementRuleDecisions, from the rule's spec and
+// its status.decisions as the previous ones), unless the rule names another
+// scheduler; otherwise its status.decisions.
+func (p *planner) ruleGroup(pr object[appsv1.PlacementRule]) *placementClusters {
+	rule := pr.obj
+	if len(p.in.clusters) > 0 && scheduling.SchedulesPlacementRule(rule.Spec) {
+		clusters := p.in.clusters
+		if len(rule.Spec.ClusterConditions) > 0 || rule.Spec.ResourceHint != nil {
+			clusters = p.in.clustersAndStatus()
+		}
+		decisions, err := scheduling.PlacementRuleDecisions(rule.Spec, rule.Status.Decisions, clusters)
+		if err != nil {
+			path, message := splitNote(err.Error())
+			p.in.results = append(p.in.results, krm.ObjectResult(pr.item, fn.Error, path, message))
+			return &placementClusters{failed: true}
+		}
+		scheduled := *rule
+		scheduled.Status.Decisions = decisions
+		rule = &scheduled
+		p.in.results = append(p.in.results, krm.ObjectResult(pr.item, fn.Info, "", fmt.Sprintf(
+			"scheduled offline over %d ManagedClusters, as the hub's PlacementRule scheduler: %d clusters selected",
+			len(clusters), len(decisions))))
+	}
+	g := scheduling.RuleGroup(rule)
+	return &placementClusters{groups: []rollout.DecisionGroup{g}, clusters: g.Clusters}
 }
 
 // placementGroups reads or computes a Placement's decision groups.
