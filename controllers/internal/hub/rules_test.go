@@ -130,8 +130,10 @@ metadata: {name: pb, namespace: %s}
 placementRef: {apiGroup: cluster.open-cluster-management.io, kind: Placement, name: pl}
 subjects: [{apiGroup: policy.open-cluster-management.io, kind: Policy, name: p}]
 `, ns))
+	applyYAML(t, placementDecisionYAML(ns, "pl", "first", "cluster-a"))
 	// narrowed reaches pl only through a restricted binding: the unreadable
 	// decision stops it too (plan-rollout's golden bad-placement: no plan).
+	// It exists before narrowed is bound, so narrowed never propagates before.
 	applyYAML(t, policyYAML(ns, "narrowed", "inform"))
 	applyYAML(t, fmt.Sprintf(`
 apiVersion: policy.open-cluster-management.io/v1
@@ -149,7 +151,6 @@ bindingOverrides: {remediationAction: enforce}
 subFilter: restricted
 `, ns))
 	applyYAML(t, placementDecisionYAML(ns, "base", "0", "cluster-c"))
-	applyYAML(t, placementDecisionYAML(ns, "pl", "first", "cluster-a"))
 	for _, root := range []string{"p", "narrowed"} {
 		expectCondition(t, ns, root, hub.ConditionInvalid, metav1.ConditionTrue, "PlacementDecisionInvalid",
 			`PlacementDecision decision-labels/pl-decision-1 of Placement pl: metadata.labels[cluster.open-cluster-management.io/decision-group-index]: Invalid value: "first"`)
