@@ -24,6 +24,7 @@ import (
 
 	"github.com/fleetpolicy/fleetpolicy/functions/internal/krm"
 	"github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1beta1"
+	"github.com/fleetpolicy/fleetpolicy/shared/binding"
 	"github.com/fleetpolicy/fleetpolicy/shared/operatorpolicy"
 	"github.com/fleetpolicy/fleetpolicy/shared/templates"
 )
@@ -120,10 +121,10 @@ func readConfig(config *fn.KubeObject) (Config, error) {
 		checkName(r.Name, "placementRef.name", fail)
 		switch r.Kind {
 		case "":
-			r.Kind = kindPlacement
-		case kindPlacement, kindPlacementRule:
+			r.Kind = binding.KindPlacement
+		case binding.KindPlacement, binding.KindPlacementRule:
 		default:
-			fail("placementRef.kind", "unsupported value %q: must be %s or %s", r.Kind, kindPlacement, kindPlacementRule)
+			fail("placementRef.kind", "unsupported value %q: must be %s or %s", r.Kind, binding.KindPlacement, binding.KindPlacementRule)
 		}
 	}
 	if len(problems) > 0 {

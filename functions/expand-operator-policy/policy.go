@@ -11,13 +11,7 @@ import (
 
 	"github.com/fleetpolicy/fleetpolicy/functions/internal/krm"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
-)
-
-// The kinds a PlacementBinding can bind to, and their groups.
-const (
-	kindPlacement      = "Placement"
-	kindPlacementRule  = "PlacementRule"
-	groupPlacementRule = "apps.open-cluster-management.io"
+	"github.com/fleetpolicy/fleetpolicy/shared/binding"
 )
 
 // bindingPrefix starts the name of the PlacementBinding of each Policy, as
@@ -33,11 +27,11 @@ func wrapInPolicies(out *output, sources []*source, cfg Config) {
 	var ref *policyv1.PlacementSubject
 	switch {
 	case cfg.Placement != nil:
-		ref = &policyv1.PlacementSubject{APIGroup: clusterv1beta1.GroupName, Kind: kindPlacement, Name: cfg.Placement.Name}
-	case cfg.PlacementRef != nil && cfg.PlacementRef.Kind == kindPlacementRule:
-		ref = &policyv1.PlacementSubject{APIGroup: groupPlacementRule, Kind: kindPlacementRule, Name: cfg.PlacementRef.Name}
+		written := binding.PlacementRef{Kind: binding.KindPlacement, Name: cfg.Placement.Name}.PlacementSubject()
+		ref = &written
 	case cfg.PlacementRef != nil:
-		ref = &policyv1.PlacementSubject{APIGroup: clusterv1beta1.GroupName, Kind: kindPlacement, Name: cfg.PlacementRef.Name}
+		written := binding.PlacementRef{Kind: cfg.PlacementRef.Kind, Name: cfg.PlacementRef.Name}.PlacementSubject()
+		ref = &written
 	}
 	for _, s := range sources {
 		policy, err := rootPolicy(s)
@@ -60,20 +54,20 @@ func wrapInPolicies(out *output, sources []*source, cfg Config) {
 			}
 		}
 		if ref != nil {
-			binding, err := newObject(&policyv1.PlacementBinding{
+			pb, err := newObject(&policyv1.PlacementBinding{
 				TypeMeta:     typeMeta(policyv1.GroupVersion.String(), "PlacementBinding"),
 				ObjectMeta:   objectMeta(bindingPrefix+s.op.Name, s.op.Namespace),
 				PlacementRef: *ref,
-				Subjects:     []policyv1.Subject{{APIGroup: policyv1.GroupVersion.Group, Kind: "Policy", Name: s.op.Name}},
+				Subjects:     []policyv1.Subject{{APIGroup: policyv1.GroupVersion.Group, Kind: binding.KindPolicy, Name: s.op.Name}},
 			}, []string{"bindingOverrides"})
 			if err != nil {
 				out.fail(s, "", err.Error())
 				continue
 			}
-			if !out.place(s, "metadata.name", binding) {
+			if !out.place(s, "metadata.name", pb) {
 				continue
 			}
-			message += fmt.Sprintf(", bound to %s %s by %s", ref.Kind, ref.Name, idOf(binding).nameRef())
+			message += fmt.Sprintf(", bound to %s %s by %s", ref.Kind, ref.Name, idOf(pb).nameRef())
 		} else {
 			message += "; no placement is configured, so it is bound to no cluster until a PlacementBinding binds it"
 		}
@@ -140,7 +134,7 @@ func newPlacement(p *Placement, namespace string) (*fn.KubeObject, error) {
 		unset = append(unset, slices.Concat(selector, []string{"claimSelector"}), slices.Concat(selector, []string{"celSelector"}))
 	}
 	return newObject(&clusterv1beta1.Placement{
-		TypeMeta:   typeMeta(clusterv1beta1.GroupVersion.String(), kindPlacement),
+		TypeMeta:   typeMeta(clusterv1beta1.GroupVersion.String(), binding.KindPlacement),
 		ObjectMeta: objectMeta(p.Name, namespace),
 		Spec:       spec,
 	}, unset...)

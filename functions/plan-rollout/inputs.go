@@ -59,9 +59,14 @@ type inputs struct {
 	placements map[objectKey]object[clusterv1beta1.Placement]
 	// decisionsOf are the PlacementDecisions of each Placement, by the
 	// cluster.open-cluster-management.io/placement label.
-	decisionsOf        map[objectKey][]object[clusterv1beta1.PlacementDecision]
-	placementRules     map[objectKey]object[appsv1.PlacementRule]
-	clusters           []clusterv1.ManagedCluster
+	decisionsOf    map[objectKey][]object[clusterv1beta1.PlacementDecision]
+	placementRules map[objectKey]object[appsv1.PlacementRule]
+	clusters       []clusterv1.ManagedCluster
+	// clusterItems are the items of clusters, in the same order.
+	clusterItems []*fn.KubeObject
+	// clustersWithStatus are clusters with their whole status, decoded once
+	// a PlacementRule needs conditions or allocatable resources.
+	clustersWithStatus []clusterv1.ManagedCluster
 	clusterSets        []clusterv1beta2.ManagedClusterSet
 	clusterSetBindings []clusterv1beta2.ManagedClusterSetBinding
 
@@ -122,6 +127,7 @@ func read(rl *fn.ResourceList) *inputs {
 		case gk.Group == clusterv1.GroupName && gk.Kind == "ManagedCluster":
 			if c := in.readCluster(item); c != nil {
 				in.clusters = append(in.clusters, *c)
+				in.clusterItems = append(in.clusterItems, item)
 			}
 		case gk.Group == clusterv1beta2.GroupName && gk.Kind == "ManagedClusterSet":
 			if s := decodeInto[clusterv1beta2.ManagedClusterSet](in, item); s != nil {
@@ -196,6 +202,30 @@ func (in *inputs) readCluster(item *fn.KubeObject) *clusterv1.ManagedCluster {
 	return c
 }
 
+// clustersAndStatus returns the ManagedClusters with their whole status
+// (conditions, allocatable resources), which readCluster leaves out for speed:
+// decoded on the first call, for a PlacementRule that selects by them. A
+// status that cannot be read is reported and its cluster left out.
+func (in *inputs) clustersAndStatus() []clusterv1.ManagedCluster {
+	if in.clustersWithStatus != nil {
+		return in.clustersWithStatus
+	}
+	in.clustersWithStatus = make([]clusterv1.ManagedCluster, 0, len(in.clusters))
+	for i, item := range in.clusterItems {
+		c := in.clusters[i]
+		status, found, err := item.NestedSubObject("status")
+		if err == nil && found {
+			err = status.As(&c.Status)
+		}
+		if err != nil {
+			in.results = append(in.results, krm.ObjectResult(item, fn.Error, "status", "cannot be read: "+err.Error()))
+			continue
+		}
+		in.clustersWithStatus = append(in.clustersWithStatus, c)
+	}
+	return in.clustersWithStatus
+}
+
 // isRolloutPlan reports whether item is a RolloutPlan, this function's output.
 func isRolloutPlan(item *fn.KubeObject) bool {
 	gk := item.GroupKind()
@@ -218,7 +248,8 @@ func (in *inputs) selectPolicies(filter []string) ([]object[policyv1.Policy], er
 // placement that is not in the input, an override that does not normalise.
 func (in *inputs) checkBindings() {
 	for _, b := range in.bindings {
-		pb, ref := b.obj, b.obj.PlacementRef
+		pb := b.obj
+		ref, readByOCM := binding.RefOf(pb)
 		for i, s := range pb.Subjects {
 			if templates.IsTemplated(s.Name) {
 				in.results = append(in.results, krm.ObjectResult(b.item, fn.Warning, fmt.Sprintf("subjects[%d].name", i),
@@ -231,20 +262,20 @@ func (in *inputs) checkBindings() {
 			in.results = append(in.results, krm.ObjectResult(b.item, fn.Error, "placementRef.name",
 				fmt.Sprintf("%q is templated, but OCM resolves templates only inside policy-templates[].objectDefinition: "+
 					"the binding names a placement that cannot exist", ref.Name)))
-		case ref.Kind == binding.KindPlacement && ref.APIGroup == clusterv1beta1.GroupName:
+		case !readByOCM:
+			in.results = append(in.results, krm.ObjectResult(b.item, fn.Warning, "placementRef",
+				fmt.Sprintf("kind %q with apiGroup %q: OCM ignores this binding (Placement goes with %s, PlacementRule with %s)",
+					ref.Kind, pb.PlacementRef.APIGroup, clusterv1beta1.GroupName, appsv1.GroupVersion.Group)))
+		case ref.Kind == binding.KindPlacement:
 			if _, found := in.placements[objectKey{pb.Namespace, ref.Name}]; !found {
 				in.results = append(in.results, krm.ObjectResult(b.item, fn.Error, "placementRef.name",
 					fmt.Sprintf("Placement %s/%s is not in the input", pb.Namespace, ref.Name)))
 			}
-		case ref.Kind == binding.KindPlacementRule && ref.APIGroup == appsv1.GroupVersion.Group:
+		default:
 			if _, found := in.placementRules[objectKey{pb.Namespace, ref.Name}]; !found {
 				in.results = append(in.results, krm.ObjectResult(b.item, fn.Error, "placementRef.name",
 					fmt.Sprintf("PlacementRule %s/%s is not in the input", pb.Namespace, ref.Name)))
 			}
-		default:
-			in.results = append(in.results, krm.ObjectResult(b.item, fn.Warning, "placementRef",
-				fmt.Sprintf("kind %q with apiGroup %q: OCM ignores this binding (Placement goes with %s, PlacementRule with %s)",
-					ref.Kind, ref.APIGroup, clusterv1beta1.GroupName, appsv1.GroupVersion.Group)))
 		}
 		if _, err := binding.Normalize(pb); err != nil {
 			for _, e := range unjoin(err) {

@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -14,9 +13,9 @@ import (
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 
 	"github.com/fleetpolicy/fleetpolicy/functions/internal/krm"
+	appsv1 "github.com/fleetpolicy/fleetpolicy/shared/api/apps/v1"
 	fleetpolicyv1alpha1 "github.com/fleetpolicy/fleetpolicy/shared/api/fleetpolicy/v1alpha1"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
-	policyv1beta1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1beta1"
 	"github.com/fleetpolicy/fleetpolicy/shared/binding"
 	"github.com/fleetpolicy/fleetpolicy/shared/rollout"
 	"github.com/fleetpolicy/fleetpolicy/shared/scheduling"
@@ -56,14 +55,17 @@ func (p *planner) plan(policy object[policyv1.Policy]) (*fn.KubeObject, bool) {
 	}
 	bindings := p.in.bindingsOf[root.Namespace]
 	decisions := binding.Decisions{}
-	for i := range bindings {
-		if !mayBind(&bindings[i], root, p.in.sets) {
-			continue
+	for _, ref := range binding.Placements(root, p.in.sets, bindings) {
+		pc := p.clustersOf(root.Namespace, ref)
+		if pc == nil {
+			continue // reported on the binding when it matters (below)
 		}
-		ref := refOf(&bindings[i])
-		if pc := p.clustersOf(root.Namespace, ref); pc != nil {
-			decisions[ref] = pc.clusters
+		if pc.failed {
+			// As the hub, which reads the same placements: a decision that
+			// cannot be read stops the policy (reported on the decision).
+			return nil, false
 		}
+		decisions[ref] = pc.clusters
 	}
 	res, err := binding.Resolve(root, p.in.sets, bindings, decisions)
 	if err != nil {
@@ -71,8 +73,8 @@ func (p *planner) plan(policy object[policyv1.Policy]) (*fn.KubeObject, bool) {
 	}
 
 	for _, entry := range res.Placements {
-		if pc := p.clustersOf(root.Namespace, refOf(bindingNamed(bindings, entry.PlacementBinding))); pc == nil || pc.failed {
-			return nil, false // reported on the binding, placement or decision
+		if pc := p.clustersOf(root.Namespace, binding.RefOfEntry(entry)); pc == nil {
+			return nil, false // reported on the binding: the placement is not in the input
 		}
 	}
 	fleet := rollout.BoundFleet(res, func(ref binding.PlacementRef) []rollout.DecisionGroup {
@@ -143,17 +145,40 @@ func (p *planner) clustersOf(namespace string, ref binding.PlacementRef) *placem
 		}
 	case binding.KindPlacementRule:
 		if pr, found := p.in.placementRules[name]; found {
-			g := rollout.DecisionGroup{Placement: ref.Name}
-			for _, d := range pr.obj.Status.Decisions {
-				if d.ClusterName != "" {
-					g.Clusters = append(g.Clusters, d.ClusterName)
-				}
-			}
-			pc = &placementClusters{groups: []rollout.DecisionGroup{g}, clusters: g.Clusters}
+			pc = p.ruleGroup(pr)
 		}
 	}
 	p.decisions[key] = pc
 	return pc
+}
+
+// ruleGroup reads or computes a PlacementRule's decisions, one group of index
+// 0: with ManagedClusters in the input, those the hub's PlacementRule
+// scheduler writes (scheduling.PlacementRuleDecisions, from the rule's spec and
+// its status.decisions as the previous ones), unless the rule names another
+// scheduler; otherwise its status.decisions.
+func (p *planner) ruleGroup(pr object[appsv1.PlacementRule]) *placementClusters {
+	rule := pr.obj
+	if len(p.in.clusters) > 0 && scheduling.SchedulesPlacementRule(rule.Spec) {
+		clusters := p.in.clusters
+		if len(rule.Spec.ClusterConditions) > 0 || rule.Spec.ResourceHint != nil {
+			clusters = p.in.clustersAndStatus()
+		}
+		decisions, err := scheduling.PlacementRuleDecisions(rule.Spec, rule.Status.Decisions, clusters)
+		if err != nil {
+			path, message := splitNote(err.Error())
+			p.in.results = append(p.in.results, krm.ObjectResult(pr.item, fn.Error, path, message))
+			return &placementClusters{failed: true}
+		}
+		scheduled := *rule
+		scheduled.Status.Decisions = decisions
+		rule = &scheduled
+		p.in.results = append(p.in.results, krm.ObjectResult(pr.item, fn.Info, "", fmt.Sprintf(
+			"scheduled offline over %d ManagedClusters, as the hub's PlacementRule scheduler: %d clusters selected",
+			len(clusters), len(decisions))))
+	}
+	g := scheduling.RuleGroup(rule)
+	return &placementClusters{groups: []rollout.DecisionGroup{g}, clusters: g.Clusters}
 }
 
 // placementGroups reads or computes a Placement's decision groups.
@@ -201,40 +226,6 @@ func (p *planner) placementGroups(pl object[clusterv1beta1.Placement]) *placemen
 		pc.clusters = append(pc.clusters, g.Clusters...)
 	}
 	return pc
-}
-
-// mayBind reports whether pb may bind the policy root: it names the policy, or a
-// PolicySet of its namespace that lists it. package binding applies the exact
-// rules; this only spares computing the placements of unrelated bindings.
-func mayBind(pb *policyv1.PlacementBinding, root *policyv1.Policy, policySets []policyv1beta1.PolicySet) bool {
-	for _, s := range pb.Subjects {
-		switch s.Kind {
-		case "Policy":
-			if s.Name == root.Name {
-				return true
-			}
-		case "PolicySet":
-			for _, set := range policySets {
-				if set.Name == s.Name && set.Namespace == root.Namespace && slices.Contains(set.Spec.Policies, policyv1.NonEmptyString(root.Name)) {
-					return true
-				}
-			}
-		}
-	}
-	return false
-}
-
-func refOf(pb *policyv1.PlacementBinding) binding.PlacementRef {
-	return binding.PlacementRef{Kind: pb.PlacementRef.Kind, Name: pb.PlacementRef.Name}
-}
-
-func bindingNamed(bindings []policyv1.PlacementBinding, name string) *policyv1.PlacementBinding {
-	for i := range bindings {
-		if bindings[i].Name == name {
-			return &bindings[i]
-		}
-	}
-	return nil
 }
 
 // splitNote splits a note of package rollout or scheduling into the field it

@@ -20,12 +20,17 @@
 //
 // Resolve takes the root Policy, the PolicySets and PlacementBindings of its
 // namespace and each placement's decisions. A binding binds the policy when a
-// subject of API group policy.open-cluster-management.io is the Policy by name or a
-// PolicySet (of the same namespace) that lists it. A binding whose placementRef
-// pairs a kind with the wrong API group (Placement must be
-// cluster.open-cluster-management.io, PlacementRule apps.open-cluster-management.io)
-// is ignored. Then, with P the clusters of non-restricted bindings, Q those of
-// non-restricted enforcing bindings and R those of restricted enforcing bindings:
+// subject of API group policy.open-cluster-management.io (Subjects) is the
+// Policy by name or a PolicySet (of the same namespace) that lists it. A binding
+// whose placementRef pairs a kind with the wrong API group (RefOf: Placement must
+// be cluster.open-cluster-management.io, PlacementRule
+// apps.open-cluster-management.io) is ignored. Placements names the placements
+// of the bindings that bind the policy: the only decisions Resolve reads, so
+// callers (the hub, plan-rollout) read those and no others. The hub's binding
+// indexes and watches use Subjects and RefOf too, so that every part of
+// fleetpolicy agrees on which bindings bind a policy. Then, with P the clusters
+// of non-restricted bindings, Q those of non-restricted enforcing bindings and R
+// those of restricted enforcing bindings:
 //
 //   - Bound clusters are P. A restricted binding never binds a cluster.
 //   - Enforced clusters are Q ∪ (P ∩ R), plus all of P when the root itself

@@ -3,6 +3,7 @@ package binding
 import (
 	"cmp"
 	"errors"
+	"iter"
 	"slices"
 
 	clusterv1alpha1 "open-cluster-management.io/api/cluster/v1alpha1"
@@ -21,8 +22,8 @@ const (
 
 // Kinds a PlacementBinding subject may name (API group policy.open-cluster-management.io).
 const (
-	kindPolicy    = "Policy"
-	kindPolicySet = "PolicySet"
+	KindPolicy    = "Policy"
+	KindPolicySet = "PolicySet"
 )
 
 // overrideAction is the remediationAction a binding override gives a replica.
@@ -175,9 +176,7 @@ func Resolve(policy *policyv1.Policy, sets []policyv1beta1.PolicySet, bindings [
 		res.Clusters = clusters
 	}
 	slices.SortFunc(res.Placements, comparePlacements)
-	slices.SortFunc(res.BindingPlacements, func(a, b PlacementRef) int {
-		return cmp.Or(cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Name, b.Name))
-	})
+	slices.SortFunc(res.BindingPlacements, comparePlacementRefs)
 	return res, nil
 }
 
@@ -191,11 +190,8 @@ func bindingsOf(policy *policyv1.Policy, sets []policyv1beta1.PolicySet, binding
 	var errs []error
 	for i := range bindings {
 		pb := &bindings[i]
-		if pb.Namespace != policy.Namespace {
-			continue
-		}
-		ref, valid := placementRefOf(pb)
-		if !valid {
+		ref, ok := readRef(pb, policy)
+		if !ok {
 			continue
 		}
 		entries := placementEntries(pb, ref, policy.Name, setsWithPolicy)
@@ -223,6 +219,40 @@ func bindingsOf(policy *policyv1.Policy, sets []policyv1beta1.PolicySet, binding
 	return unrestricted, restricted, nil
 }
 
+// Placements returns the placements of the bindings that bind policy (restricted
+// ones included), each once, sorted: those whose decisions Resolve reads. A
+// caller reads these decisions and no others.
+func Placements(policy *policyv1.Policy, sets []policyv1beta1.PolicySet, bindings []policyv1.PlacementBinding) []PlacementRef {
+	setsWithPolicy := setsContaining(policy, sets)
+	var refs []PlacementRef
+	for i := range bindings {
+		pb := &bindings[i]
+		ref, ok := readRef(pb, policy)
+		if !ok || slices.Contains(refs, ref) {
+			continue
+		}
+		for s := range Subjects(pb) {
+			if bindsThrough(s, policy.Name, setsWithPolicy) {
+				refs = append(refs, ref)
+				break
+			}
+		}
+	}
+	slices.SortFunc(refs, comparePlacementRefs)
+	return refs
+}
+
+// readRef returns the placement pb binds through when Resolve reads pb for
+// policy: pb is in policy's namespace and OCM reads its placementRef (RefOf)
+// and it names a placement.
+func readRef(pb *policyv1.PlacementBinding, policy *policyv1.Policy) (PlacementRef, bool) {
+	if pb.Namespace != policy.Namespace {
+		return PlacementRef{}, false
+	}
+	ref, ok := RefOf(pb)
+	return ref, ok && ref.Name != ""
+}
+
 // setsContaining returns the names of the PolicySets of policy's namespace that
 // list policy.
 func setsContaining(policy *policyv1.Policy, sets []policyv1beta1.PolicySet) map[string]bool {
@@ -239,12 +269,66 @@ func setsContaining(policy *policyv1.Policy, sets []policyv1beta1.PolicySet) map
 	return names
 }
 
-// placementRefOf returns pb's placementRef when its kind and API group go together.
-func placementRefOf(pb *policyv1.PlacementBinding) (PlacementRef, bool) {
+// RefOf returns the placement pb's placementRef names, and whether OCM reads
+// it: kind Placement of API group cluster.open-cluster-management.io, or kind
+// PlacementRule of apps.open-cluster-management.io. OCM ignores a binding whose
+// kind and API group do not go together.
+func RefOf(pb *policyv1.PlacementBinding) (PlacementRef, bool) {
 	ref := pb.PlacementRef
-	valid := (ref.Kind == KindPlacement && ref.APIGroup == clusterv1beta1.GroupName) ||
-		(ref.Kind == KindPlacementRule && ref.APIGroup == appsv1.GroupVersion.Group)
-	return PlacementRef{Kind: ref.Kind, Name: ref.Name}, valid && ref.Name != ""
+	group, known := apiGroupOf(ref.Kind)
+	return PlacementRef{Kind: ref.Kind, Name: ref.Name}, known && ref.APIGroup == group
+}
+
+// PlacementSubject returns the placementRef a PlacementBinding writes to bind
+// through r: r's kind with its API group (RefOf reads it back as r).
+func (r PlacementRef) PlacementSubject() policyv1.PlacementSubject {
+	group, _ := apiGroupOf(r.Kind)
+	return policyv1.PlacementSubject{APIGroup: group, Kind: r.Kind, Name: r.Name}
+}
+
+// apiGroupOf returns the API group of a kind a placementRef may name.
+func apiGroupOf(kind string) (string, bool) {
+	switch kind {
+	case KindPlacement:
+		return clusterv1beta1.GroupName, true
+	case KindPlacementRule:
+		return appsv1.GroupVersion.Group, true
+	}
+	return "", false
+}
+
+// RefOfEntry returns the placement a status.placement entry of a Resolution
+// names.
+func RefOfEntry(entry *policyv1.Placement) PlacementRef {
+	if entry.PlacementRule != "" {
+		return PlacementRef{Kind: KindPlacementRule, Name: entry.PlacementRule}
+	}
+	return PlacementRef{Kind: KindPlacement, Name: entry.Placement}
+}
+
+// Subjects yields the subjects of pb that OCM reads, in order: those of API
+// group policy.open-cluster-management.io whose kind is Policy or PolicySet.
+// Others bind nothing.
+func Subjects(pb *policyv1.PlacementBinding) iter.Seq[policyv1.Subject] {
+	return func(yield func(policyv1.Subject) bool) {
+		for _, s := range pb.Subjects {
+			if s.APIGroup != policyv1.GroupVersion.Group || (s.Kind != KindPolicy && s.Kind != KindPolicySet) {
+				continue
+			}
+			if !yield(s) {
+				return
+			}
+		}
+	}
+}
+
+// bindsThrough reports whether subject s (one Subjects yields) binds the policy
+// named policyName: it is that Policy, or a PolicySet listing it.
+func bindsThrough(s policyv1.Subject, policyName string, setsWithPolicy map[string]bool) bool {
+	if s.Kind == KindPolicy {
+		return s.Name == policyName
+	}
+	return setsWithPolicy[s.Name]
 }
 
 // placementEntries returns the status.placement entries pb contributes for the
@@ -263,24 +347,24 @@ func placementEntries(pb *policyv1.PlacementBinding, ref PlacementRef, policyNam
 	}
 	policySubject := false
 	seenSets := make(map[string]bool)
-	for _, subject := range pb.Subjects {
-		if subject.APIGroup != policyv1.GroupVersion.Group {
+	for subject := range Subjects(pb) {
+		if !bindsThrough(subject, policyName, setsWithPolicy) {
 			continue
 		}
-		switch subject.Kind {
-		case kindPolicy:
-			if !policySubject && subject.Name == policyName {
-				policySubject = true
-				entries = append(entries, newEntry(""))
-			}
-		case kindPolicySet:
-			if !seenSets[subject.Name] && setsWithPolicy[subject.Name] {
-				seenSets[subject.Name] = true
-				entries = append(entries, newEntry(subject.Name))
-			}
+		switch {
+		case subject.Kind == KindPolicy && !policySubject:
+			policySubject = true
+			entries = append(entries, newEntry(""))
+		case subject.Kind == KindPolicySet && !seenSets[subject.Name]:
+			seenSets[subject.Name] = true
+			entries = append(entries, newEntry(subject.Name))
 		}
 	}
 	return entries
+}
+
+func comparePlacementRefs(a, b PlacementRef) int {
+	return cmp.Or(cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Name, b.Name))
 }
 
 func comparePlacements(a, b *policyv1.Placement) int {

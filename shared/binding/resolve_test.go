@@ -2,6 +2,7 @@ package binding
 
 import (
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -52,13 +53,9 @@ func setSubject(name string) policyv1.Subject {
 
 // bind returns a binding of test-policy-1 to ref with no override.
 func bind(name string, ref PlacementRef) policyv1.PlacementBinding {
-	group := appsGroup
-	if ref.Kind == KindPlacement {
-		group = clusterGroup
-	}
 	return policyv1.PlacementBinding{
 		ObjectMeta:   metav1.ObjectMeta{Namespace: testNamespace, Name: name},
-		PlacementRef: policyv1.PlacementSubject{APIGroup: group, Kind: ref.Kind, Name: ref.Name},
+		PlacementRef: ref.PlacementSubject(),
 		Subjects:     []policyv1.Subject{policySubject(testPolicy)},
 	}
 }
@@ -248,6 +245,9 @@ func TestResolve(t *testing.T) {
 		decisions  Decisions
 		want       []BoundCluster
 		placements []*policyv1.Placement
+		// reads, when set, are the placements whose decisions Resolve reads
+		// (Placements); every case checks that no other decision matters.
+		reads []PlacementRef
 	}{
 		{
 			name:       "root enforce keeps its own value and wins",
@@ -313,6 +313,7 @@ func TestResolve(t *testing.T) {
 			}()},
 			want:       allInform,
 			placements: []*policyv1.Placement{ruleEntry("initial", "placementrule-initial"), ruleEntry("narrow", "placementrule-extended")},
+			reads:      []PlacementRef{rule("placementrule-extended"), rule("placementrule-initial")},
 		},
 		{
 			name:       "rolloutStrategy Progressive ignores overrides",
@@ -385,6 +386,7 @@ func TestResolve(t *testing.T) {
 			},
 			want:       allInform,
 			placements: []*policyv1.Placement{ruleEntry("initial", "placementrule-initial")},
+			reads:      []PlacementRef{rule("placementrule-initial")},
 		},
 		{
 			name:   "only policy-group subjects naming this policy, in this namespace, bind",
@@ -402,6 +404,7 @@ func TestResolve(t *testing.T) {
 			},
 			want:       allInform,
 			placements: []*policyv1.Placement{ruleEntry("initial", "placementrule-initial")},
+			reads:      []PlacementRef{rule("placementrule-initial")},
 		},
 		{
 			name:   "PolicySet subjects bind their member policies",
@@ -434,6 +437,7 @@ func TestResolve(t *testing.T) {
 				{PlacementBinding: "via-set", PlacementRule: "placementrule-initial", PolicySet: "set"},
 				{PlacementBinding: "via-set", PlacementRule: "placementrule-initial", PolicySet: "set-2"},
 			},
+			reads: []PlacementRef{rule("placementrule-initial"), rule("placementrule-sub-2")},
 		},
 		{
 			name:       "empty cluster names in decisions are skipped",
@@ -466,7 +470,77 @@ func TestResolve(t *testing.T) {
 			if !reflect.DeepEqual(got.Placements, tt.placements) {
 				t.Errorf("Placements = %s, want %s", placementsString(got.Placements), placementsString(tt.placements))
 			}
+
+			reads := Placements(tt.policy, tt.sets, tt.bindings)
+			if tt.reads != nil && !reflect.DeepEqual(reads, tt.reads) {
+				t.Errorf("Placements() = %v, want %v", reads, tt.reads)
+			}
+			for _, entry := range got.Placements {
+				if !slices.Contains(reads, RefOfEntry(entry)) {
+					t.Errorf("status.placement entry %+v names %v, which Placements() = %v lacks", entry, RefOfEntry(entry), reads)
+				}
+			}
+			onlyRead := Decisions{}
+			for _, ref := range reads {
+				if clusters, ok := decisions[ref]; ok {
+					onlyRead[ref] = clusters
+				}
+			}
+			if fromRead, err := Resolve(tt.policy, tt.sets, tt.bindings, onlyRead); err != nil || !reflect.DeepEqual(fromRead, got) {
+				t.Errorf("Resolve() over the decisions of Placements() %v only = %+v, %v; want %+v", reads, fromRead, err, got)
+			}
 		})
+	}
+}
+
+// TestRefOf: OCM reads a placementRef whose kind goes with its API group.
+func TestRefOf(t *testing.T) {
+	tests := []struct {
+		group, kind string
+		valid       bool
+	}{
+		{clusterGroup, KindPlacement, true},
+		{appsGroup, KindPlacementRule, true},
+		{appsGroup, KindPlacement, false},
+		{clusterGroup, KindPlacementRule, false},
+		{"", KindPlacement, false},
+		{clusterGroup, "ManagedClusterSet", false},
+	}
+	for _, tt := range tests {
+		pb := &policyv1.PlacementBinding{PlacementRef: policyv1.PlacementSubject{APIGroup: tt.group, Kind: tt.kind, Name: "p"}}
+		ref, valid := RefOf(pb)
+		if valid != tt.valid || ref != (PlacementRef{Kind: tt.kind, Name: "p"}) {
+			t.Errorf("RefOf(%s %s) = %v, %t; want %t", tt.group, tt.kind, ref, valid, tt.valid)
+		}
+		// A valid placementRef is the one PlacementSubject writes for its ref.
+		if written := ref.PlacementSubject(); (written == pb.PlacementRef) != tt.valid {
+			t.Errorf("%v.PlacementSubject() = %+v, placementRef %+v (valid %t)", ref, written, pb.PlacementRef, tt.valid)
+		}
+	}
+}
+
+// TestSubjects: only subjects of the policy API group and kind Policy or
+// PolicySet are read, in order.
+func TestSubjects(t *testing.T) {
+	pb := &policyv1.PlacementBinding{Subjects: []policyv1.Subject{
+		setSubject("set"),
+		{APIGroup: appsGroup, Kind: KindPolicy, Name: "other-group"},
+		{APIGroup: policyGroup, Kind: "ConfigurationPolicy", Name: "other-kind"},
+		policySubject("p"),
+		{Kind: KindPolicy, Name: "no-group"},
+	}}
+	var got []policyv1.Subject
+	for s := range Subjects(pb) {
+		got = append(got, s)
+	}
+	if want := []policyv1.Subject{setSubject("set"), policySubject("p")}; !reflect.DeepEqual(got, want) {
+		t.Errorf("Subjects() = %+v, want %+v", got, want)
+	}
+	for s := range Subjects(pb) {
+		if s.Name != "set" {
+			t.Errorf("Subjects() went on after its consumer stopped, yielding %+v", s)
+		}
+		break
 	}
 }
 

@@ -68,15 +68,23 @@
 // digits in a string (OCM's scheduler refuses them), a ManagedClusterSet of an
 // unknown selectorType (named under spec.clusterSets).
 //
-// # Decision groups of PlacementDecisions
+// # Decision groups of PlacementDecisions and PlacementRules
 //
 // GroupOf reads the decision group one PlacementDecision carries, from its labels
-// and status.decisions, as OCM's PlacementDecisionClustersTracker does. A
-// missing decision-group-index is group 0, as the hub reads it (OCM's propagator
-// works with such decisions when no rollout needs the groups); a non-numeric
-// or negative one is an error (the tracker's "incorrect group index"), as is an
-// empty clusterName. Package rollout merges
-// the groups of several PlacementDecisions.
+// and status.decisions, as OCM's PlacementDecisionClustersTracker (sdk-go) does,
+// and RuleGroup the one group of a PlacementRule's status.decisions. The hub and
+// plan-rollout both read decisions through them, so that the hub's live waves and
+// the RolloutPlan plan-rollout writes rest on the same groups. The rules:
+//   - A missing decision-group-index label is group 0: OCM's propagator binds
+//     such decisions' clusters, and hand-written PlacementDecisions often lack
+//     the label.
+//   - A decision-group-index that is not a whole number from 0 is an error
+//     naming the label (the tracker's "incorrect group index"; a negative index
+//     would make OCM's rollout library skip the group silently).
+//   - A decision with an empty clusterName is skipped: OCM's API documents an
+//     empty ClusterDecision as not scheduled yet; it names no cluster.
+//
+// Package rollout merges the groups of several PlacementDecisions.
 //
 // # PlacementRule decisions
 //

@@ -7,6 +7,9 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
+
+	appsv1 "github.com/fleetpolicy/fleetpolicy/shared/api/apps/v1"
+	"github.com/fleetpolicy/fleetpolicy/shared/rollout"
 )
 
 func decision(labels map[string]string, clusters ...string) *clusterv1beta1.PlacementDecision {
@@ -15,6 +18,10 @@ func decision(labels map[string]string, clusters ...string) *clusterv1beta1.Plac
 		d.Status.Decisions = append(d.Status.Decisions, clusterv1beta1.ClusterDecision{ClusterName: c})
 	}
 	return d
+}
+
+func groupString(g rollout.DecisionGroup) string {
+	return fmt.Sprintf("%s/%s/%d%v", g.Placement, g.GroupName, g.GroupIndex, g.Clusters)
 }
 
 func TestGroupOf(t *testing.T) {
@@ -35,14 +42,20 @@ func TestGroupOf(t *testing.T) {
 			"pl//0[a]", ""},
 		{"no decisions", decision(map[string]string{placementLabel: "pl", indexLabel: "0"}),
 			"pl//0[]", ""},
-		{"no index label is group 0, as the hub reads it", decision(map[string]string{placementLabel: "pl"}, "a"),
+		{"no index label is group 0", decision(map[string]string{placementLabel: "pl"}, "a"),
 			"pl//0[a]", ""},
+		{"empty clusterName is not scheduled yet: skipped", decision(map[string]string{placementLabel: "pl", indexLabel: "1"}, "a", "", "b"),
+			"pl//1[a b]", ""},
+		{"only empty clusterNames", decision(map[string]string{placementLabel: "pl", indexLabel: "0"}, "", ""),
+			"pl//0[]", ""},
 		{"index not a number", decision(map[string]string{placementLabel: "pl", indexLabel: "one"}, "a"),
 			"", `metadata.labels[cluster.open-cluster-management.io/decision-group-index]: Invalid value: "one"`},
+		{"empty index", decision(map[string]string{placementLabel: "pl", indexLabel: ""}, "a"),
+			"", `metadata.labels[cluster.open-cluster-management.io/decision-group-index]: Invalid value: ""`},
 		{"negative index", decision(map[string]string{placementLabel: "pl", indexLabel: "-1"}, "a"),
 			"", `metadata.labels[cluster.open-cluster-management.io/decision-group-index]: Invalid value: "-1"`},
-		{"empty cluster name", decision(map[string]string{placementLabel: "pl", indexLabel: "0"}, "a", ""),
-			"", "status.decisions[1].clusterName: Required value"},
+		{"index beyond int32", decision(map[string]string{placementLabel: "pl", indexLabel: "2147483648"}, "a"),
+			"", `Invalid value: "2147483648"`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -56,9 +69,33 @@ func TestGroupOf(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := fmt.Sprintf("%s/%s/%d%v", g.Placement, g.GroupName, g.GroupIndex, g.Clusters); got != tc.want {
+			if got := groupString(g); got != tc.want {
 				t.Fatalf("got %s, want %s", got, tc.want)
 			}
 		})
+	}
+}
+
+func TestRuleGroup(t *testing.T) {
+	rule := func(clusters ...string) *appsv1.PlacementRule {
+		r := &appsv1.PlacementRule{ObjectMeta: metav1.ObjectMeta{Name: "rule", Namespace: "policies"}}
+		for _, c := range clusters {
+			r.Status.Decisions = append(r.Status.Decisions, appsv1.PlacementDecision{ClusterName: c, ClusterNamespace: c})
+		}
+		return r
+	}
+	cases := []struct {
+		name string
+		rule *appsv1.PlacementRule
+		want string
+	}{
+		{"decisions are group 0 of the rule", rule("b", "a"), "rule//0[b a]"},
+		{"empty clusterName skipped", rule("a", ""), "rule//0[a]"},
+		{"no decisions", rule(), "rule//0[]"},
+	}
+	for _, tc := range cases {
+		if got := groupString(RuleGroup(tc.rule)); got != tc.want {
+			t.Errorf("%s: got %s, want %s", tc.name, got, tc.want)
+		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
+	"github.com/fleetpolicy/fleetpolicy/shared/binding"
 )
 
 // propagation runs one P×N scenario: the floor, then the hub, runs times.
@@ -245,10 +246,10 @@ func (b *bench) setupPlacement(ctx context.Context, name string, decisions [][]s
 	}
 	pb := &policyv1.PlacementBinding{
 		ObjectMeta:   metav1.ObjectMeta{Namespace: benchNamespace, Name: name},
-		PlacementRef: policyv1.PlacementSubject{APIGroup: "cluster.open-cluster-management.io", Kind: "Placement", Name: name},
+		PlacementRef: binding.PlacementRef{Kind: binding.KindPlacement, Name: name}.PlacementSubject(),
 	}
 	for _, root := range roots {
-		pb.Subjects = append(pb.Subjects, policyv1.Subject{APIGroup: "policy.open-cluster-management.io", Kind: "Policy", Name: root})
+		pb.Subjects = append(pb.Subjects, policyv1.Subject{APIGroup: policyv1.GroupVersion.Group, Kind: binding.KindPolicy, Name: root})
 	}
 	return b.admin.Create(ctx, pb)
 }

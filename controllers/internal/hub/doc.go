@@ -19,9 +19,16 @@
 // (the root's ClustersUnknown condition names the others), and a ManagedCluster
 // created or deleted enqueues the roots whose placements decided on it.
 //
+// Which bindings bind a root (shared/binding: Placements, Subjects, RefOf) and
+// the decision groups of its placements (shared/scheduling: GroupOf,
+// RuleGroup) are read by the same code as plan-rollout's, so that the live
+// waves and a RolloutPlan applied to the hub disagree only when the hub's
+// objects differ from the plan's input.
+//
 // A root that cannot be propagated as written (namespace and name over 62
 // characters, a Policy in a ManagedCluster's namespace, a binding or rollout
-// strategy in error) keeps its replicas as they are and says why in its
+// strategy in error, a PlacementDecision whose decision-group-index label is
+// no index) keeps its replicas as they are and says why in its
 // Invalid condition; rollout settings that do not do what they seem to (a
 // Progressive maxConcurrency of 0 that enforces everywhere at once) are listed
 // in its RolloutWarning condition (docs/hub-safety.md).

@@ -10,14 +10,17 @@ import (
 	appsv1 "github.com/fleetpolicy/fleetpolicy/shared/api/apps/v1"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 	policyv1beta1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1beta1"
+	"github.com/fleetpolicy/fleetpolicy/shared/binding"
 	"github.com/fleetpolicy/fleetpolicy/shared/replication"
 )
 
 // Cache indexes. Values are namespace-qualified where the index spans namespaces.
 const (
-	// indexBindingSubject: "<Kind>/<name>" of each subject of a PlacementBinding.
+	// indexBindingSubject: "<Kind>/<name>" of each subject of a PlacementBinding
+	// that OCM reads (binding.Subjects).
 	indexBindingSubject = "fleetpolicy.subject"
-	// indexBindingPlacement: "<Kind>/<name>" of a PlacementBinding's placementRef.
+	// indexBindingPlacement: "<Kind>/<name>" of a PlacementBinding's placementRef,
+	// when OCM reads it (binding.RefOf).
 	indexBindingPlacement = "fleetpolicy.placementRef"
 	// indexSetMember: the name of each member policy of a PolicySet.
 	indexSetMember = "fleetpolicy.member"
@@ -44,7 +47,7 @@ func setupIndexes(ctx context.Context, mgr manager.Manager) error {
 	if err := idx.IndexField(ctx, &policyv1.PlacementBinding{}, indexBindingSubject, func(o client.Object) []string {
 		pb := o.(*policyv1.PlacementBinding)
 		out := make([]string, 0, len(pb.Subjects))
-		for _, s := range pb.Subjects {
+		for s := range binding.Subjects(pb) {
 			out = append(out, kindName(s.Kind, s.Name))
 		}
 		return out
@@ -52,8 +55,10 @@ func setupIndexes(ctx context.Context, mgr manager.Manager) error {
 		return err
 	}
 	if err := idx.IndexField(ctx, &policyv1.PlacementBinding{}, indexBindingPlacement, func(o client.Object) []string {
-		pb := o.(*policyv1.PlacementBinding)
-		return []string{kindName(pb.PlacementRef.Kind, pb.PlacementRef.Name)}
+		if ref, ok := binding.RefOf(o.(*policyv1.PlacementBinding)); ok {
+			return []string{kindName(ref.Kind, ref.Name)}
+		}
+		return nil
 	}); err != nil {
 		return err
 	}

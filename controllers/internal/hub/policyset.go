@@ -40,19 +40,22 @@ func (r *PolicySetStatus) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 	}
 	bindings := &policyv1.PlacementBindingList{}
 	if err := r.Client.List(ctx, bindings, client.InNamespace(set.Namespace),
-		client.MatchingFields{indexBindingSubject: kindName("PolicySet", set.Name)}); err != nil {
+		client.MatchingFields{indexBindingSubject: kindName(binding.KindPolicySet, set.Name)}); err != nil {
 		return ctrl.Result{}, err
 	}
 	status := set.Status.DeepCopy()
 	status.Compliant = compliance.PolicySet(set, members)
 	status.Placement = nil
-	for _, pb := range bindings.Items {
-		entry := policyv1beta1.PolicySetStatusPlacement{PlacementBinding: pb.Name}
-		switch pb.PlacementRef.Kind {
-		case binding.KindPlacement:
-			entry.Placement = pb.PlacementRef.Name
-		case binding.KindPlacementRule:
-			entry.PlacementRule = pb.PlacementRef.Name
+	for i := range bindings.Items {
+		ref, ok := binding.RefOf(&bindings.Items[i])
+		if !ok {
+			continue // OCM ignores the binding
+		}
+		entry := policyv1beta1.PolicySetStatusPlacement{PlacementBinding: bindings.Items[i].Name}
+		if ref.Kind == binding.KindPlacement {
+			entry.Placement = ref.Name
+		} else {
+			entry.PlacementRule = ref.Name
 		}
 		status.Placement = append(status.Placement, entry)
 	}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -36,17 +35,21 @@ import (
 	"github.com/fleetpolicy/fleetpolicy/shared/dependency"
 	"github.com/fleetpolicy/fleetpolicy/shared/replication"
 	"github.com/fleetpolicy/fleetpolicy/shared/rollout"
+	"github.com/fleetpolicy/fleetpolicy/shared/scheduling"
 	"github.com/fleetpolicy/fleetpolicy/shared/templates"
 )
 
 // Event reasons on root policies.
 const (
-	reasonBindingInvalid    = "BindingInvalid"
-	reasonPropagationFailed = "PropagationFailed"
-	reasonClusterNamespace  = "ClusterNamespaceMissing"
-	reasonRolloutInvalid    = "RolloutInvalid"
-	reasonRolloutWave       = "RolloutWave"
-	reasonRolloutNote       = "RolloutNote"
+	reasonBindingInvalid = "BindingInvalid"
+	// reasonPlacementDecisionInvalid: a PlacementDecision of a placement the
+	// root is bound to has a decision-group-index label that is no index.
+	reasonPlacementDecisionInvalid = "PlacementDecisionInvalid"
+	reasonPropagationFailed        = "PropagationFailed"
+	reasonClusterNamespace         = "ClusterNamespaceMissing"
+	reasonRolloutInvalid           = "RolloutInvalid"
+	reasonRolloutWave              = "RolloutWave"
+	reasonRolloutNote              = "RolloutNote"
 )
 
 // Propagator reconciles root policies: their replicas and their status.
@@ -135,9 +138,14 @@ func (p *Propagator) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if err != nil {
 			return ctrl.Result{}, err
 		}
-		decisions, groups, err := p.decisions(ctx, root.Namespace, bindings)
-		if err != nil {
-			return ctrl.Result{}, err
+		decisions, groups, problem, err := p.decisions(ctx, root, sets, bindings)
+		if err != nil || problem != nil {
+			if err != nil {
+				return ctrl.Result{}, err
+			}
+			// Bad input: as for a bad binding, the replicas stay as they are
+			// until the PlacementDecision is fixed (its change enqueues the root).
+			return p.reportInvalid(ctx, root, reasonPlacementDecisionInvalid, problem)
 		}
 		if unknown, err = p.dropUnknownClusters(ctx, decisions, groups); err != nil {
 			return ctrl.Result{}, err
@@ -240,11 +248,11 @@ func (p *Propagator) bindingInputs(ctx context.Context, root *policyv1.Policy) (
 	if err := p.Client.List(ctx, sets, client.InNamespace(root.Namespace)); err != nil {
 		return nil, nil, err
 	}
-	subjects := []string{kindName("Policy", root.Name)}
+	subjects := []string{kindName(binding.KindPolicy, root.Name)}
 	for _, set := range sets.Items {
 		for _, member := range set.Spec.Policies {
 			if string(member) == root.Name {
-				subjects = append(subjects, kindName("PolicySet", set.Name))
+				subjects = append(subjects, kindName(binding.KindPolicySet, set.Name))
 				break
 			}
 		}
@@ -266,54 +274,51 @@ func (p *Propagator) bindingInputs(ctx context.Context, root *policyv1.Policy) (
 	return sets.Items, bindings, nil
 }
 
-// decisions reads the clusters selected by each placement the bindings reference
-// (a Placement's PlacementDecisions, a PlacementRule's status.decisions; a
-// missing placement selects nothing) and their decision groups for the rollout (a
-// PlacementRule's decisions are one group of index 0).
-func (p *Propagator) decisions(ctx context.Context, namespace string, bindings []policyv1.PlacementBinding) (binding.Decisions, map[binding.PlacementRef][]rollout.DecisionGroup, error) {
-	out := binding.Decisions{}
-	groups := map[binding.PlacementRef][]rollout.DecisionGroup{}
-	for _, pb := range bindings {
-		ref := binding.PlacementRef{Kind: pb.PlacementRef.Kind, Name: pb.PlacementRef.Name}
-		if _, done := out[ref]; done {
-			continue
-		}
+// decisions reads the clusters selected by each placement of the bindings that
+// bind root (binding.Placements) and their decision groups for the rollout, with
+// scheduling.GroupOf and RuleGroup, as plan-rollout reads them: a Placement's
+// PlacementDecisions, a PlacementRule's status.decisions (one group of index 0);
+// a missing placement selects nothing. A PlacementDecision that cannot be read
+// (a bad decision-group-index label) is a problem to report on the root.
+func (p *Propagator) decisions(ctx context.Context, root *policyv1.Policy, sets []policyv1beta1.PolicySet, bindings []policyv1.PlacementBinding) (
+	out binding.Decisions, groups map[binding.PlacementRef][]rollout.DecisionGroup, problem, err error) {
+	out = binding.Decisions{}
+	groups = map[binding.PlacementRef][]rollout.DecisionGroup{}
+	var problems []error
+	for _, ref := range binding.Placements(root, sets, bindings) {
 		var clusters []string
 		switch ref.Kind {
 		case binding.KindPlacement:
 			list := &clusterv1beta1.PlacementDecisionList{}
-			if err := p.Client.List(ctx, list, client.InNamespace(namespace),
-				client.MatchingFields{indexDecisionPlacement: namespace + "/" + ref.Name}); err != nil {
-				return nil, nil, err
+			if err := p.Client.List(ctx, list, client.InNamespace(root.Namespace),
+				client.MatchingFields{indexDecisionPlacement: root.Namespace + "/" + ref.Name}); err != nil {
+				return nil, nil, nil, err
 			}
-			for _, d := range list.Items {
-				group := rollout.DecisionGroup{
-					Placement: ref.Name,
-					GroupName: d.Labels[clusterv1beta1.DecisionGroupNameLabel],
+			for i := range list.Items {
+				group, err := scheduling.GroupOf(&list.Items[i])
+				if err != nil {
+					problems = append(problems, fmt.Errorf("PlacementDecision %s/%s of Placement %s: %w",
+						root.Namespace, list.Items[i].Name, ref.Name, err))
+					continue
 				}
-				if index, err := strconv.ParseInt(d.Labels[clusterv1beta1.DecisionGroupIndexLabel], 10, 32); err == nil {
-					group.GroupIndex = int32(index)
-				}
-				for _, cd := range d.Status.Decisions {
-					clusters = append(clusters, cd.ClusterName)
-					group.Clusters = append(group.Clusters, cd.ClusterName)
-				}
+				clusters = append(clusters, group.Clusters...)
 				groups[ref] = append(groups[ref], group)
 			}
 		case binding.KindPlacementRule:
 			rule := &appsv1.PlacementRule{}
-			err := p.Client.Get(ctx, types.NamespacedName{Namespace: namespace, Name: ref.Name}, rule)
-			if err != nil && !apierrors.IsNotFound(err) {
-				return nil, nil, err
+			err := p.Client.Get(ctx, types.NamespacedName{Namespace: root.Namespace, Name: ref.Name}, rule)
+			if apierrors.IsNotFound(err) {
+				rule = &appsv1.PlacementRule{ObjectMeta: metav1.ObjectMeta{Namespace: root.Namespace, Name: ref.Name}}
+			} else if err != nil {
+				return nil, nil, nil, err
 			}
-			for _, d := range rule.Status.Decisions {
-				clusters = append(clusters, d.ClusterName)
-			}
-			groups[ref] = []rollout.DecisionGroup{{Placement: ref.Name, Clusters: clusters}}
+			group := scheduling.RuleGroup(rule)
+			clusters = group.Clusters
+			groups[ref] = []rollout.DecisionGroup{group}
 		}
 		out[ref] = clusters
 	}
-	return out, groups, nil
+	return out, groups, errors.Join(problems...), nil
 }
 
 // ConditionClustersUnknown is the root condition that names the clusters its

@@ -8,6 +8,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/hub"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
@@ -88,4 +89,88 @@ func TestMaxConcurrencyZeroWarns(t *testing.T) {
 
 	applyYAML(t, policyWithStrategy(ns, "p", "{type: Progressive, progressive: {maxConcurrency: 1}}"))
 	expectCondition(t, ns, "p", hub.ConditionRolloutWarning, "", "", "")
+}
+
+// placementDecisionYAML is PlacementDecision <placement>-decision-1 of a
+// Placement, with the given decision-group-index label (none when index is
+// "-") and clusterNames (an empty one is written as "").
+func placementDecisionYAML(ns, placement, index string, clusterNames ...string) string {
+	labels := fmt.Sprintf("{%s: %s", clusterv1beta1.PlacementLabel, placement)
+	if index != "-" {
+		labels += fmt.Sprintf(", %s: %q", clusterv1beta1.DecisionGroupIndexLabel, index)
+	}
+	decisions := ""
+	for _, cl := range clusterNames {
+		decisions += fmt.Sprintf("\n  - {clusterName: %q, reason: \"\"}", cl)
+	}
+	return fmt.Sprintf(`
+apiVersion: cluster.open-cluster-management.io/v1beta1
+kind: PlacementDecision
+metadata: {name: %s-decision-1, namespace: %s, labels: %s}}
+status:
+  decisions:%s
+`, placement, ns, labels, decisions)
+}
+
+// TestPlacementDecisionsReadAsPlanRollout: the hub reads PlacementDecisions as
+// plan-rollout does (scheduling.GroupOf). A decision-group-index label that is
+// no index is reported as the Invalid condition, naming the PlacementDecision
+// and the label, of every root bound through its Placement (restricted
+// bindings included), with no replica written (plan-rollout refuses it too);
+// once fixed, the roots propagate. A decision with an empty
+// clusterName is not scheduled yet: it names no cluster, so the root does not
+// list "" as a decided cluster without a ManagedCluster.
+func TestPlacementDecisionsReadAsPlanRollout(t *testing.T) {
+	ns := "decision-labels"
+	applyYAML(t, policyYAML(ns, "p", "enforce"))
+	applyYAML(t, fmt.Sprintf(`
+apiVersion: policy.open-cluster-management.io/v1
+kind: PlacementBinding
+metadata: {name: pb, namespace: %s}
+placementRef: {apiGroup: cluster.open-cluster-management.io, kind: Placement, name: pl}
+subjects: [{apiGroup: policy.open-cluster-management.io, kind: Policy, name: p}]
+`, ns))
+	applyYAML(t, placementDecisionYAML(ns, "pl", "first", "cluster-a"))
+	// narrowed reaches pl only through a restricted binding: the unreadable
+	// decision stops it too (plan-rollout's golden bad-placement: no plan).
+	// It exists before narrowed is bound, so narrowed never propagates before.
+	applyYAML(t, policyYAML(ns, "narrowed", "inform"))
+	applyYAML(t, fmt.Sprintf(`
+apiVersion: policy.open-cluster-management.io/v1
+kind: PlacementBinding
+metadata: {name: narrowed-base, namespace: %[1]s}
+placementRef: {apiGroup: cluster.open-cluster-management.io, kind: Placement, name: base}
+subjects: [{apiGroup: policy.open-cluster-management.io, kind: Policy, name: narrowed}]
+---
+apiVersion: policy.open-cluster-management.io/v1
+kind: PlacementBinding
+metadata: {name: narrowed-pl, namespace: %[1]s}
+placementRef: {apiGroup: cluster.open-cluster-management.io, kind: Placement, name: pl}
+subjects: [{apiGroup: policy.open-cluster-management.io, kind: Policy, name: narrowed}]
+bindingOverrides: {remediationAction: enforce}
+subFilter: restricted
+`, ns))
+	applyYAML(t, placementDecisionYAML(ns, "base", "0", "cluster-c"))
+	for _, root := range []string{"p", "narrowed"} {
+		expectCondition(t, ns, root, hub.ConditionInvalid, metav1.ConditionTrue, "PlacementDecisionInvalid",
+			`PlacementDecision decision-labels/pl-decision-1 of Placement pl: metadata.labels[cluster.open-cluster-management.io/decision-group-index]: Invalid value: "first"`)
+		expectReplicas(t, ns, root, map[string]string{})
+	}
+
+	// No index label at all is group 0.
+	applyYAML(t, placementDecisionYAML(ns, "pl", "-", "cluster-a", "", "cluster-b"))
+	expectCondition(t, ns, "p", hub.ConditionInvalid, "", "", "")
+	expectReplicas(t, ns, "p", want(nil, []string{"cluster-a", "cluster-b"}))
+	expectCondition(t, ns, "narrowed", hub.ConditionInvalid, "", "", "")
+	expectReplicas(t, ns, "narrowed", want([]string{"cluster-c"}, nil))
+	// The status write that lists the clusters sets ClustersUnknown too.
+	localplane.Eventually(t, 20*time.Second, "root status of the two clusters", func() string {
+		if got := statusClusters(rootStatus(t, ns, "p")); fmt.Sprint(got) != "[cluster-a cluster-b]" {
+			return fmt.Sprintf("status.status clusters %v", got)
+		}
+		return ""
+	})
+	if cond := meta.FindStatusCondition(rootStatus(t, ns, "p").Conditions, hub.ConditionClustersUnknown); cond != nil {
+		t.Errorf("an empty clusterName is read as a cluster: %+v", cond)
+	}
 }

@@ -275,11 +275,11 @@ func (m *rootMapper) forBinding(ctx context.Context, o client.Object) []reconcil
 		return nil
 	}
 	var out []reconcile.Request
-	for _, s := range pb.Subjects {
+	for s := range binding.Subjects(pb) {
 		switch s.Kind {
-		case "Policy":
+		case binding.KindPolicy:
 			out = append(out, request(pb.Namespace, s.Name))
-		case "PolicySet":
+		case binding.KindPolicySet:
 			set := &policyv1beta1.PolicySet{}
 			if err := m.client.Get(ctx, client.ObjectKey{Namespace: pb.Namespace, Name: s.Name}, set); err == nil {
 				out = append(out, m.forPolicySet(ctx, set)...)
@@ -377,8 +377,8 @@ func (m *rootMapper) setsOfBinding(_ context.Context, o client.Object) []reconci
 		return nil
 	}
 	var out []reconcile.Request
-	for _, s := range pb.Subjects {
-		if s.Kind == "PolicySet" {
+	for s := range binding.Subjects(pb) {
+		if s.Kind == binding.KindPolicySet {
 			out = append(out, request(pb.Namespace, s.Name))
 		}
 	}
