@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
+	"github.com/fleetpolicy/fleetpolicy/shared/compliance"
 	"github.com/fleetpolicy/fleetpolicy/shared/configpolicy"
 	"github.com/fleetpolicy/fleetpolicy/shared/dependency"
 	"github.com/fleetpolicy/fleetpolicy/shared/operatorpolicy"
@@ -270,10 +271,10 @@ func (t *TemplateSync) syncTemplate(ctx context.Context, p *policyv1.Policy, i i
 			return fail("the template cannot be updated", err)
 		}
 		r.meta = templateMeta(key.namespace, key.name, existing)
-		r.state = dependency.Observe(existing.Object).Compliance
+		r.state = compliance.OfTemplate(dependency.Observe(existing.Object).Compliance)
 	default:
 		r.meta = templateMeta(key.namespace, key.name, existing)
-		r.state = dependency.Observe(existing.Object).Compliance
+		r.state = compliance.OfTemplate(dependency.Observe(existing.Object).Compliance)
 		r.settled = evaluatedCurrent(existing)
 	}
 	return r, nil

@@ -35,10 +35,19 @@ func (r *Running) Stopped() (bool, error) {
 // when the test ends.
 func Start(t testing.TB, hubCfg, managedCfg *rest.Config, cluster string) *Running {
 	t.Helper()
+	return StartWith(t, hubCfg, managedCfg, cluster, nil)
+}
+
+// StartWith is Start with the test options changed by configure, when not nil.
+func StartWith(t testing.TB, hubCfg, managedCfg *rest.Config, cluster string, configure func(*spoke.ManagerOptions)) *Running {
+	t.Helper()
 	o := spoke.DefaultManagerOptions()
 	o.MetricsAddr, o.ProbeAddr = "0", "0"
 	o.ClusterName = cluster
 	o.EvaluationInterval = 500 * time.Millisecond
+	if configure != nil {
+		configure(&o)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	mgr, err := spoke.NewManager(ctx, hubCfg, managedCfg, o)
 	if err != nil {
