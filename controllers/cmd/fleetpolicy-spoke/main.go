@@ -66,7 +66,7 @@ func main() {
 	flag.Float64Var(&qps, "kube-api-qps", float64(o.QPS), "client-side sustained requests per second to each API server")
 	flag.IntVar(&o.Burst, "kube-api-burst", o.Burst, "client-side request burst to each API server")
 	flag.Var(&o.ConfigurationPolicyEvaluator, "configurationpolicy-evaluator", "who evaluates and enforces ConfigurationPolicies: fleetpolicy (this controller) or ocm (OCM's config-policy-controller, run next to it); template sync, ordering and status stay here")
-	flag.Var(&o.OperatorPolicyEvaluator, "operatorpolicy-evaluator", "who evaluates and enforces OperatorPolicies: fleetpolicy (this controller) or ocm (OCM's config-policy-controller with --enable-operator-policy); template sync, ordering and status stay here")
+	flag.Var(&o.OperatorPolicyEvaluator, "operatorpolicy-evaluator", "who evaluates and enforces OperatorPolicies: fleetpolicy (this controller) or ocm (OCM's config-policy-controller with --enable-operator-policy; needs --configurationpolicy-evaluator=ocm); template sync, ordering and status stay here")
 	uninstall := flag.Bool("uninstall", false, "release the finalizers of every OperatorPolicy without deleting anything, then exit (run once the spoke controller is stopped)")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)

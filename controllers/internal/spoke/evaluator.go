@@ -49,12 +49,20 @@ func (e Evaluator) validate() error {
 }
 
 // validateEvaluators checks the evaluators of o, naming the option at fault.
+// OperatorPolicies can go to OCM's config-policy-controller only with the
+// ConfigurationPolicies: OCM v0.19's controller always evaluates
+// ConfigurationPolicies (it has no flag to leave them), so the two
+// evaluators would act on the same policies.
 func (o Options) validateEvaluators() error {
 	if err := o.ConfigurationPolicyEvaluator.validate(); err != nil {
-		return fmt.Errorf("spoke: ConfigurationPolicyEvaluator: %w", err)
+		return fmt.Errorf("spoke: ConfigurationPolicyEvaluator (--configurationpolicy-evaluator): %w", err)
 	}
 	if err := o.OperatorPolicyEvaluator.validate(); err != nil {
-		return fmt.Errorf("spoke: OperatorPolicyEvaluator: %w", err)
+		return fmt.Errorf("spoke: OperatorPolicyEvaluator (--operatorpolicy-evaluator): %w", err)
+	}
+	if o.OperatorPolicyEvaluator == EvaluatorOCM && o.ConfigurationPolicyEvaluator != EvaluatorOCM {
+		return fmt.Errorf("spoke: OperatorPolicyEvaluator (--operatorpolicy-evaluator) %s needs ConfigurationPolicyEvaluator (--configurationpolicy-evaluator) %s too: "+
+			"OCM's config-policy-controller always evaluates ConfigurationPolicies, so both would evaluate them", EvaluatorOCM, EvaluatorOCM)
 	}
 	return nil
 }
