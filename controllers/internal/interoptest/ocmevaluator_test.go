@@ -3,10 +3,12 @@ package interoptest
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -34,22 +36,49 @@ const ocmControllerComponent = "configuration-policy-controller"
 // TestFleetpolicySpokeWithOCMEvaluator: fleetpolicy's hub and spoke, the spoke
 // started with --configurationpolicy-evaluator=ocm and
 // --operatorpolicy-evaluator=ocm, and OCM's config-policy-controller (with
-// OperatorPolicy on) on one managed cluster that carries fleetpolicy's CRDs.
-// The spoke syncs the templates in dependency order and copies the encryption
-// key; OCM's controller evaluates an inform policy NonCompliant and, once the
-// policy enforces, creates its ConfigMap (decrypting a protected hub template
-// value) and reports it Compliant; a policy depending on it stays Pending until
-// then. The reports reach the replica and the root. Every compliance Event of
-// a template comes from OCM's controller, none from fleetpolicy's evaluators;
-// OCM's history and pruning fields survive fleetpolicy's CRD; deleting the root
-// makes OCM's controller prune what it created. An OperatorPolicy is synced by
-// the spoke and evaluated by OCM's controller only (no OLM runs: inform and
-// NonCompliant).
+// OperatorPolicy on) on one managed cluster, which carries fleetpolicy's CRDs
+// or, in place of fleetpolicy's ConfigurationPolicy and OperatorPolicy CRDs,
+// OCM's. The spoke syncs the templates in dependency order and copies the
+// encryption key; OCM's controller evaluates an inform policy NonCompliant
+// and, once the policy enforces, creates its ConfigMap (decrypting a protected
+// hub template value) and reports it Compliant; a policy depending on it stays
+// Pending until then. The reports reach the replica and the root. Every
+// compliance Event of a template comes from OCM's controller, none from
+// fleetpolicy's evaluators; OCM's history and pruning fields survive the CRD;
+// deleting the root makes OCM's controller prune what it created. An
+// OperatorPolicy is synced by the spoke and evaluated by OCM's controller
+// only (no OLM runs: inform and NonCompliant); one in the seed's spelling,
+// which OCM's controller would ignore, is a template error; the finalizer
+// fleetpolicy's OperatorPolicy controller set before the switch is released.
 func TestFleetpolicySpokeWithOCMEvaluator(t *testing.T) {
+	t.Run("fleetpolicy's CRDs", func(t *testing.T) { testOCMEvaluator(t, false) })
+	t.Run("OCM's ConfigurationPolicy and OperatorPolicy CRDs", func(t *testing.T) { testOCMEvaluator(t, true) })
+}
+
+// testOCMEvaluator is TestFleetpolicySpokeWithOCMEvaluator on a managed
+// cluster with fleetpolicy's CRDs, or with OCM's ConfigurationPolicy and
+// OperatorPolicy CRDs when ocmTemplateCRDs.
+func testOCMEvaluator(t *testing.T, ocmTemplateCRDs bool) {
 	const cluster = "cluster1"
 	fleet := localplane.StartFleetForTest(t, 1)
 	ctx := context.Background()
 	hubClient, managed := fleet.Hub.Client, fleet.Spokes[0].Client
+	if ocmTemplateCRDs {
+		root, err := localplane.RepoRoot()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, crd := range []string{"policy.open-cluster-management.io_configurationpolicies.yaml", "policy.open-cluster-management.io_operatorpolicies.yaml"} {
+			applyFile(t, managed, filepath.Join(root, ocmCRDs, crd), "")
+		}
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		if err := managed.Get(ctx, client.ObjectKey{Name: "configurationpolicies.policy.open-cluster-management.io"}, crd); err != nil {
+			t.Fatal(err)
+		}
+		if _, ocms := crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"].Properties["object-templates"].Items.Schema.Properties["recordDiff"]; !ocms {
+			t.Fatal("the managed cluster's ConfigurationPolicy CRD is not OCM's (no spec.object-templates[].recordDiff)")
+		}
+	}
 	hubtest.Start(t, fleet.Hub.Config, nil)
 	hubCfg, err := clientcmd.BuildConfigFromFlags("", hubIdentity(t, fleet.Hub, cluster))
 	if err != nil {
@@ -265,6 +294,48 @@ spec:
 	if msg := onlyOCMEvaluated(ctx, managed, cluster, "op-template"); msg != "" {
 		t.Fatalf("hop \"fleetpolicy's OperatorPolicy evaluator stays off\": %s", msg)
 	}
+	// The seed's spelling is refused, not left for OCM's controller to ignore.
+	applyPlacement(t, hubClient, "seed-op", []string{cluster})
+	if err := localplane.ApplyManifests(ctx, hubClient, t.Name()+"/seed-op", `
+apiVersion: policy.open-cluster-management.io/v1
+kind: PlacementBinding
+metadata: {name: seed-op, namespace: interop}
+placementRef: {apiGroup: cluster.open-cluster-management.io, kind: Placement, name: seed-op}
+subjects: [{apiGroup: policy.open-cluster-management.io, kind: Policy, name: seed-op}]
+---
+apiVersion: policy.open-cluster-management.io/v1
+kind: Policy
+metadata: {name: seed-op, namespace: interop}
+spec:
+  disabled: false
+  remediationAction: inform
+  policy-templates:
+  - objectDefinition:
+      apiVersion: policy.open-cluster-management.io/v1beta1
+      kind: OperatorPolicy
+      metadata: {name: seed-op-template}
+      spec:
+        remediationAction: inform
+        allowedCSVs: ["*"]
+        subscription: {name: seed-operator, namespace: default, channel: stable, source: example-catalog, sourceNamespace: default}
+`); err != nil {
+		t.Fatal(err)
+	}
+	hop(t, m, "template error (fleetpolicy spoke refuses an OperatorPolicy in the seed's spelling that OCM's controller would ignore)", func() string {
+		r := &policyv1.Policy{}
+		if err := hubClient.Get(ctx, client.ObjectKey{Namespace: cluster, Name: "interop.seed-op"}, r); err != nil {
+			return err.Error()
+		}
+		const want = "spec.allowedCSVs: only fleetpolicy's OperatorPolicy controller understands this"
+		if r.Status.ComplianceState != policyv1.NonCompliant || len(r.Status.Details) == 0 || len(r.Status.Details[0].History) == 0 ||
+			!strings.Contains(r.Status.Details[0].History[0].Message, want) {
+			return fmt.Sprintf("replica seed-op status %+v, want NonCompliant with %q", r.Status, want)
+		}
+		if err := managed.Get(ctx, client.ObjectKey{Namespace: cluster, Name: "seed-op-template"}, &v1beta1.OperatorPolicy{}); !apierrors.IsNotFound(err) {
+			return fmt.Sprintf("the refused OperatorPolicy is on the cluster: %v", err)
+		}
+		return ""
+	})
 	hop(t, m, "finalizer release (fleetpolicy spoke releases the finalizer its own OperatorPolicy controller set, which nothing handles now)", func() string {
 		op := &v1beta1.OperatorPolicy{}
 		if err := managed.Get(ctx, client.ObjectKey{Namespace: cluster, Name: "evaluated-before"}, op); err != nil {

@@ -66,6 +66,8 @@ func Setup(ctx context.Context, mgr ctrl.Manager, hub cluster.Cluster, o Options
 		Namespace: o.ClusterName,
 		events:    events,
 		registry:  newRegistry(),
+
+		ocmEvaluatesOperatorPolicies: o.OperatorPolicyEvaluator == EvaluatorOCM,
 	}
 	c, err := ctrl.NewControllerManagedBy(mgr).
 		Named("spoke-template-sync").
