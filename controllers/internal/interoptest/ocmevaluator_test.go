@@ -120,38 +120,11 @@ spec:
 	// controller finds its ConfigMap missing.
 	applyPolicy(t, hubClient, "second", "enforce", "{}",
 		"\n  - {apiVersion: policy.open-cluster-management.io/v1, kind: Policy, name: first, compliance: Compliant}", []string{cluster})
-	applyPlacement(t, hubClient, "first", []string{cluster})
-	if err := localplane.ApplyManifests(ctx, hubClient, t.Name()+"/first", `
-apiVersion: policy.open-cluster-management.io/v1
-kind: PlacementBinding
-metadata: {name: first, namespace: interop}
-placementRef: {apiGroup: cluster.open-cluster-management.io, kind: Placement, name: first}
-subjects: [{apiGroup: policy.open-cluster-management.io, kind: Policy, name: first}]
----
-apiVersion: policy.open-cluster-management.io/v1
-kind: Policy
-metadata: {name: first, namespace: interop}
-spec:
-  disabled: false
-  remediationAction: inform
-  policy-templates:
-  - objectDefinition:
-      apiVersion: policy.open-cluster-management.io/v1
-      kind: ConfigurationPolicy
-      metadata: {name: first-template}
-      spec:
-        remediationAction: inform
-        pruneObjectBehavior: DeleteIfCreated
-        object-templates:
-        - complianceType: musthave
-          objectDefinition:
-            apiVersion: v1
-            kind: ConfigMap
-            metadata: {name: first-enforced, namespace: default}
-            data: {k: v, secret: '{{hub "s3cr3t" | protect hub}}'}
-`); err != nil {
-		t.Fatal(err)
-	}
+	applyInformPolicy(t, hubClient, "first", cluster, `{apiVersion: policy.open-cluster-management.io/v1, kind: ConfigurationPolicy,
+        metadata: {name: first-template},
+        spec: {remediationAction: inform, pruneObjectBehavior: DeleteIfCreated, object-templates: [{complianceType: musthave,
+          objectDefinition: {apiVersion: v1, kind: ConfigMap, metadata: {name: first-enforced, namespace: default},
+            data: {k: v, secret: '{{hub "s3cr3t" | protect hub}}'}}}]}}`)
 
 	hop(t, m, "spec sync (fleetpolicy spoke: hub replica -> managed cluster Policy)", func() string {
 		return errString(managed.Get(ctx, client.ObjectKey{Namespace: cluster, Name: "interop.first"}, &policyv1.Policy{}))
@@ -245,33 +218,10 @@ spec:
 	}
 
 	// An OperatorPolicy: synced by the spoke, evaluated by OCM's controller.
-	applyPlacement(t, hubClient, "op", []string{cluster})
-	if err := localplane.ApplyManifests(ctx, hubClient, t.Name()+"/op", `
-apiVersion: policy.open-cluster-management.io/v1
-kind: PlacementBinding
-metadata: {name: op, namespace: interop}
-placementRef: {apiGroup: cluster.open-cluster-management.io, kind: Placement, name: op}
-subjects: [{apiGroup: policy.open-cluster-management.io, kind: Policy, name: op}]
----
-apiVersion: policy.open-cluster-management.io/v1
-kind: Policy
-metadata: {name: op, namespace: interop}
-spec:
-  disabled: false
-  remediationAction: inform
-  policy-templates:
-  - objectDefinition:
-      apiVersion: policy.open-cluster-management.io/v1beta1
-      kind: OperatorPolicy
-      metadata: {name: op-template}
-      spec:
-        remediationAction: inform
-        complianceType: musthave
-        upgradeApproval: None
-        subscription: {name: example-operator, namespace: default, channel: stable, source: example-catalog, sourceNamespace: default}
-`); err != nil {
-		t.Fatal(err)
-	}
+	applyInformPolicy(t, hubClient, "op", cluster, `{apiVersion: policy.open-cluster-management.io/v1beta1, kind: OperatorPolicy,
+        metadata: {name: op-template},
+        spec: {remediationAction: inform, complianceType: musthave, upgradeApproval: None,
+          subscription: {name: example-operator, namespace: default, channel: stable, source: example-catalog, sourceNamespace: default}}}`)
 	hop(t, m, "template sync (fleetpolicy spoke: Policy -> OperatorPolicy)", func() string {
 		return errString(managed.Get(ctx, client.ObjectKey{Namespace: cluster, Name: "op-template"}, &v1beta1.OperatorPolicy{}))
 	})
@@ -295,32 +245,10 @@ spec:
 		t.Fatalf("hop \"fleetpolicy's OperatorPolicy evaluator stays off\": %s", msg)
 	}
 	// The seed's spelling is refused, not left for OCM's controller to ignore.
-	applyPlacement(t, hubClient, "seed-op", []string{cluster})
-	if err := localplane.ApplyManifests(ctx, hubClient, t.Name()+"/seed-op", `
-apiVersion: policy.open-cluster-management.io/v1
-kind: PlacementBinding
-metadata: {name: seed-op, namespace: interop}
-placementRef: {apiGroup: cluster.open-cluster-management.io, kind: Placement, name: seed-op}
-subjects: [{apiGroup: policy.open-cluster-management.io, kind: Policy, name: seed-op}]
----
-apiVersion: policy.open-cluster-management.io/v1
-kind: Policy
-metadata: {name: seed-op, namespace: interop}
-spec:
-  disabled: false
-  remediationAction: inform
-  policy-templates:
-  - objectDefinition:
-      apiVersion: policy.open-cluster-management.io/v1beta1
-      kind: OperatorPolicy
-      metadata: {name: seed-op-template}
-      spec:
-        remediationAction: inform
-        allowedCSVs: ["*"]
-        subscription: {name: seed-operator, namespace: default, channel: stable, source: example-catalog, sourceNamespace: default}
-`); err != nil {
-		t.Fatal(err)
-	}
+	applyInformPolicy(t, hubClient, "seed-op", cluster, `{apiVersion: policy.open-cluster-management.io/v1beta1, kind: OperatorPolicy,
+        metadata: {name: seed-op-template},
+        spec: {remediationAction: inform, allowedCSVs: ["*"],
+          subscription: {name: seed-operator, namespace: default, channel: stable, source: example-catalog, sourceNamespace: default}}}`)
 	hop(t, m, "template error (fleetpolicy spoke refuses an OperatorPolicy in the seed's spelling that OCM's controller would ignore)", func() string {
 		r := &policyv1.Policy{}
 		if err := hubClient.Get(ctx, client.ObjectKey{Namespace: cluster, Name: "interop.seed-op"}, r); err != nil {
@@ -361,6 +289,17 @@ spec:
 		}
 		return ""
 	})
+}
+
+// applyInformPolicy applies, in namespace interop, an inform Policy name whose
+// one template is objectDefinition (a YAML flow mapping), bound to a Placement
+// name that decides cluster.
+func applyInformPolicy(t *testing.T, c client.Client, name, cluster, objectDefinition string) {
+	t.Helper()
+	applyBoundPolicy(t, c, name, `
+  remediationAction: inform
+  policy-templates:
+  - objectDefinition: `+objectDefinition+"\n", []string{cluster})
 }
 
 // rootReports says what is missing for root policy name in namespace interop
