@@ -1,6 +1,8 @@
 package compliance
 
 import (
+	"strings"
+
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 	policyv1beta1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1beta1"
 )
@@ -32,6 +34,23 @@ func Aggregate(states []policyv1.ComplianceState) policyv1.ComplianceState {
 	default:
 		return policyv1.Compliant
 	}
+}
+
+// OfTemplate is the compliance a Policy reports for a template whose own
+// status.compliant is state: Compliant, Pending and NonCompliant in any case
+// as those states, the empty state (not evaluated yet) empty, and any other
+// value NonCompliant — OCM's config-policy-controller writes Terminating on a
+// template being deleted, which OCM's status sync reports NonCompliant too.
+func OfTemplate(state policyv1.ComplianceState) policyv1.ComplianceState {
+	if state == "" {
+		return ""
+	}
+	for _, known := range []policyv1.ComplianceState{policyv1.Compliant, policyv1.Pending, policyv1.NonCompliant} {
+		if strings.EqualFold(string(state), string(known)) {
+			return known
+		}
+	}
+	return policyv1.NonCompliant
 }
 
 // PolicySet returns the compliance of set from the root compliant of its member

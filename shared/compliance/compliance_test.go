@@ -13,6 +13,26 @@ const (
 	p  = policyv1.Pending
 )
 
+func TestOfTemplate(t *testing.T) {
+	tests := []struct {
+		state, want policyv1.ComplianceState
+	}{
+		{"", ""},
+		{c, c},
+		{p, p},
+		{nc, nc},
+		{policyv1.Terminating, nc},
+		{"compliant", c},
+		{"noncompliant", nc},
+		{"Unknown", nc},
+	}
+	for _, tt := range tests {
+		if got := OfTemplate(tt.state); got != tt.want {
+			t.Errorf("OfTemplate(%q) = %q, want %q", tt.state, got, tt.want)
+		}
+	}
+}
+
 func TestAggregate(t *testing.T) {
 	tests := []struct {
 		name   string

@@ -9,6 +9,10 @@
 // Contract:
 //   - Aggregate folds any list of states (a root policy's per-cluster states, for
 //     instance) into one.
+//   - OfTemplate maps a template's own status.compliant onto the states a
+//     Policy holds: Compliant, Pending and NonCompliant in any case are those
+//     states; any other value but the empty state (OCM's Terminating) is
+//     NonCompliant.
 //   - PolicySet gives a PolicySet's compliant from its member policies' root
 //     compliant. Members that are disabled, or that are not in the given policies
 //     (missing), are skipped; a member with no status yet counts as unknown. This

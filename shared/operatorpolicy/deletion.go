@@ -48,6 +48,19 @@ func seedOnlyFields(spec *v1beta1.OperatorPolicySpec) []string {
 	})
 }
 
+// FleetpolicyOnly names what op sets that only fleetpolicy's OperatorPolicy
+// controller understands and OCM's config-policy-controller v0.19 would
+// ignore: the fields only the seed's spelling has and the AnnotationOnDeletion
+// annotation (sorted, the annotation last). A spoke that leaves OperatorPolicies
+// to OCM's controller refuses a template that sets any of them.
+func FleetpolicyOnly(op *v1beta1.OperatorPolicy) []string {
+	fields := seedOnlyFields(&op.Spec)
+	if _, set := op.Annotations[AnnotationOnDeletion]; set {
+		fields = append(fields, "metadata.annotations["+AnnotationOnDeletion+"]")
+	}
+	return fields
+}
+
 // ocmOnlyFields names the fields set in spec that only OCM's spelling has.
 func ocmOnlyFields(spec *v1beta1.OperatorPolicySpec) []string {
 	return setFields(map[string]bool{

@@ -1,6 +1,7 @@
 package operatorpolicy
 
 import (
+	"slices"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -49,6 +50,31 @@ func TestSpellingOf(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := SpellingOf(&tc.spec); got != tc.want {
 				t.Errorf("got %s, want %s", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestFleetpolicyOnly(t *testing.T) {
+	sub := v1beta1.Subscription{Name: "op"}
+	tests := []struct {
+		name        string
+		annotations map[string]string
+		spec        v1beta1.OperatorPolicySpec
+		want        []string
+	}{
+		{"OCM's spelling", nil, v1beta1.OperatorPolicySpec{Subscription: sub, ComplianceType: policyv1.MustHave, UpgradeApproval: "None", Versions: []string{"a.v1"}}, nil},
+		{"seed fields, even mixed with OCM's", nil, v1beta1.OperatorPolicySpec{Subscription: v1beta1.Subscription{Name: "op", InstallPlanApproval: "Manual"},
+			AllowedCSVs: []string{"*"}, UpgradeApproval: "None"}, []string{"spec.allowedCSVs", "spec.subscription.installPlanApproval"}},
+		{"the on-deletion annotation", map[string]string{AnnotationOnDeletion: "Never", "other": "x"}, v1beta1.OperatorPolicySpec{Subscription: sub,
+			StatusConfig: &v1beta1.StatusConfig{}}, []string{"spec.statusConfig", "metadata.annotations[" + AnnotationOnDeletion + "]"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			op := &v1beta1.OperatorPolicy{Spec: tc.spec}
+			op.Annotations = tc.annotations
+			if got := FleetpolicyOnly(op); !slices.Equal(got, tc.want) {
+				t.Errorf("got %q, want %q", got, tc.want)
 			}
 		})
 	}

@@ -140,4 +140,8 @@
 // Always, and with UserDeletion unless the cause is transient
 // (DependenciesUnsatisfied, PolicyGone, TemplateError). HoldsFinalizer: an enforcing musthave
 // policy whose OnDeletion is not Never.
+//
+// FleetpolicyOnly names what a policy sets that OCM's config-policy-controller
+// would ignore (the seed-only fields above and AnnotationOnDeletion), for a
+// spoke that leaves OperatorPolicies to OCM's controller.
 package operatorpolicy

@@ -12,6 +12,14 @@
 // by TokenRequest before it expires (--hub-token-lifetime; package hubtoken),
 // so a short bootstrap token (`kubectl create token`) is all it needs.
 //
+//	fleetpolicy-spoke ... --configurationpolicy-evaluator=ocm --operatorpolicy-evaluator=ocm
+//
+// leaves the evaluation and enforcement of ConfigurationPolicies (and,
+// separately, OperatorPolicies) to OCM's config-policy-controller running on
+// the managed cluster, while the spoke still syncs the templates in dependency
+// order, copies the encryption key and reports the status and compliance
+// Events OCM's controller writes (docs/ocm-compatibility.md).
+//
 //	fleetpolicy-spoke --uninstall
 //
 // is the uninstall path: run it once the spoke Deployment is gone (it reaches
@@ -56,6 +64,8 @@ func main() {
 	flag.StringVar(&o.OperatorPolicyDefaultNamespace, "operator-policy-default-namespace", "", "The default namespace to be used by an OperatorPolicy if not specified in the policy (as OCM's flag): where its operator is installed when spec.subscription.namespace is unset and the PackageManifest suggests none")
 	flag.Float64Var(&qps, "kube-api-qps", float64(o.QPS), "client-side sustained requests per second to each API server")
 	flag.IntVar(&o.Burst, "kube-api-burst", o.Burst, "client-side request burst to each API server")
+	flag.Var(&o.ConfigurationPolicyEvaluator, "configurationpolicy-evaluator", "who evaluates and enforces ConfigurationPolicies: fleetpolicy (this controller) or ocm (OCM's config-policy-controller, run next to it); template sync, ordering and status stay here")
+	flag.Var(&o.OperatorPolicyEvaluator, "operatorpolicy-evaluator", "who evaluates and enforces OperatorPolicies: fleetpolicy (this controller) or ocm (OCM's config-policy-controller with --enable-operator-policy; needs --configurationpolicy-evaluator=ocm); template sync, ordering and status stay here")
 	uninstall := flag.Bool("uninstall", false, "release the finalizers of every OperatorPolicy without deleting anything, then exit (run once the spoke controller is stopped)")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)

@@ -32,18 +32,10 @@ var knownSchemaGaps = map[string]string{
 	// ConfigurationPolicy (issue 14): fields not implemented yet are left out
 	// of the schema, so that strict field validation refuses them by name
 	// rather than the spoke ignoring them.
-	"configurationpolicies v1 missing status.history":                                             "status: written by the controller only",
-	"configurationpolicies v1 missing status.relatedObjects[].properties.matchesAfterDryRun":      "status: written by the controller only",
-	"configurationpolicies v1 enum status.compliant":                                              "status: Terminating not reported",
-	"configurationpolicies v1 enum status.compliancyDetails[].Compliant":                          "status: Terminating not reported",
-	"configurationpolicies v1 required only by us status.compliancyDetails[].conditions[].status": "status: written by the controller only",
-	"operatorpolicies v1beta1 missing status.history":                                             "status: written by the controller only",
-	"operatorpolicies v1beta1 missing status.subscriptionInterventionTime":                        "status: written by the controller only",
-	"operatorpolicies v1beta1 enum status.compliant":                                              "status: Terminating not reported",
-	"operatorpolicies v1beta1 required only by us spec":                                           "OCM's controller refuses an OperatorPolicy without spec too",
-	"operatorpolicies v1beta1 required only by us spec.subscription.name":                         "the seed spelling needs a package name; OCM's controller refuses it missing too",
-	"policies v1 required only by us spec.dependencies[].kind":                                    "a dependency without kind cannot be evaluated; OCM reports it at runtime",
-	"policies v1 required only by us spec.policy-templates[].extraDependencies[].kind":            "a dependency without kind cannot be evaluated; OCM reports it at runtime",
+	"operatorpolicies v1beta1 required only by us spec":                                "OCM's controller refuses an OperatorPolicy without spec too",
+	"operatorpolicies v1beta1 required only by us spec.subscription.name":              "the seed spelling needs a package name; OCM's controller refuses it missing too",
+	"policies v1 required only by us spec.dependencies[].kind":                         "a dependency without kind cannot be evaluated; OCM reports it at runtime",
+	"policies v1 required only by us spec.policy-templates[].extraDependencies[].kind": "a dependency without kind cannot be evaluated; OCM reports it at runtime",
 }
 
 // TestSchemasAcceptWhatOCMAccepts walks OCM v0.19.0's CRD schemas of the

@@ -27,6 +27,17 @@
 // leaving the placement, root deletion, and that the spoke stops writing a
 // status field OCM's Policy CRD lacks.
 //
+// fleetpolicy's spoke with OCM's evaluator (ocmevaluator_test.go): the hub and
+// the spoke run in process, the spoke with --configurationpolicy-evaluator=ocm
+// and --operatorpolicy-evaluator=ocm, and OCM's config-policy-controller runs
+// as a process against the managed cluster, which carries fleetpolicy's CRDs
+// or OCM's ConfigurationPolicy and OperatorPolicy CRDs. The hops proven are
+// spec sync, the encryption key copy, template sync, dependency gating,
+// evaluation and enforcement by OCM's controller only, status to the root,
+// pruning by OCM's controller and the OperatorPolicy path (template sync,
+// OCM's evaluation, the seed's spelling refused, fleetpolicy's finalizer
+// released).
+//
 // Each direction is one test whose hub and managed clusters every hop
 // shares; hops_test.go holds the hops both directions check.
 //

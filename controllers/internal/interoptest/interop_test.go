@@ -317,20 +317,7 @@ spec: {}
 // decision groups are groups.
 func applyPolicy(t *testing.T, c client.Client, name, action, strategy, dependencies string, groups ...[]string) {
 	t.Helper()
-	applyPlacement(t, c, name, groups...)
-	var doc strings.Builder
-	fmt.Fprintf(&doc, `
-apiVersion: policy.open-cluster-management.io/v1
-kind: PlacementBinding
-metadata: {name: %[1]s, namespace: interop}
-placementRef: {apiGroup: cluster.open-cluster-management.io, kind: Placement, name: %[1]s}
-subjects: [{apiGroup: policy.open-cluster-management.io, kind: Policy, name: %[1]s}]
----
-apiVersion: policy.open-cluster-management.io/v1
-kind: Policy
-metadata: {name: %[1]s, namespace: interop}
-spec:
-  disabled: false
+	applyBoundPolicy(t, c, name, fmt.Sprintf(`
   remediationAction: %[4]s%[2]s
   dependencies:%[3]s
   policy-templates:
@@ -347,8 +334,28 @@ spec:
             kind: ConfigMap
             metadata: {name: %[1]s-enforced, namespace: default}
             data: {k: v}
-`, name, strategyField(strategy), dependencies, action)
-	if err := localplane.ApplyManifests(context.Background(), c, t.Name()+"/"+name, doc.String()); err != nil {
+`, name, strategyField(strategy), dependencies, action), groups...)
+}
+
+// applyBoundPolicy applies, in namespace interop, a Policy name whose spec is
+// spec (YAML lines indented by two, after "disabled: false"), bound to a
+// Placement <name> (applyPlacement) whose decision groups are groups.
+func applyBoundPolicy(t *testing.T, c client.Client, name, spec string, groups ...[]string) {
+	t.Helper()
+	applyPlacement(t, c, name, groups...)
+	doc := fmt.Sprintf(`
+apiVersion: policy.open-cluster-management.io/v1
+kind: PlacementBinding
+metadata: {name: %[1]s, namespace: interop}
+placementRef: {apiGroup: cluster.open-cluster-management.io, kind: Placement, name: %[1]s}
+subjects: [{apiGroup: policy.open-cluster-management.io, kind: Policy, name: %[1]s}]
+---
+apiVersion: policy.open-cluster-management.io/v1
+kind: Policy
+metadata: {name: %[1]s, namespace: interop}
+spec:
+  disabled: false%[2]s`, name, spec)
+	if err := localplane.ApplyManifests(context.Background(), c, t.Name()+"/"+name, doc); err != nil {
 		t.Fatal(err)
 	}
 }

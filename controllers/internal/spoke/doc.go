@@ -100,6 +100,23 @@
 //     ConfigurationPolicy CRD is being deleted (the spoke's uninstall), the
 //     finalizers are removed and nothing is deleted or evaluated.
 //
+// Options.ConfigurationPolicyEvaluator and OperatorPolicyEvaluator (the
+// flags --configurationpolicy-evaluator and --operatorpolicy-evaluator) may
+// leave a kind to OCM's config-policy-controller (EvaluatorOCM): the spoke
+// then starts no ConfigurationPolicy controller (nor managed-cluster template
+// resolution and pruning), or no OperatorPolicy controller, and reports what
+// OCM's controller writes — the template's status.compliant (Terminating, or
+// any other value but Compliant, Pending and NonCompliant, is NonCompliant:
+// compliance.OfTemplate) and its compliance Events on the Policy, which have
+// the same reason, name and message format as the spoke's. Everything else
+// above still runs. With OperatorPolicies left to OCM, the spoke releases the
+// finalizer its own OperatorPolicy controller set (nothing would remove it),
+// and template sync refuses an OperatorPolicy template that sets what OCM's
+// controller would ignore (shared/operatorpolicy FleetpolicyOnly: the seed's
+// spelling, the remove-on-deletion annotation) as a template error.
+// OperatorPolicies can go to OCM only with the ConfigurationPolicies (OCM
+// v0.19's controller always evaluates those); NewManager refuses the rest.
+//
 // All state lives in API objects; a restarted spoke reconciles every policy
 // and resumes.
 package spoke

@@ -41,12 +41,19 @@ type Options struct {
 	// installed when neither the policy nor the cluster's PackageManifest says
 	// (OCM's --operator-policy-default-namespace); empty for none.
 	OperatorPolicyDefaultNamespace string
+	// ConfigurationPolicyEvaluator and OperatorPolicyEvaluator say who
+	// evaluates the templates of each kind: the spoke (EvaluatorFleetpolicy)
+	// or OCM's config-policy-controller (EvaluatorOCM).
+	ConfigurationPolicyEvaluator, OperatorPolicyEvaluator Evaluator
 }
 
 // DefaultOptions are the defaults of the spoke binary's flags (ClusterName has
 // none).
 func DefaultOptions() Options {
-	return Options{Concurrency: 8, HubStatusDelay: 200 * time.Millisecond}
+	return Options{
+		Concurrency: 8, HubStatusDelay: 200 * time.Millisecond,
+		ConfigurationPolicyEvaluator: EvaluatorFleetpolicy, OperatorPolicyEvaluator: EvaluatorFleetpolicy,
+	}
 }
 
 // ManagerOptions configure the spoke's controller manager.
@@ -81,6 +88,9 @@ func DefaultManagerOptions() ManagerOptions {
 func NewManager(ctx context.Context, hubCfg, managedCfg *rest.Config, o ManagerOptions) (ctrl.Manager, error) {
 	if o.ClusterName == "" {
 		return nil, errors.New("spoke: the cluster name is required")
+	}
+	if err := o.validateEvaluators(); err != nil {
+		return nil, err
 	}
 	managedCfg = limited(managedCfg, o)
 	hubCfg = limited(hubCfg, o)
@@ -142,8 +152,13 @@ func NewManager(ctx context.Context, hubCfg, managedCfg *rest.Config, o ManagerO
 	if err := Setup(ctx, mgr, hub, o.Options); err != nil {
 		return nil, err
 	}
-	// OperatorPolicy templates are evaluated on the managed cluster too.
-	if err := operatorpolicy.Setup(mgr, operatorpolicy.Options{Concurrency: o.Concurrency, DefaultNamespace: o.OperatorPolicyDefaultNamespace}); err != nil {
+	// OperatorPolicy templates are evaluated on the managed cluster too, by
+	// the spoke or by OCM's config-policy-controller.
+	if o.OperatorPolicyEvaluator == EvaluatorOCM {
+		if err := mgr.Add(releasingOperatorPolicyFinalizers(mgr, ctrl.Log.WithName("spoke"))); err != nil {
+			return nil, err
+		}
+	} else if err := operatorpolicy.Setup(mgr, operatorpolicy.Options{Concurrency: o.Concurrency, DefaultNamespace: o.OperatorPolicyDefaultNamespace}); err != nil {
 		return nil, err
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {

@@ -66,6 +66,8 @@ func Setup(ctx context.Context, mgr ctrl.Manager, hub cluster.Cluster, o Options
 		Namespace: o.ClusterName,
 		events:    events,
 		registry:  newRegistry(),
+
+		ocmEvaluatesOperatorPolicies: o.OperatorPolicyEvaluator == EvaluatorOCM,
 	}
 	c, err := ctrl.NewControllerManagedBy(mgr).
 		Named("spoke-template-sync").
@@ -97,6 +99,11 @@ func Setup(ctx context.Context, mgr ctrl.Manager, hub cluster.Cluster, o Options
 		return err
 	}
 
+	if o.ConfigurationPolicyEvaluator == EvaluatorOCM {
+		// OCM's config-policy-controller evaluates the ConfigurationPolicies
+		// (resolving their managed-cluster templates with the copied key).
+		return nil
+	}
 	resolver, err := templatewatch.ForManager(mgr)
 	if err != nil {
 		return err

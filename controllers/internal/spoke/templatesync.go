@@ -24,6 +24,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
+	policyv1beta1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1beta1"
+	"github.com/fleetpolicy/fleetpolicy/shared/compliance"
 	"github.com/fleetpolicy/fleetpolicy/shared/configpolicy"
 	"github.com/fleetpolicy/fleetpolicy/shared/dependency"
 	"github.com/fleetpolicy/fleetpolicy/shared/operatorpolicy"
@@ -56,6 +58,11 @@ type TemplateSync struct {
 	Client    client.Client // the managed cluster
 	Mapper    meta.RESTMapper
 	Namespace string // the cluster namespace
+
+	// ocmEvaluatesOperatorPolicies is set when OCM's config-policy-controller
+	// evaluates the OperatorPolicies (EvaluatorOCM): a template setting what
+	// only fleetpolicy's controller understands is a template error.
+	ocmEvaluatesOperatorPolicies bool
 
 	events   *eventWriter
 	registry *registry
@@ -270,10 +277,10 @@ func (t *TemplateSync) syncTemplate(ctx context.Context, p *policyv1.Policy, i i
 			return fail("the template cannot be updated", err)
 		}
 		r.meta = templateMeta(key.namespace, key.name, existing)
-		r.state = dependency.Observe(existing.Object).Compliance
+		r.state = compliance.OfTemplate(dependency.Observe(existing.Object).Compliance)
 	default:
 		r.meta = templateMeta(key.namespace, key.name, existing)
-		r.state = dependency.Observe(existing.Object).Compliance
+		r.state = compliance.OfTemplate(dependency.Observe(existing.Object).Compliance)
 		r.settled = evaluatedCurrent(existing)
 	}
 	return r, nil
@@ -333,6 +340,9 @@ func (t *TemplateSync) resolve(ctx context.Context, tmpl *policyv1.PolicyTemplat
 		return bad(name, fmt.Sprintf("%s.objectDefinition: %s is not a policy template kind (its CRD lacks the label %s=%s)",
 			field, gvk.Kind, labelPolicyType, policyTypeTemplate))
 	}
+	if msg := t.unknownToOCM(mapping.GroupVersionKind.GroupKind(), tmpl.ObjectDefinition.Raw); msg != "" {
+		return bad(name, fmt.Sprintf("%s.objectDefinition: %s", field, msg))
+	}
 	if err := t.watches.ensure(mapping.GroupVersionKind, true); err != nil {
 		return retry(err)
 	}
@@ -341,6 +351,28 @@ func (t *TemplateSync) resolve(ctx context.Context, tmpl *policyv1.PolicyTemplat
 		key.namespace = t.Namespace
 	}
 	return key, def, nil, nil
+}
+
+// unknownToOCM says why a template of kind gk cannot be left to OCM's
+// config-policy-controller, or "": an OperatorPolicy, when OCM's controller
+// evaluates them, that sets what only fleetpolicy's controller understands
+// (operatorpolicy.FleetpolicyOnly). A template that does not decode as an
+// OperatorPolicy is left to the API server's validation.
+func (t *TemplateSync) unknownToOCM(gk schema.GroupKind, raw []byte) string {
+	if !t.ocmEvaluatesOperatorPolicies || gk != (schema.GroupKind{Group: policyv1beta1.GroupVersion.Group, Kind: "OperatorPolicy"}) {
+		return ""
+	}
+	op := &policyv1beta1.OperatorPolicy{}
+	if json.Unmarshal(raw, op) != nil {
+		return ""
+	}
+	fields := operatorpolicy.FleetpolicyOnly(op)
+	if len(fields) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s: only fleetpolicy's OperatorPolicy controller understands this, and OCM's config-policy-controller, "+
+		"which evaluates OperatorPolicies on this cluster (--operatorpolicy-evaluator=ocm), would ignore it; write the policy in OCM's spelling",
+		strings.Join(fields, ", "))
 }
 
 // disarmPruning sets spec.pruneObjectBehavior to None on the

@@ -33,9 +33,18 @@ func (r *Running) Stopped() (bool, error) {
 // or probe listeners. It stops when the test ends.
 func Start(t testing.TB, hubCfg, managedCfg *rest.Config, cluster string) *Running {
 	t.Helper()
+	return StartWith(t, hubCfg, managedCfg, cluster, nil)
+}
+
+// StartWith is Start with the test options changed by configure, when not nil.
+func StartWith(t testing.TB, hubCfg, managedCfg *rest.Config, cluster string, configure func(*spoke.ManagerOptions)) *Running {
+	t.Helper()
 	o := spoke.DefaultManagerOptions()
 	o.MetricsAddr, o.ProbeAddr = "0", "0"
 	o.ClusterName = cluster
+	if configure != nil {
+		configure(&o)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	mgr, err := spoke.NewManager(ctx, hubCfg, managedCfg, o)
 	if err != nil {

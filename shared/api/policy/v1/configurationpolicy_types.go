@@ -217,10 +217,16 @@ type ObjectProperties struct {
 	// +optional
 	UID string `json:"uid,omitempty"`
 	// Diff is the difference between the object and its definition, when
-	// the object template's recordDiff is InStatus.
+	// the object template's recordDiff is InStatus (written by
+	// fleetpolicy's evaluator or, with --configurationpolicy-evaluator=ocm, OCM's).
 	//
 	// +optional
 	Diff string `json:"diff,omitempty"`
+	// MatchesAfterDryRun is written by OCM's config-policy-controller when it
+	// evaluates: the object matched only after a dry-run update.
+	//
+	// +optional
+	MatchesAfterDryRun bool `json:"matchesAfterDryRun,omitempty"`
 }
 
 // RelatedObject is an object a policy looked at, with its compliance and why.
@@ -245,8 +251,9 @@ type Validity struct {
 
 // Condition is one observation about a template's compliance.
 type Condition struct {
-	Type   string                 `json:"type"`
-	Status metav1.ConditionStatus `json:"status"`
+	Type string `json:"type"`
+	// +optional
+	Status metav1.ConditionStatus `json:"status,omitempty"`
 	// +optional
 	LastTransitionTime metav1.Time `json:"lastTransitionTime,omitempty"`
 	// +optional
@@ -257,6 +264,12 @@ type Condition struct {
 
 // TemplateStatus is the compliance of one object template.
 type TemplateStatus struct {
+	// ComplianceState is the object template's compliance or, written by OCM's
+	// config-policy-controller only, Terminating.
+	//
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Enum=Compliant;Pending;NonCompliant;Terminating
 	// +optional
 	ComplianceState ComplianceState `json:"Compliant,omitempty"`
 	// +optional
@@ -267,6 +280,12 @@ type TemplateStatus struct {
 
 // ConfigurationPolicyStatus is the observed state of a ConfigurationPolicy.
 type ConfigurationPolicyStatus struct {
+	// ComplianceState is the policy's compliance or, written by OCM's
+	// config-policy-controller only (a policy being deleted), Terminating.
+	//
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Enum=Compliant;Pending;NonCompliant;Terminating
 	// +optional
 	ComplianceState ComplianceState `json:"compliant,omitempty"`
 	// +optional
@@ -279,6 +298,21 @@ type ConfigurationPolicyStatus struct {
 	//
 	// +optional
 	LastEvaluatedGeneration int64 `json:"lastEvaluatedGeneration,omitempty"`
+	// History is OCM's list of the newest compliance messages (at most 10,
+	// newest first), written by OCM's config-policy-controller when it
+	// evaluates; fleetpolicy's evaluator reports them as Events only.
+	//
+	// +optional
+	History []HistoryEvent `json:"history,omitempty"`
+}
+
+// HistoryEvent is a compliance message and when it was sent, as OCM's
+// config-policy-controller records it in a template's status.history.
+type HistoryEvent struct {
+	// +optional
+	LastTimestamp metav1.MicroTime `json:"lastTimestamp,omitempty"`
+	// +optional
+	Message string `json:"message,omitempty"`
 }
 
 // ConfigurationPolicy checks, and in enforce mode creates, updates or deletes,

@@ -58,6 +58,10 @@ const (
 	Compliant    ComplianceState = "Compliant"
 	NonCompliant ComplianceState = "NonCompliant"
 	Pending      ComplianceState = "Pending"
+	// Terminating is what OCM's config-policy-controller writes on a
+	// ConfigurationPolicy or OperatorPolicy being deleted; a Policy never
+	// holds it (compliance.OfTemplate).
+	Terminating ComplianceState = "Terminating"
 )
 
 // RolloutStatus is the state of a progressive rollout, per cluster and aggregated

@@ -225,6 +225,12 @@ type OperatorPolicySpec struct {
 
 // OperatorPolicyStatus is the observed state of an OperatorPolicy.
 type OperatorPolicyStatus struct {
+	// ComplianceState is the policy's compliance or, written by OCM's
+	// config-policy-controller only, Terminating.
+	//
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Enum=Compliant;Pending;NonCompliant;Terminating
 	// +optional
 	ComplianceState policyv1.ComplianceState `json:"compliant,omitempty"`
 	// +optional
@@ -239,6 +245,15 @@ type OperatorPolicyStatus struct {
 	ResolvedSubscriptionLabel string `json:"resolvedSubscriptionLabel,omitempty"`
 	// +optional
 	OverlappingPolicies []string `json:"overlappingPolicies,omitempty"`
+	// SubscriptionInterventionTime and History are written by OCM's
+	// config-policy-controller when it evaluates OperatorPolicies (the
+	// spoke's --operatorpolicy-evaluator=ocm); fleetpolicy's evaluator writes
+	// neither.
+	//
+	// +optional
+	SubscriptionInterventionTime *metav1.Time `json:"subscriptionInterventionTime,omitempty"`
+	// +optional
+	History []policyv1.HistoryEvent `json:"history,omitempty"`
 }
 
 // OperatorPolicy installs and governs one OLM operator on a managed cluster.
