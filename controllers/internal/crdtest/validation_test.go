@@ -47,6 +47,15 @@ spec:
     objectDefinition: {apiVersion: v1, kind: Namespace, metadata: {name: x}}
 `
 
+const validPolicySet = `
+apiVersion: policy.open-cluster-management.io/v1beta1
+kind: PolicySet
+metadata: {name: ps, namespace: invalid}
+spec:
+  policies: [a, b]
+  exclusions: [{policyName: b, reason: not on c1 yet, clusterNames: [c1]}]
+`
+
 // TestInvalidObjectsRefused checks that the CRDs refuse what users would expect
 // them to refuse, with a message naming the field. Each case first proves its
 // valid base is accepted, so a refusal is caused by the one change the case makes.
@@ -83,12 +92,12 @@ func TestInvalidObjectsRefused(t *testing.T) {
 		{"configuration policy without templates", validConfigurationPolicy, "spec: {object-templates: []}", "spec.object-templates"},
 		{"configuration policy recordDiff enum", validConfigurationPolicy, "spec: {object-templates: [{complianceType: musthave, recordDiff: Everywhere, objectDefinition: {apiVersion: v1, kind: Namespace}}]}", "spec.object-templates[0].recordDiff"},
 		{"configuration policy recreateOption enum", validConfigurationPolicy, "spec: {object-templates: [{complianceType: musthave, recreateOption: IfNeeded, objectDefinition: {apiVersion: v1, kind: Namespace}}]}", "spec.object-templates[0].recreateOption"},
-		{"policyset empty policy name", `
-apiVersion: policy.open-cluster-management.io/v1beta1
-kind: PolicySet
-metadata: {name: ps, namespace: invalid}
-spec: {policies: [a]}
-`, "spec: {policies: ['']}", "spec.policies[0]"},
+		{"policyset empty policy name", validPolicySet, "spec: {policies: ['']}", "spec.policies[0]"},
+		{"policyset duplicate exclusion", validPolicySet, "spec: {exclusions: [{policyName: a, clusterNames: [c1]}, {policyName: a, clusterNames: [c2]}]}",
+			`spec.exclusions[1]: Duplicate value: {"policyName":"a"}`},
+		{"policyset exclusion without clusters", validPolicySet, "spec: {exclusions: [{policyName: a, clusterNames: []}]}", "spec.exclusions[0].clusterNames"},
+		{"policyset exclusion with an empty cluster name", validPolicySet, "spec: {exclusions: [{policyName: a, clusterNames: ['']}]}", "spec.exclusions[0].clusterNames[0]"},
+		{"policyset exclusion without policyName", validPolicySet, "spec: {exclusions: [{clusterNames: [c1]}]}", "spec.exclusions[0].policyName"},
 	}
 	ctx := context.Background()
 	for _, tc := range cases {

@@ -216,6 +216,26 @@ type Placement struct {
 	Decisions []PlacementDecision `json:"decisions,omitempty"`
 	// +optional
 	PolicySet string `json:"policySet,omitempty"`
+	// Exclusions are the clusters the PolicySet of this entry excludes the
+	// policy from (its spec.exclusions), sorted: this path does not place the
+	// policy there. Set only on entries with policySet. OCM's field, newer
+	// than OCM v0.19.0.
+	//
+	// +optional
+	Exclusions []PolicyExclusion `json:"exclusions,omitempty"`
+}
+
+// PolicyExclusion is a cluster a PolicySet path excludes the policy from.
+type PolicyExclusion struct {
+	// +optional
+	ClusterName string `json:"clusterName,omitempty"`
+}
+
+// RemainingBinding is a PlacementBinding that still places the policy on a
+// cluster a PolicySet path excludes.
+type RemainingBinding struct {
+	// +optional
+	PlacementBinding string `json:"placementBinding,omitempty"`
 }
 
 // CompliancePerClusterStatus is one cluster's line in the root policy status.
@@ -226,6 +246,12 @@ type CompliancePerClusterStatus struct {
 	ClusterName string `json:"clustername,omitempty"`
 	// +optional
 	ClusterNamespace string `json:"clusternamespace,omitempty"`
+	// RemainingBindings are, on a cluster that a PolicySet path of
+	// status.placement excludes, the PlacementBindings that still place the
+	// policy there, sorted. OCM's field, newer than OCM v0.19.0.
+	//
+	// +optional
+	RemainingBindings []RemainingBinding `json:"remainingBindings,omitempty"`
 	// RolloutStatus is this cluster's state in the policy's rollout.
 	//
 	// +optional

@@ -12,6 +12,44 @@ type PolicySetSpec struct {
 	Description string `json:"description,omitempty"`
 	// Policies are the names of member Policies in the set's namespace.
 	Policies []policyv1.NonEmptyString `json:"policies"`
+	// Exclusions name member policies that this set does not place on some
+	// clusters. A binding of the set then does not place the policy there;
+	// another binding (of the policy, or of another set) still may. OCM's field,
+	// newer than OCM v0.19.0.
+	//
+	// An exclusion naming a policy twice is refused (listType map, keyed by
+	// policyName), as OCM's webhook refuses it.
+	//
+	// +optional
+	// +listType=map
+	// +listMapKey=policyName
+	Exclusions []PolicySetExclusion `json:"exclusions,omitempty"`
+}
+
+// PolicySetExclusion keeps one member policy of the set off some clusters.
+type PolicySetExclusion struct {
+	// PolicyName is a policy of spec.policies.
+	//
+	// +kubebuilder:validation:MinLength=1
+	PolicyName string `json:"policyName"`
+	// Reason says why; nothing reads it.
+	//
+	// +optional
+	Reason string `json:"reason,omitempty"`
+	// ClusterNames are the managed clusters this set does not place the policy on.
+	//
+	// +kubebuilder:validation:MinItems=1
+	ClusterNames []policyv1.NonEmptyString `json:"clusterNames"`
+}
+
+// PolicySetStatusExclusion is one policy of the set with the clusters the set
+// excludes it from.
+type PolicySetStatusExclusion struct {
+	PolicyName policyv1.NonEmptyString `json:"policyName"`
+	// Clusters are sorted.
+	//
+	// +kubebuilder:validation:MinItems=1
+	Clusters []policyv1.NonEmptyString `json:"clusters"`
 }
 
 // PolicySetStatusPlacement is one binding of the set.
@@ -32,6 +70,11 @@ type PolicySetStatus struct {
 	Compliant policyv1.ComplianceState `json:"compliant,omitempty"`
 	// +optional
 	StatusMessage string `json:"statusMessage,omitempty"`
+	// Exclusions are spec.exclusions, by policy name, each with its clusters
+	// sorted.
+	//
+	// +optional
+	Exclusions []PolicySetStatusExclusion `json:"exclusions,omitempty"`
 }
 
 // PolicySet groups Policies so that one PlacementBinding binds them all.
