@@ -51,6 +51,36 @@
 //     status.status with an empty compliance, which can turn the root compliant
 //     into ""; that is an upstream bug, which this package does not reproduce.
 //
+// # PolicySet exclusions
+//
+// A PolicySet's spec.exclusions (OCM's field, on the propagator's main branch
+// after v0.19.0) keep a member policy off some clusters for that PolicySet
+// path only. A binding binds the policy to a cluster its placement decides
+// unless every path through which it binds the policy (its Policy subject, each
+// PolicySet subject listing the policy) is a PolicySet that excludes the
+// cluster for the policy; another binding, or another path of the same
+// binding, still places the policy there. Exclusions apply to restricted
+// bindings too: a restricted binding of a set does not enforce a cluster the set
+// excludes. Several exclusions naming the policy add up; empty names are skipped.
+//
+//   - Each status.placement entry with policySet lists that set's excluded
+//     clusters for the policy (exclusions[].clusterName), sorted, whether or not
+//     the placement decides them, and also for a disabled policy, as OCM does.
+//   - A bound cluster that an entry of status.placement excludes has
+//     remainingBindings: the non-restricted bindings that still place the policy
+//     there, sorted (BoundCluster.RemainingBindings).
+//   - A cluster that no path places is not bound, so it is not in status.status.
+//     OCM keeps it there with no compliance, which turns the root's compliant
+//     into "" whatever the other clusters report; as for restricted-only clusters
+//     below, this package does not reproduce that. OCM also leaves out of
+//     remainingBindings a binding one of whose paths excludes the cluster even
+//     when another path of it places the policy there, and lists restricted
+//     bindings in it; here remainingBindings are exactly the bindings that place
+//     the policy on the cluster.
+//   - Resolution.Excludes says which clusters a placement decides that every
+//     binding through it excludes, so that a rollout walks such a cluster in the
+//     group of a placement that does place it (package rollout's BoundFleet).
+//
 // Erratum: the seed's Example 2 (a non-restricted enforcing binding to
 // placementrule-extended [A,B,E,F] beside the inform binding to
 // placementrule-initial [A,B,C,D]) says A–F are all enforced. That contradicts the

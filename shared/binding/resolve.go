@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"iter"
+	"maps"
 	"slices"
 
 	clusterv1alpha1 "open-cluster-management.io/api/cluster/v1alpha1"
@@ -54,6 +55,10 @@ type BoundCluster struct {
 	// the policy's rollout strategy makes overrides ignored. It is filled whatever
 	// the root's own remediationAction.
 	EnforcedBy []string
+	// RemainingBindings are, when a PolicySet path of Resolution.Placements
+	// excludes this cluster, the names of the non-restricted bindings that
+	// still place the policy on it, sorted; empty otherwise.
+	RemainingBindings []string
 }
 
 // Resolution is where a root policy is bound and how.
@@ -67,6 +72,16 @@ type Resolution struct {
 	// bind the policy, each once, sorted: the placements whose decision groups a
 	// rollout walks.
 	BindingPlacements []PlacementRef
+	// excludedFrom holds, per placement of BindingPlacements, the clusters that
+	// every non-restricted binding through it excludes (see Excludes).
+	excludedFrom map[PlacementRef]map[string]bool
+}
+
+// Excludes reports whether every non-restricted binding through placement ref
+// excludes cluster with a PolicySet exclusion: the placement decides the
+// cluster, but does not bind the policy to it (another placement may).
+func (r *Resolution) Excludes(ref PlacementRef, cluster string) bool {
+	return r != nil && r.excludedFrom[ref][cluster]
 }
 
 // Cluster returns the bound cluster named name, and whether it is bound.
@@ -90,6 +105,9 @@ type resolvedBinding struct {
 	override Override
 	clusters []string
 	entries  []*policyv1.Placement
+	// excluded are the clusters every path of the binding excludes (nil when a
+	// path excludes none): the binding does not bind the policy to them.
+	excluded map[string]bool
 }
 
 // Resolve computes where policy is bound and with which remediationAction, from the
@@ -116,14 +134,23 @@ func Resolve(policy *policyv1.Policy, sets []policyv1beta1.PolicySet, bindings [
 	}
 	clusters := make([]BoundCluster, 0, largest)
 	index := make(map[string]int, largest)
+	// placedBy are, for each cluster a path excludes, the bindings that bind it.
+	placedBy := map[string][]string{}
+	excludedSomewhere := excludedOnSomePath(unrestricted, restricted)
 	for _, b := range unrestricted {
 		if !slices.Contains(res.BindingPlacements, b.ref) {
 			res.BindingPlacements = append(res.BindingPlacements, b.ref)
+			res.excludedFrom = withExcluded(res.excludedFrom, b.ref, b.excluded)
+		} else if excluded := res.excludedFrom[b.ref]; len(excluded) > 0 {
+			maps.DeleteFunc(excluded, func(name string, _ bool) bool { return !b.excluded[name] })
 		}
 		enforce := overridesApply && b.override.Enforce
 		for _, name := range b.clusters {
-			if name == "" {
+			if name == "" || b.excluded[name] {
 				continue
+			}
+			if excludedSomewhere[name] {
+				placedBy[name] = append(placedBy[name], b.name)
 			}
 			i, seen := index[name]
 			if !seen {
@@ -142,7 +169,7 @@ func Resolve(policy *policyv1.Policy, sets []policyv1beta1.PolicySet, bindings [
 		overlaps := false
 		for _, name := range b.clusters {
 			i, bound := index[name]
-			if !bound {
+			if !bound || b.excluded[name] {
 				continue
 			}
 			overlaps = true
@@ -159,9 +186,20 @@ func Resolve(policy *policyv1.Policy, sets []policyv1beta1.PolicySet, bindings [
 		clusters = slices.DeleteFunc(clusters, func(c BoundCluster) bool { return !allowed[c.Name] })
 	}
 
+	listedExclusions := map[string]bool{}
+	for _, entry := range res.Placements {
+		for _, e := range entry.Exclusions {
+			listedExclusions[e.ClusterName] = true
+		}
+	}
 	rootAction := policy.Spec.RemediationAction
 	for i := range clusters {
 		c := &clusters[i]
+		if listedExclusions[c.Name] {
+			c.RemainingBindings = placedBy[c.Name]
+			slices.Sort(c.RemainingBindings)
+			c.RemainingBindings = slices.Compact(c.RemainingBindings)
+		}
 		c.RemediationAction = rootAction
 		if len(c.EnforcedBy) > 0 {
 			slices.Sort(c.EnforcedBy)
@@ -186,6 +224,7 @@ func Resolve(policy *policyv1.Policy, sets []policyv1beta1.PolicySet, bindings [
 // of all of them.
 func bindingsOf(policy *policyv1.Policy, sets []policyv1beta1.PolicySet, bindings []policyv1.PlacementBinding, decisions Decisions) (unrestricted, restricted []resolvedBinding, err error) {
 	setsWithPolicy := setsContaining(policy, sets)
+	exclusions := exclusionsOf(policy, sets)
 
 	var errs []error
 	for i := range bindings {
@@ -203,7 +242,8 @@ func bindingsOf(policy *policyv1.Policy, sets []policyv1beta1.PolicySet, binding
 			errs = append(errs, err)
 			continue
 		}
-		resolved := resolvedBinding{name: pb.Name, ref: ref, override: override, entries: entries}
+		resolved := resolvedBinding{name: pb.Name, ref: ref, override: override, entries: entries,
+			excluded: applyExclusions(entries, exclusions)}
 		if !policy.Spec.Disabled {
 			resolved.clusters = decisions[ref]
 		}

@@ -9,8 +9,10 @@ import (
 // resolution: one entry per bound cluster, in cluster-name order, carrying the
 // compliance observed on that cluster's replica (a cluster absent from observed, such
 // as one whose replica does not exist yet, has ""), and the root compliance
-// aggregated from them (package compliance). Clusters that are not bound never
-// appear, whatever observed holds. No bound cluster gives nil and "".
+// aggregated from them (package compliance), and the cluster's remainingBindings.
+// Clusters that are not bound never appear, whatever observed holds, so neither
+// does a cluster a PolicySet exclusion keeps the policy off. No bound cluster
+// gives nil and "".
 func (r *Resolution) RootStatus(observed map[string]policyv1.ComplianceState) ([]*policyv1.CompliancePerClusterStatus, policyv1.ComplianceState) {
 	if r == nil || len(r.Clusters) == 0 {
 		return nil, ""
@@ -24,6 +26,9 @@ func (r *Resolution) RootStatus(observed map[string]policyv1.ComplianceState) ([
 			ComplianceState:  states[i],
 			ClusterName:      c.Name,
 			ClusterNamespace: c.Name,
+		}
+		for _, name := range c.RemainingBindings {
+			entries[i].RemainingBindings = append(entries[i].RemainingBindings, policyv1.RemainingBinding{PlacementBinding: name})
 		}
 		statuses[i] = &entries[i]
 	}

@@ -9,7 +9,9 @@ import (
 
 // BoundFleet is the fleet a bound policy rolls out over: the decision groups of
 // the placements of its non-restricted bindings (res.BindingPlacements; groupsOf
-// gives a placement's groups), narrowed to the clusters the policy is bound to.
+// gives a placement's groups), narrowed to the clusters the policy is bound to
+// through that placement: a cluster that every binding through a placement
+// excludes (a PolicySet exclusion) is left out of that placement's groups.
 // Every group stays, so that each placement's indices stay contiguous. The hub's
 // live rollout and the plan-rollout function both walk this fleet.
 func BoundFleet(res *binding.Resolution, groupsOf func(binding.PlacementRef) []DecisionGroup) []DecisionGroup {
@@ -23,7 +25,7 @@ func BoundFleet(res *binding.Resolution, groupsOf func(binding.PlacementRef) []D
 			narrowed := g
 			narrowed.Clusters = make([]string, 0, len(g.Clusters))
 			for _, c := range g.Clusters {
-				if bound[c] {
+				if bound[c] && !res.Excludes(ref, c) {
 					narrowed.Clusters = append(narrowed.Clusters, c)
 				}
 			}

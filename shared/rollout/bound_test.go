@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clusterv1alpha1 "open-cluster-management.io/api/cluster/v1alpha1"
 
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
+	policyv1beta1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1beta1"
 	"github.com/fleetpolicy/fleetpolicy/shared/binding"
 )
 
@@ -43,5 +45,47 @@ func TestBoundFleetAndPlanBound(t *testing.T) {
 	}
 	if got := waves(clusterv1alpha1.RolloutStrategy{}, "inform"); got != "[[c1 c3]]" {
 		t.Errorf("not progressive: one wave of the enforcing clusters, got %s", got)
+	}
+}
+
+// TestBoundFleetLeavesExcludedClustersToOtherPlacements: a cluster that a
+// PolicySet exclusion keeps off placement a's path, and that placement b's
+// binding places, rolls out in b's group, not in a's earlier one.
+func TestBoundFleetLeavesExcludedClustersToOtherPlacements(t *testing.T) {
+	a := binding.PlacementRef{Kind: binding.KindPlacement, Name: "a"}
+	b := binding.PlacementRef{Kind: binding.KindPlacement, Name: "b"}
+	set := policyv1beta1.PolicySet{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "set"},
+		Spec: policyv1beta1.PolicySetSpec{Policies: []policyv1.NonEmptyString{"p"},
+			Exclusions: []policyv1beta1.PolicySetExclusion{{PolicyName: "p", ClusterNames: []policyv1.NonEmptyString{"c2"}}}}}
+	pb := func(name string, ref binding.PlacementRef, kind, subject string) policyv1.PlacementBinding {
+		return policyv1.PlacementBinding{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name},
+			PlacementRef: policyv1.PlacementSubject{APIGroup: "cluster.open-cluster-management.io", Kind: ref.Kind, Name: ref.Name},
+			Subjects:     []policyv1.Subject{{APIGroup: "policy.open-cluster-management.io", Kind: kind, Name: subject}}}
+	}
+	root := &policyv1.Policy{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p"}, Spec: policyv1.PolicySpec{RemediationAction: "enforce"}}
+	res, err := binding.Resolve(root, []policyv1beta1.PolicySet{set},
+		[]policyv1.PlacementBinding{pb("set-pb", a, "PolicySet", "set"), pb("direct-pb", b, "Policy", "p")},
+		binding.Decisions{a: {"c1", "c2"}, b: {"c2"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	groups := map[binding.PlacementRef][]DecisionGroup{
+		a: {{Placement: "a", Clusters: []string{"c1", "c2"}}},
+		b: {{Placement: "b", Clusters: []string{"c2"}}},
+	}
+	fleet := BoundFleet(res, func(ref binding.PlacementRef) []DecisionGroup { return groups[ref] })
+	if got := fmt.Sprint(fleet); got != "[{a  0 [c1]} {b  0 [c2]}]" {
+		t.Fatalf("BoundFleet = %s: want c2 only in b's group", got)
+	}
+	plan, err := PlanBound(clusterv1alpha1.RolloutStrategy{Type: clusterv1alpha1.ProgressivePerGroup}, "enforce", res, fleet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var waves [][]string
+	for _, w := range plan.Waves {
+		waves = append(waves, w.Clusters)
+	}
+	if got := fmt.Sprint(waves); got != "[[c1] [c2]]" {
+		t.Errorf("waves %s, want c2 in b's wave", got)
 	}
 }
