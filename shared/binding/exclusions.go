@@ -106,3 +106,26 @@ func withExcluded(m map[PlacementRef]map[string]bool, ref PlacementRef, excluded
 	m[ref] = maps.Clone(excluded)
 	return m
 }
+
+// SetExclusions returns a PolicySet's status.exclusions: one entry per policy
+// its spec.exclusions name, sorted by policy name, with the clusters of every
+// exclusion naming it, sorted and without duplicates or empty names; a policy
+// left with no cluster has no entry. Nil when the set excludes nothing.
+func SetExclusions(set *policyv1beta1.PolicySet) []policyv1beta1.PolicySetStatusExclusion {
+	clusters := map[string][]policyv1.NonEmptyString{}
+	for _, e := range set.Spec.Exclusions {
+		for _, name := range e.ClusterNames {
+			if name != "" && e.PolicyName != "" {
+				clusters[e.PolicyName] = append(clusters[e.PolicyName], name)
+			}
+		}
+	}
+	var out []policyv1beta1.PolicySetStatusExclusion
+	for _, policy := range slices.Sorted(maps.Keys(clusters)) {
+		names := clusters[policy]
+		slices.Sort(names)
+		out = append(out, policyv1beta1.PolicySetStatusExclusion{
+			PolicyName: policyv1.NonEmptyString(policy), Clusters: slices.Compact(names)})
+	}
+	return out
+}

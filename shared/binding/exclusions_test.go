@@ -284,3 +284,36 @@ func TestRootStatusRemainingBindings(t *testing.T) {
 		t.Errorf("compliant = %q, want Compliant", compliant)
 	}
 }
+
+func TestSetExclusions(t *testing.T) {
+	status := func(policy string, clusters ...string) policyv1beta1.PolicySetStatusExclusion {
+		e := policyv1beta1.PolicySetStatusExclusion{PolicyName: policyv1.NonEmptyString(policy)}
+		for _, c := range clusters {
+			e.Clusters = append(e.Clusters, policyv1.NonEmptyString(c))
+		}
+		return e
+	}
+	tests := []struct {
+		name       string
+		exclusions []policyv1beta1.PolicySetExclusion
+		want       []policyv1beta1.PolicySetStatusExclusion
+	}{
+		{"none", nil, nil},
+		{"clusters sorted", []policyv1beta1.PolicySetExclusion{exclude("policy-a", "managed2", "managed1")},
+			[]policyv1beta1.PolicySetStatusExclusion{status("policy-a", "managed1", "managed2")}},
+		{"policies sorted", []policyv1beta1.PolicySetExclusion{exclude("policy-b", "managed2"), exclude("policy-a", "managed1")},
+			[]policyv1beta1.PolicySetStatusExclusion{status("policy-a", "managed1"), status("policy-b", "managed2")}},
+		{"an exclusion without clusters has no entry", []policyv1beta1.PolicySetExclusion{exclude("policy-a"), exclude("policy-b", "managed2", "")},
+			[]policyv1beta1.PolicySetStatusExclusion{status("policy-b", "managed2")}},
+		{"exclusions of one policy add up", []policyv1beta1.PolicySetExclusion{exclude("policy-a", "managed2"), exclude("policy-a", "managed1", "managed2")},
+			[]policyv1beta1.PolicySetStatusExclusion{status("policy-a", "managed1", "managed2")}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			set := excludingSet("set", tt.exclusions...)
+			if got := SetExclusions(&set); !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("SetExclusions = %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}

@@ -14,8 +14,8 @@ import (
 	"github.com/fleetpolicy/fleetpolicy/shared/compliance"
 )
 
-// PolicySetStatus keeps a PolicySet's status: the bindings that bind it and the
-// compliance aggregated from its member policies.
+// PolicySetStatus keeps a PolicySet's status: the bindings that bind it, the
+// compliance aggregated from its member policies and the exclusions it applies.
 type PolicySetStatus struct {
 	Client client.Client
 }
@@ -45,6 +45,7 @@ func (r *PolicySetStatus) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 	}
 	status := set.Status.DeepCopy()
 	status.Compliant = compliance.PolicySet(set, members)
+	status.Exclusions = binding.SetExclusions(set)
 	status.Placement = nil
 	for i := range bindings.Items {
 		ref, ok := binding.RefOf(&bindings.Items[i])

@@ -1,0 +1,166 @@
+package hub_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
+	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
+	policyv1beta1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1beta1"
+)
+
+// exclusionSetYAML is the PolicySet of TestPolicySetExclusionsLive with the
+// given spec.exclusions (YAML flow), bound to cluster-a and cluster-b.
+func exclusionSetYAML(ns, exclusions string) string {
+	return fmt.Sprintf(`
+apiVersion: policy.open-cluster-management.io/v1beta1
+kind: PolicySet
+metadata: {name: set, namespace: %[1]s}
+spec:
+  policies: [p, p2]
+  exclusions: %[2]s
+`, ns, exclusions)
+}
+
+// placementYAML is a Placement whose one PlacementDecision decides clusters.
+func placementYAML(ns, name string, clusters ...string) string {
+	decisions := ""
+	for _, cl := range clusters {
+		decisions += fmt.Sprintf("\n  - {clusterName: %s, reason: \"\"}", cl)
+	}
+	return fmt.Sprintf(`
+apiVersion: cluster.open-cluster-management.io/v1beta1
+kind: Placement
+metadata: {name: %[2]s, namespace: %[1]s}
+spec: {}
+---
+apiVersion: cluster.open-cluster-management.io/v1beta1
+kind: PlacementDecision
+metadata:
+  name: %[2]s-decision-1
+  namespace: %[1]s
+  labels: {cluster.open-cluster-management.io/placement: %[2]s}
+status:
+  decisions:%[3]s
+`, ns, name, decisions)
+}
+
+// TestPolicySetExclusionsLive follows OCM's e2e case18 (PolicySet exclusions)
+// on the hub: an exclusion keeps the policy off the cluster for the set's
+// binding only, and the other policies of the set stay; another binding puts it
+// back, named in remainingBindings; moving or clearing the exclusion brings
+// the replica back; the root's placement entry and the set's status list the
+// exclusions.
+func TestPolicySetExclusionsLive(t *testing.T) {
+	ns := "exclusions"
+	ctx := context.Background()
+	applyYAML(t, policyYAML(ns, "p", "inform"))
+	applyYAML(t, policyYAML(ns, "p2", "inform"))
+	applyYAML(t, placementYAML(ns, "set-pl", "cluster-a", "cluster-b"))
+	applyYAML(t, exclusionSetYAML(ns, "[{policyName: p, reason: not yet, clusterNames: [cluster-b]}]"))
+	applyYAML(t, fmt.Sprintf(`
+apiVersion: policy.open-cluster-management.io/v1
+kind: PlacementBinding
+metadata: {name: set-pb, namespace: %s}
+placementRef: {apiGroup: cluster.open-cluster-management.io, kind: Placement, name: set-pl}
+subjects: [{apiGroup: policy.open-cluster-management.io, kind: PolicySet, name: set}]
+`, ns))
+
+	t.Log("the excluded cluster gets no replica of p; p2 is unaffected")
+	expectReplicas(t, ns, "p", want([]string{"cluster-a"}, nil))
+	expectReplicas(t, ns, "p2", want([]string{"cluster-a", "cluster-b"}, nil))
+	expectRootStatus(t, ns, "p",
+		"[{set-pb pl=set-pl set=set excluded=[cluster-b]}]",
+		"[{cluster-a remaining=[]}]")
+	expectRootStatus(t, ns, "p2",
+		"[{set-pb pl=set-pl set=set excluded=[]}]",
+		"[{cluster-a remaining=[]} {cluster-b remaining=[]}]")
+	expectSetExclusions(t, ns, "set", "[{p [cluster-b]}]")
+
+	t.Log("a direct binding places p on the excluded cluster again, and remains")
+	applyYAML(t, placementYAML(ns, "direct-pl", "cluster-b"))
+	applyYAML(t, fmt.Sprintf(`
+apiVersion: policy.open-cluster-management.io/v1
+kind: PlacementBinding
+metadata: {name: direct-pb, namespace: %s}
+placementRef: {apiGroup: cluster.open-cluster-management.io, kind: Placement, name: direct-pl}
+subjects: [{apiGroup: policy.open-cluster-management.io, kind: Policy, name: p}]
+`, ns))
+	expectReplicas(t, ns, "p", want([]string{"cluster-a", "cluster-b"}, nil))
+	expectRootStatus(t, ns, "p",
+		"[{direct-pb pl=direct-pl set= excluded=[]} {set-pb pl=set-pl set=set excluded=[cluster-b]}]",
+		"[{cluster-a remaining=[]} {cluster-b remaining=[direct-pb]}]")
+
+	t.Log("without the direct binding, the replica goes again")
+	pb := &policyv1.PlacementBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "direct-pb"}}
+	if err := c.Delete(ctx, pb); err != nil {
+		t.Fatal(err)
+	}
+	expectReplicas(t, ns, "p", want([]string{"cluster-a"}, nil))
+
+	t.Log("moving the exclusion to p2 on cluster-a")
+	applyYAML(t, exclusionSetYAML(ns, "[{policyName: p2, clusterNames: [cluster-a]}]"))
+	expectReplicas(t, ns, "p", want([]string{"cluster-a", "cluster-b"}, nil))
+	expectReplicas(t, ns, "p2", want([]string{"cluster-b"}, nil))
+	expectSetExclusions(t, ns, "set", "[{p2 [cluster-a]}]")
+
+	t.Log("clearing the exclusions brings every replica back")
+	applyYAML(t, exclusionSetYAML(ns, "[]"))
+	expectReplicas(t, ns, "p2", want([]string{"cluster-a", "cluster-b"}, nil))
+	expectRootStatus(t, ns, "p2",
+		"[{set-pb pl=set-pl set=set excluded=[]}]",
+		"[{cluster-a remaining=[]} {cluster-b remaining=[]}]")
+	expectSetExclusions(t, ns, "set", "[]")
+}
+
+// expectRootStatus waits for a root's status.placement (binding, placement,
+// policySet, exclusions) and status.status (cluster, remainingBindings).
+func expectRootStatus(t *testing.T, ns, name, placements, clusters string) {
+	t.Helper()
+	localplane.Eventually(t, 20*time.Second, fmt.Sprintf("root status of %s/%s", ns, name), func() string {
+		s := rootStatus(t, ns, name)
+		var gotPlacements, gotClusters []string
+		for _, p := range s.Placement {
+			excluded := []string{}
+			for _, e := range p.Exclusions {
+				excluded = append(excluded, e.ClusterName)
+			}
+			gotPlacements = append(gotPlacements, fmt.Sprintf("{%s pl=%s set=%s excluded=%v}", p.PlacementBinding, p.Placement, p.PolicySet, excluded))
+		}
+		for _, e := range s.Status {
+			remaining := []string{}
+			for _, r := range e.RemainingBindings {
+				remaining = append(remaining, r.PlacementBinding)
+			}
+			gotClusters = append(gotClusters, fmt.Sprintf("{%s remaining=%v}", e.ClusterName, remaining))
+		}
+		if got := fmt.Sprint(gotPlacements); got != placements {
+			return fmt.Sprintf("placement %s, want %s", got, placements)
+		}
+		if got := fmt.Sprint(gotClusters); got != clusters {
+			return fmt.Sprintf("status %s, want %s", got, clusters)
+		}
+		return ""
+	})
+}
+
+// expectSetExclusions waits for a PolicySet's status.exclusions.
+func expectSetExclusions(t *testing.T, ns, name, exclusions string) {
+	t.Helper()
+	localplane.Eventually(t, 20*time.Second, fmt.Sprintf("status.exclusions of PolicySet %s/%s", ns, name), func() string {
+		set := &policyv1beta1.PolicySet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+		get(t, set)
+		var got []string
+		for _, e := range set.Status.Exclusions {
+			got = append(got, fmt.Sprintf("{%s %v}", e.PolicyName, e.Clusters))
+		}
+		if fmt.Sprint(got) != exclusions {
+			return fmt.Sprintf("got %v, want %s", got, exclusions)
+		}
+		return ""
+	})
+}
