@@ -16,6 +16,7 @@ import (
 
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
+	policyv1beta1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1beta1"
 	"github.com/fleetpolicy/fleetpolicy/shared/replication"
 )
 
@@ -65,6 +66,65 @@ func TestRootPolicyNameLengthRefusedAtAdmission(t *testing.T) {
 	}
 	if err := c.Create(ctx, policy("cluster-1", replicaName, map[string]string{replication.LabelRootPolicy: replicaName})); err != nil {
 		t.Errorf("a replica was refused: %v", err)
+	}
+}
+
+// TestPolicySetExclusionsRefusedAtAdmission applies manifests/hub to a real API
+// server (no hub running) and checks OCM's PolicySet webhook rules on
+// spec.exclusions, with its messages: an exclusion must name a policy of
+// spec.policies (the ValidatingAdmissionPolicy), on create and on update, and
+// may name it once (the CRD).
+func TestPolicySetExclusionsRefusedAtAdmission(t *testing.T) {
+	ctx := context.Background()
+	c := startWithHubManifests(t).Client
+	const ns = "policyset-exclusions"
+	if err := localplane.EnsureNamespace(ctx, c, ns); err != nil {
+		t.Fatal(err)
+	}
+	set := func(name string, policies []string, exclusions ...policyv1beta1.PolicySetExclusion) *policyv1beta1.PolicySet {
+		s := &policyv1beta1.PolicySet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: policyv1beta1.PolicySetSpec{Exclusions: exclusions}}
+		for _, p := range policies {
+			s.Spec.Policies = append(s.Spec.Policies, policyv1.NonEmptyString(p))
+		}
+		return s
+	}
+	exclude := func(policy string) policyv1beta1.PolicySetExclusion {
+		return policyv1beta1.PolicySetExclusion{PolicyName: policy, ClusterNames: []policyv1.NonEmptyString{"managed1"}}
+	}
+	// The API server loads the policy asynchronously: wait until it refuses.
+	localplane.Eventually(t, 30*time.Second, "the admission policy to take effect", func() string {
+		probe := set("probe", []string{"a"}, exclude("unknown-policy"))
+		if err := c.Create(ctx, probe); err == nil {
+			_ = c.Delete(ctx, probe)
+			return "an exclusion of a policy not in the set was stored"
+		}
+		return ""
+	})
+
+	valid := set("valid", []string{"a", "b"}, exclude("b"))
+	if err := c.Create(ctx, valid); err != nil {
+		t.Fatalf("a valid exclusion was refused: %v", err)
+	}
+	for _, tc := range []struct {
+		name string
+		set  *policyv1beta1.PolicySet
+		want string
+	}{
+		{"not in the set", set("unknown", []string{"a", "b"}, exclude("a"), exclude("unknown-policy"), exclude("other")),
+			"policy in spec.exclusions is not listed in spec.policies: unknown-policy, other"},
+		{"twice", set("twice", []string{"a"}, exclude("a"), exclude("a")),
+			`spec.exclusions[1]: Duplicate value: {"policyName":"a"}`},
+	} {
+		err := c.Create(ctx, tc.set)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: got %v, want a refusal saying %q", tc.name, err, tc.want)
+		}
+	}
+	// Removing a policy from the set while its exclusion stays is refused too.
+	valid.Spec.Policies = []policyv1.NonEmptyString{"a"}
+	if err := c.Update(ctx, valid); err == nil ||
+		!strings.Contains(err.Error(), "policy in spec.exclusions is not listed in spec.policies: b") {
+		t.Errorf("update dropping an excluded policy: got %v, want OCM's refusal", err)
 	}
 }
 
