@@ -2,7 +2,6 @@ package binding
 
 import (
 	"reflect"
-	"slices"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -54,26 +53,16 @@ func remaining(c BoundCluster, bindings ...string) BoundCluster {
 	return c
 }
 
-// TestResolveExclusions holds Resolve to OCM's PolicySet exclusions
+// exclusionCases hold Resolve to OCM's PolicySet exclusions
 // (governance-policy-propagator after v0.19.0, e2e case18): an exclusion
 // removes the cluster only for that PolicySet path; another path still places
-// the policy, and the cluster then names the bindings that remain.
-func TestResolveExclusions(t *testing.T) {
+// the policy, and the cluster then names the bindings that remain. TestResolve
+// runs them.
+func exclusionCases() []resolveCase {
 	both := Decisions{placement("set-pl"): {"managed1", "managed2"}, placement("direct-pl"): {"managed2"}}
 	direct := bind("direct-pb", placement("direct-pl"))
 	viaSet := bindSets("set-pb", placement("set-pl"), "set")
-
-	tests := []struct {
-		name       string
-		policy     *policyv1.Policy
-		sets       []policyv1beta1.PolicySet
-		bindings   []policyv1.PlacementBinding
-		decisions  Decisions
-		want       []BoundCluster
-		placements []*policyv1.Placement
-		// excludes lists the (placement, cluster) pairs Excludes reports.
-		excludes map[PlacementRef][]string
-	}{
+	return []resolveCase{
 		{
 			name:       "excluded cluster is not bound, and the set's entry lists it",
 			policy:     rootPolicy(inform),
@@ -232,31 +221,6 @@ func TestResolveExclusions(t *testing.T) {
 			want:       []BoundCluster{bound("managed1", inform), bound("managed2", inform)},
 			placements: []*policyv1.Placement{setEntry("set-pb", "set-pl", "set")},
 		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, err := Resolve(tt.policy, tt.sets, tt.bindings, tt.decisions)
-			if err != nil {
-				t.Fatalf("Resolve() error = %v", err)
-			}
-			if !reflect.DeepEqual(got.Clusters, tt.want) {
-				t.Errorf("Clusters =\n%+v\nwant\n%+v", got.Clusters, tt.want)
-			}
-			if !reflect.DeepEqual(got.Placements, tt.placements) {
-				t.Errorf("Placements = %s, want %s", placementsString(got.Placements), placementsString(tt.placements))
-			}
-			for ref, clusters := range tt.decisions {
-				for _, c := range slices.Concat(clusters, []string{"managed9"}) {
-					want := false
-					for _, e := range tt.excludes[ref] {
-						want = want || e == c
-					}
-					if got.Excludes(ref, c) != want {
-						t.Errorf("Excludes(%v, %s) = %t, want %t", ref, c, !want, want)
-					}
-				}
-			}
-		})
 	}
 }
 

@@ -237,18 +237,7 @@ func TestResolve(t *testing.T) {
 	sub := enforcing(bind("sub", rule("placementrule-sub")))
 	allInform := []BoundCluster{bound("A", inform), bound("B", inform), bound("C", inform), bound("D", inform)}
 
-	tests := []struct {
-		name       string
-		policy     *policyv1.Policy
-		sets       []policyv1beta1.PolicySet
-		bindings   []policyv1.PlacementBinding
-		decisions  Decisions
-		want       []BoundCluster
-		placements []*policyv1.Placement
-		// reads, when set, are the placements whose decisions Resolve reads
-		// (Placements); every case checks that no other decision matters.
-		reads []PlacementRef
-	}{
+	tests := []resolveCase{
 		{
 			name:       "root enforce keeps its own value and wins",
 			policy:     rootPolicy(enforceCapital),
@@ -454,7 +443,7 @@ func TestResolve(t *testing.T) {
 			placements: nil,
 		},
 	}
-	for _, tt := range tests {
+	for _, tt := range append(tests, exclusionCases()...) {
 		t.Run(tt.name, func(t *testing.T) {
 			decisions := tt.decisions
 			if decisions == nil {
@@ -469,6 +458,13 @@ func TestResolve(t *testing.T) {
 			}
 			if !reflect.DeepEqual(got.Placements, tt.placements) {
 				t.Errorf("Placements = %s, want %s", placementsString(got.Placements), placementsString(tt.placements))
+			}
+			for ref, clusters := range decisions {
+				for _, c := range slices.Concat(clusters, []string{"managed9"}) {
+					if want := slices.Contains(tt.excludes[ref], c); got.Excludes(ref, c) != want {
+						t.Errorf("Excludes(%v, %s) = %t, want %t", ref, c, !want, want)
+					}
+				}
 			}
 
 			reads := Placements(tt.policy, tt.sets, tt.bindings)
@@ -491,6 +487,22 @@ func TestResolve(t *testing.T) {
 			}
 		})
 	}
+}
+
+// resolveCase is a case of TestResolve.
+type resolveCase struct {
+	name       string
+	policy     *policyv1.Policy
+	sets       []policyv1beta1.PolicySet
+	bindings   []policyv1.PlacementBinding
+	decisions  Decisions // nil: seedDecisions
+	want       []BoundCluster
+	placements []*policyv1.Placement
+	// excludes lists the (placement, cluster) pairs Resolution.Excludes reports.
+	excludes map[PlacementRef][]string
+	// reads, when set, are the placements whose decisions Resolve reads
+	// (Placements); every case checks that no other decision matters.
+	reads []PlacementRef
 }
 
 // TestRefOf: OCM reads a placementRef whose kind goes with its API group.

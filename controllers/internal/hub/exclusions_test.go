@@ -13,6 +13,8 @@ import (
 	policyv1beta1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1beta1"
 )
 
+const clusterGroup = "cluster.open-cluster-management.io"
+
 // exclusionSetYAML is the PolicySet of TestPolicySetExclusionsLive with the
 // given spec.exclusions (YAML flow), bound to cluster-a and cluster-b.
 func exclusionSetYAML(ns, exclusions string) string {
@@ -62,13 +64,7 @@ func TestPolicySetExclusionsLive(t *testing.T) {
 	applyYAML(t, policyYAML(ns, "p2", "inform"))
 	applyYAML(t, placementYAML(ns, "set-pl", "cluster-a", "cluster-b"))
 	applyYAML(t, exclusionSetYAML(ns, "[{policyName: p, reason: not yet, clusterNames: [cluster-b]}]"))
-	applyYAML(t, fmt.Sprintf(`
-apiVersion: policy.open-cluster-management.io/v1
-kind: PlacementBinding
-metadata: {name: set-pb, namespace: %s}
-placementRef: {apiGroup: cluster.open-cluster-management.io, kind: Placement, name: set-pl}
-subjects: [{apiGroup: policy.open-cluster-management.io, kind: PolicySet, name: set}]
-`, ns))
+	applyYAML(t, placementBindingYAML(ns, "set-pb", clusterGroup, "Placement", "set-pl", "PolicySet", "set"))
 
 	t.Log("the excluded cluster gets no replica of p; p2 is unaffected")
 	expectReplicas(t, ns, "p", want([]string{"cluster-a"}, nil))
@@ -83,13 +79,7 @@ subjects: [{apiGroup: policy.open-cluster-management.io, kind: PolicySet, name: 
 
 	t.Log("a direct binding places p on the excluded cluster again, and remains")
 	applyYAML(t, placementYAML(ns, "direct-pl", "cluster-b"))
-	applyYAML(t, fmt.Sprintf(`
-apiVersion: policy.open-cluster-management.io/v1
-kind: PlacementBinding
-metadata: {name: direct-pb, namespace: %s}
-placementRef: {apiGroup: cluster.open-cluster-management.io, kind: Placement, name: direct-pl}
-subjects: [{apiGroup: policy.open-cluster-management.io, kind: Policy, name: p}]
-`, ns))
+	applyYAML(t, placementBindingYAML(ns, "direct-pb", clusterGroup, "Placement", "direct-pl", "Policy", "p"))
 	expectReplicas(t, ns, "p", want([]string{"cluster-a", "cluster-b"}, nil))
 	expectRootStatus(t, ns, "p",
 		"[{direct-pb pl=direct-pl set= excluded=[]} {set-pb pl=set-pl set=set excluded=[cluster-b]}]",

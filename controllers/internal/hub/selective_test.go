@@ -54,14 +54,19 @@ func TestSeedExamplesLive(t *testing.T) {
 
 // binding returns a PlacementBinding of policy p to PlacementRule rule.
 func bindingYAML(ns, name, rule, policy, extra string) string {
+	return placementBindingYAML(ns, name, "apps.open-cluster-management.io", "PlacementRule", rule, "Policy", policy) + extra + "\n"
+}
+
+// placementBindingYAML binds the Policy or PolicySet (subjectKind) named
+// subject to a Placement or PlacementRule (kind, of API group group).
+func placementBindingYAML(ns, name, group, kind, placement, subjectKind, subject string) string {
 	return fmt.Sprintf(`
 apiVersion: policy.open-cluster-management.io/v1
 kind: PlacementBinding
 metadata: {name: %s, namespace: %s}
-placementRef: {apiGroup: apps.open-cluster-management.io, kind: PlacementRule, name: %s}
-subjects: [{apiGroup: policy.open-cluster-management.io, kind: Policy, name: %s}]
-%s
-`, name, ns, rule, policy, extra)
+placementRef: {apiGroup: %s, kind: %s, name: %s}
+subjects: [{apiGroup: policy.open-cluster-management.io, kind: %s, name: %s}]
+`, name, ns, group, kind, placement, subjectKind, subject)
 }
 
 func ruleYAML(ns, name string, selected ...string) string {
