@@ -105,6 +105,9 @@ func read(rl *fn.ResourceList) *inputs {
 		case gk.Group == policyv1beta1.GroupVersion.Group && gk.Kind == "PolicySet":
 			if s := decodeInto[policyv1beta1.PolicySet](in, item); s != nil {
 				in.sets = append(in.sets, *s)
+				if errs := binding.ValidateExclusions(s); len(errs) > 0 {
+					in.reportErrors(item, errs.ToAggregate())
+				}
 			}
 		case gk.Group == policyv1.GroupVersion.Group && gk.Kind == "PlacementBinding":
 			if pb := decodeInto[policyv1.PlacementBinding](in, item); pb != nil {

@@ -4,6 +4,8 @@ import (
 	"maps"
 	"slices"
 
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 	policyv1beta1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1beta1"
 )
@@ -128,4 +130,33 @@ func SetExclusions(set *policyv1beta1.PolicySet) []policyv1beta1.PolicySetStatus
 			PolicyName: policyv1.NonEmptyString(policy), Clusters: slices.Compact(names)})
 	}
 	return out
+}
+
+// OCM's PolicySet webhook messages.
+const (
+	msgExclusionNotInSet  = "policy in spec.exclusions is not listed in spec.policies"
+	msgExclusionDuplicate = "policy in spec.exclusions has a duplicate entry"
+)
+
+// ValidateExclusions checks a PolicySet's spec.exclusions as OCM's PolicySet
+// webhook does: each policyName is in spec.policies, and no policyName is named
+// twice. Each error names the field (spec.exclusions[i].policyName) and says
+// what OCM's webhook says. On a hub the API server refuses such a set (the CRD
+// refuses a duplicate, manifests/hub's ValidatingAdmissionPolicy a policy not in
+// the set); this is the same rule for objects that never met one.
+func ValidateExclusions(set *policyv1beta1.PolicySet) field.ErrorList {
+	var errs field.ErrorList
+	path := field.NewPath("spec", "exclusions")
+	seen := map[string]bool{}
+	for i, e := range set.Spec.Exclusions {
+		name := path.Index(i).Child("policyName")
+		if seen[e.PolicyName] {
+			errs = append(errs, field.Invalid(name, e.PolicyName, msgExclusionDuplicate))
+		}
+		seen[e.PolicyName] = true
+		if !slices.Contains(set.Spec.Policies, policyv1.NonEmptyString(e.PolicyName)) {
+			errs = append(errs, field.Invalid(name, e.PolicyName, msgExclusionNotInSet))
+		}
+	}
+	return errs
 }

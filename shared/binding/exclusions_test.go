@@ -1,6 +1,7 @@
 package binding
 
 import (
+	"fmt"
 	"reflect"
 	"testing"
 
@@ -277,6 +278,29 @@ func TestSetExclusions(t *testing.T) {
 			set := excludingSet("set", tt.exclusions...)
 			if got := SetExclusions(&set); !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("SetExclusions = %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestValidateExclusions(t *testing.T) {
+	tests := []struct {
+		name       string
+		exclusions []policyv1beta1.PolicySetExclusion
+		want       string
+	}{
+		{"none", nil, "<nil>"},
+		{"members, once each", []policyv1beta1.PolicySetExclusion{exclude(testPolicy, "managed1"), exclude("other-policy", "managed1")}, "<nil>"},
+		{"not in the set", []policyv1beta1.PolicySetExclusion{exclude(testPolicy, "managed1"), exclude("unknown-policy", "managed1")},
+			`spec.exclusions[1].policyName: Invalid value: "unknown-policy": policy in spec.exclusions is not listed in spec.policies`},
+		{"twice", []policyv1beta1.PolicySetExclusion{exclude(testPolicy, "managed1"), exclude(testPolicy, "managed2")},
+			`spec.exclusions[1].policyName: Invalid value: "test-policy-1": policy in spec.exclusions has a duplicate entry`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			set := excludingSet("set", tt.exclusions...)
+			if got := fmt.Sprint(ValidateExclusions(&set).ToAggregate()); got != tt.want {
+				t.Errorf("ValidateExclusions = %s, want %s", got, tt.want)
 			}
 		})
 	}

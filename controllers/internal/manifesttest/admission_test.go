@@ -17,6 +17,7 @@ import (
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 	policyv1beta1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1beta1"
+	"github.com/fleetpolicy/fleetpolicy/shared/binding"
 	"github.com/fleetpolicy/fleetpolicy/shared/replication"
 )
 
@@ -73,7 +74,8 @@ func TestRootPolicyNameLengthRefusedAtAdmission(t *testing.T) {
 // server (no hub running) and checks OCM's PolicySet webhook rules on
 // spec.exclusions, with its messages: an exclusion must name a policy of
 // spec.policies (the ValidatingAdmissionPolicy), on create and on update, and
-// may name it once (the CRD).
+// may name it once (the CRD); what the API server refuses, the shared rule
+// plan-rollout applies (binding.ValidateExclusions) refuses too.
 func TestPolicySetExclusionsRefusedAtAdmission(t *testing.T) {
 	ctx := context.Background()
 	c := startWithHubManifests(t).Client
@@ -102,6 +104,9 @@ func TestPolicySetExclusionsRefusedAtAdmission(t *testing.T) {
 	})
 
 	valid := set("valid", []string{"a", "b"}, exclude("b"))
+	if errs := binding.ValidateExclusions(valid); len(errs) > 0 {
+		t.Fatalf("the shared rule refuses the valid set: %v", errs)
+	}
 	if err := c.Create(ctx, valid); err != nil {
 		t.Fatalf("a valid exclusion was refused: %v", err)
 	}
@@ -115,6 +120,9 @@ func TestPolicySetExclusionsRefusedAtAdmission(t *testing.T) {
 		{"twice", set("twice", []string{"a"}, exclude("a"), exclude("a")),
 			`spec.exclusions[1]: Duplicate value: {"policyName":"a"}`},
 	} {
+		if len(binding.ValidateExclusions(tc.set)) == 0 {
+			t.Errorf("%s: the shared rule (binding.ValidateExclusions) accepts it", tc.name)
+		}
 		err := c.Create(ctx, tc.set)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: got %v, want a refusal saying %q", tc.name, err, tc.want)
