@@ -56,7 +56,8 @@ status:
 // binding only, and the other policies of the set stay; another binding puts it
 // back, named in remainingBindings; moving or clearing the exclusion brings
 // the replica back; the root's placement entry and the set's status list the
-// exclusions.
+// exclusions; deleting the set keeps the directly bound replica, without
+// remainingBindings.
 func TestPolicySetExclusionsLive(t *testing.T) {
 	ns := "exclusions"
 	ctx := context.Background()
@@ -105,6 +106,19 @@ func TestPolicySetExclusionsLive(t *testing.T) {
 		"[{set-pb pl=set-pl set=set excluded=[]}]",
 		"[{cluster-a remaining=[]} {cluster-b remaining=[]}]")
 	expectSetExclusions(t, ns, "set", "[]")
+
+	t.Log("deleting the set while it excludes p from cluster-b, which a direct binding places")
+	applyYAML(t, exclusionSetYAML(ns, "[{policyName: p, clusterNames: [cluster-b]}]"))
+	applyYAML(t, placementBindingYAML(ns, "direct-pb", clusterGroup, "Placement", "direct-pl", "Policy", "p"))
+	expectRootStatus(t, ns, "p",
+		"[{direct-pb pl=direct-pl set= excluded=[]} {set-pb pl=set-pl set=set excluded=[cluster-b]}]",
+		"[{cluster-a remaining=[]} {cluster-b remaining=[direct-pb]}]")
+	if err := c.Delete(ctx, &policyv1beta1.PolicySet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "set"}}); err != nil {
+		t.Fatal(err)
+	}
+	expectReplicas(t, ns, "p", want([]string{"cluster-b"}, nil))
+	expectReplicas(t, ns, "p2", map[string]string{})
+	expectRootStatus(t, ns, "p", "[{direct-pb pl=direct-pl set= excluded=[]}]", "[{cluster-b remaining=[]}]")
 }
 
 // expectRootStatus waits for a root's status.placement (binding, placement,
