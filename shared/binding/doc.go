@@ -80,6 +80,9 @@
 //   - Resolution.Excludes says which clusters a placement decides that every
 //     binding through it excludes, so that a rollout walks such a cluster in the
 //     group of a placement that does place it (package rollout's BoundFleet).
+//   - SetExclusions is the set's own status.exclusions; ValidateExclusions is
+//     OCM's webhook rule (each policyName in spec.policies, and named once),
+//     with its messages, for sets that never met an API server (plan-rollout).
 //
 // Erratum: the seed's Example 2 (a non-restricted enforcing binding to
 // placementrule-extended [A,B,E,F] beside the inform binding to
