@@ -28,27 +28,15 @@ spec:
 `, ns, exclusions)
 }
 
-// placementYAML is a Placement whose one PlacementDecision decides clusters.
+// placementYAML is a Placement whose one PlacementDecision (group 0) decides
+// clusters.
 func placementYAML(ns, name string, clusters ...string) string {
-	decisions := ""
-	for _, cl := range clusters {
-		decisions += fmt.Sprintf("\n  - {clusterName: %s, reason: \"\"}", cl)
-	}
 	return fmt.Sprintf(`
 apiVersion: cluster.open-cluster-management.io/v1beta1
 kind: Placement
-metadata: {name: %[2]s, namespace: %[1]s}
+metadata: {name: %s, namespace: %s}
 spec: {}
----
-apiVersion: cluster.open-cluster-management.io/v1beta1
-kind: PlacementDecision
-metadata:
-  name: %[2]s-decision-1
-  namespace: %[1]s
-  labels: {cluster.open-cluster-management.io/placement: %[2]s}
-status:
-  decisions:%[3]s
-`, ns, name, decisions)
+---`, name, ns) + placementDecisionYAML(ns, name, "-", clusters...)
 }
 
 // TestPolicySetExclusionsLive follows OCM's e2e case18 (PolicySet exclusions)
