@@ -107,31 +107,33 @@ func checkReplicaCompliance(t *testing.T, hubClient client.Client, m managedClus
 	})
 }
 
-// checkSelectiveEnforcement applies inform policy s on both clusters and a
-// second PlacementBinding of it (bindingOverrides: {remediationAction:
-// Enforce}, subFilter: restricted) whose Placement selects enforced only, and
-// checks that s is enforced there and only informs (NonCompliant) on informed.
-func checkSelectiveEnforcement(t *testing.T, hubClient client.Client, enforced, informed managedCluster, a agents) {
+// checkSelectiveEnforcement applies inform policy on both clusters and a
+// second PlacementBinding of it, carrying override (YAML lines: the override
+// and its sub-filter, in OCM's or the seed's spelling), whose Placement
+// selects enforced only, and checks that policy is enforced there and only
+// informs (NonCompliant) on informed.
+func checkSelectiveEnforcement(t *testing.T, hubClient client.Client, enforced, informed managedCluster, a agents, policy, override string) {
 	t.Helper()
 	ctx := context.Background()
-	applyPolicy(t, hubClient, "s", "inform", "", " []", []string{enforced.name, informed.name})
-	applyPlacement(t, hubClient, "s-enforce", []string{enforced.name})
-	if err := localplane.ApplyManifests(ctx, hubClient, t.Name()+"/s-override", `
+	applyPolicy(t, hubClient, policy, "inform", "", " []", []string{enforced.name, informed.name})
+	applyPlacement(t, hubClient, policy+"-enforce", []string{enforced.name})
+	if err := localplane.ApplyManifests(ctx, hubClient, t.Name()+"/"+policy+"-override", fmt.Sprintf(`
 apiVersion: policy.open-cluster-management.io/v1
 kind: PlacementBinding
-metadata: {name: s-override, namespace: interop}
-placementRef: {apiGroup: cluster.open-cluster-management.io, kind: Placement, name: s-enforce}
-subjects: [{apiGroup: policy.open-cluster-management.io, kind: Policy, name: s}]
-bindingOverrides: {remediationAction: Enforce}
-subFilter: restricted
-`); err != nil {
+metadata: {name: %[1]s-override, namespace: interop}
+placementRef: {apiGroup: cluster.open-cluster-management.io, kind: Placement, name: %[1]s-enforce}
+subjects: [{apiGroup: policy.open-cluster-management.io, kind: Policy, name: %[1]s}]
+%[2]s
+`, policy, override)); err != nil {
 		t.Fatal(err)
 	}
-	what := fmt.Sprintf("hop \"selective enforcement (%s: bindingOverrides + subFilter: enforced on %s, informed on %s)\"", a.hub, enforced.name, informed.name)
+	what := fmt.Sprintf("hop \"selective enforcement (%s: %s: enforced on %s, informed on %s)\"", a.hub,
+		strings.ReplaceAll(override, "\n", " "), enforced.name, informed.name)
+	enforcedConfigMap := client.ObjectKey{Namespace: "default", Name: policy + "-enforced"}
 	localplane.Eventually(t, hopTimeout, what, func() string {
-		made := enforced.client.Get(ctx, client.ObjectKey{Namespace: "default", Name: "s-enforced"}, &corev1.ConfigMap{})
+		made := enforced.client.Get(ctx, enforcedConfigMap, &corev1.ConfigMap{})
 		replica := &policyv1.Policy{}
-		if err := hubClient.Get(ctx, client.ObjectKey{Namespace: informed.name, Name: "interop.s"}, replica); err != nil {
+		if err := hubClient.Get(ctx, client.ObjectKey{Namespace: informed.name, Name: "interop." + policy}, replica); err != nil {
 			return err.Error()
 		}
 		if made != nil || replica.Status.ComplianceState != policyv1.NonCompliant {
@@ -140,10 +142,14 @@ subFilter: restricted
 		}
 		return ""
 	})
-	if err := informed.client.Get(ctx, client.ObjectKey{Namespace: "default", Name: "s-enforced"}, &corev1.ConfigMap{}); !apierrors.IsNotFound(err) {
+	if err := informed.client.Get(ctx, enforcedConfigMap, &corev1.ConfigMap{}); !apierrors.IsNotFound(err) {
 		t.Fatalf("%s: %s was enforced (ConfigMap: %v)", what, informed.name, err)
 	}
 }
+
+// ocmOverride is OCM's spelling of an enforce override narrowed to the
+// clusters other bindings place the policy on.
+const ocmOverride = "bindingOverrides: {remediationAction: Enforce}\nsubFilter: restricted"
 
 // checkClusterLeavesPlacement takes leaving out of the decisions of policy
 // p's Placement (applyPolicy, one decision group) and checks that its replica

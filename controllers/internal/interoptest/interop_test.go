@@ -18,6 +18,7 @@ import (
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/hub/hubtest"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
+	policyv1beta1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1beta1"
 )
 
 // hopTimeout bounds each hop: OCM's add-ons start slowly on a loaded machine.
@@ -268,8 +269,33 @@ func TestFleetpolicyHubWithOCMSpoke(t *testing.T) {
 	})
 
 	// Selective enforcement: s informs everywhere but a binding with
-	// bindingOverrides and subFilter restricted enforces it on cluster1 only.
-	checkSelectiveEnforcement(t, hubClient, managed[0], managed[1], a)
+	// bindingOverrides and subFilter restricted enforces it on cluster1 only;
+	// s2 the same with the seed's spelling, which only fleetpolicy's hub reads
+	// (OCM's add-on sees the resolved replicas either way).
+	checkSelectiveEnforcement(t, hubClient, managed[0], managed[1], a, "s", ocmOverride)
+	checkSelectiveEnforcement(t, hubClient, managed[0], managed[1], a, "s2",
+		"remediationActionOverride: {remediationAction: enforce, subFilter: true}")
+
+	// A PolicySet: its policy reaches both clusters through the set's binding,
+	// and a dependency on the set gates qs until the set is Compliant.
+	applyPolicySet(t, hubClient, "set", "inset", clusters)
+	applyPolicy(t, hubClient, "inset", "enforce", "", " []")
+	applyPolicy(t, hubClient, "qs", "enforce", "",
+		"\n  - {apiVersion: policy.open-cluster-management.io/v1beta1, kind: PolicySet, name: set, compliance: Compliant}", clusters)
+	for _, m := range managed {
+		checkPolicyReaches(t, hubClient, m, a, "inset")
+		checkPolicyReaches(t, hubClient, m, a, "qs")
+	}
+	localplane.Eventually(t, hopTimeout, "hop \"PolicySet status (fleetpolicy hub: Compliant once its policy is, from OCM add-on reports)\"", func() string {
+		set := &policyv1beta1.PolicySet{}
+		if err := hubClient.Get(ctx, client.ObjectKey{Namespace: "interop", Name: "set"}, set); err != nil {
+			return err.Error()
+		}
+		if set.Status.Compliant != policyv1.Compliant {
+			return fmt.Sprintf("set status %+v\n%s", set.Status, allLogs())
+		}
+		return ""
+	})
 
 	// cluster2 leaves the placement: its replica goes, and its add-on removes the
 	// managed cluster's Policy; cluster1 keeps both.

@@ -235,7 +235,7 @@ func TestOCMPropagatorWithFleetpolicySpoke(t *testing.T) {
 	})
 
 	t.Run("selective enforcement", func(t *testing.T) {
-		checkSelectiveEnforcement(t, hubClient, managed[0], managed[1], a)
+		checkSelectiveEnforcement(t, hubClient, managed[0], managed[1], a, "s", ocmOverride)
 	})
 
 	t.Run("operator policy with real OLM", func(t *testing.T) {
