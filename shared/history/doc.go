@@ -10,6 +10,8 @@
 //     of events is known to the nanosecond although their timestamps are kept to
 //     the second; an event whose name carries no such suffix is ordered by its
 //     timestamp.
+//   - A compliance event is Normal when its message starts "Compliant;" and a
+//     Warning otherwise (EventType).
 //   - PerTemplate keeps, per template, the Limit newest events, newest first,
 //     each once (by name), with timestamps truncated to the second as the API
 //     server stores them.

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
@@ -122,4 +123,13 @@ func Prepend(entries []policyv1.ComplianceHistory, e policyv1.ComplianceHistory)
 		out = out[:Limit]
 	}
 	return out
+}
+
+// EventType is the type of a compliance event with message: Normal when the
+// message reports Compliant, Warning otherwise, as OCM writes them.
+func EventType(message string) string {
+	if strings.HasPrefix(message, string(policyv1.Compliant)+";") {
+		return corev1.EventTypeNormal
+	}
+	return corev1.EventTypeWarning
 }

@@ -108,3 +108,17 @@ func TestPerTemplateKeepsTheNewestLimit(t *testing.T) {
 		t.Errorf("prepend: %d entries from %s to %s", len(p), p[0].Message, p[len(p)-1].Message)
 	}
 }
+
+func TestEventType(t *testing.T) {
+	for message, want := range map[string]string{
+		"Compliant; notification - configmaps [a] found as specified": "Normal",
+		"NonCompliant; violation - configmaps [a] not found":          "Warning",
+		"Pending; template-error; dependencies not met":               "Warning",
+		"Compliant":             "Warning", // no state separator: not a compliance report
+		"compliant; lower case": "Warning",
+	} {
+		if got := EventType(message); got != want {
+			t.Errorf("EventType(%q) = %q, want %q", message, got, want)
+		}
+	}
+}

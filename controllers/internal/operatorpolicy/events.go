@@ -3,13 +3,10 @@ package operatorpolicy
 import (
 	"context"
 	"fmt"
-	"strings"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/complianceevents"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 	"github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1beta1"
 	"github.com/fleetpolicy/fleetpolicy/shared/history"
@@ -51,35 +48,15 @@ func (r *reconciler) complianceEvents(ctx context.Context, op *v1beta1.OperatorP
 	return nil
 }
 
-// event writes one compliance event about involved, named after it and the
-// time to the nanosecond (package history).
+// event writes one compliance event about involved (package
+// complianceevents).
 func (r *reconciler) event(ctx context.Context, involved corev1.ObjectReference, related *corev1.ObjectReference, op *v1beta1.OperatorPolicy, message string) error {
-	eventType := corev1.EventTypeWarning
-	if strings.HasPrefix(message, string(policyv1.Compliant)+";") {
-		eventType = corev1.EventTypeNormal
+	_, _, err := complianceevents.Write(ctx, r.client, complianceevents.Event{
+		Involved: involved, Related: related, Reason: history.Reason(op.Namespace, op.Name), Message: message,
+		Action: eventAction, Component: eventComponent,
+	}, r.now())
+	if err != nil {
+		return fmt.Errorf("writing the compliance event of OperatorPolicy %s/%s about %s %s: %w", op.Namespace, op.Name, involved.Kind, involved.Name, err)
 	}
-	at := r.now()
-	for {
-		stamp := metav1.NewTime(at)
-		err := r.client.Create(ctx, &corev1.Event{
-			ObjectMeta:     metav1.ObjectMeta{Namespace: op.Namespace, Name: history.EventName(involved.Name, at)},
-			InvolvedObject: involved,
-			Related:        related,
-			Reason:         history.Reason(op.Namespace, op.Name),
-			Message:        message,
-			Type:           eventType,
-			Action:         eventAction,
-			Source:         corev1.EventSource{Component: eventComponent},
-			FirstTimestamp: stamp,
-			LastTimestamp:  stamp,
-			Count:          1,
-		})
-		if !apierrors.IsAlreadyExists(err) {
-			if err != nil {
-				return fmt.Errorf("writing the compliance event of OperatorPolicy %s/%s about %s %s: %w", op.Namespace, op.Name, involved.Kind, involved.Name, err)
-			}
-			return nil
-		}
-		at = at.Add(time.Nanosecond) // another event in the same nanosecond
-	}
+	return nil
 }

@@ -2,15 +2,14 @@ package spoke
 
 import (
 	"context"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/complianceevents"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 	"github.com/fleetpolicy/fleetpolicy/shared/history"
 )
@@ -37,48 +36,31 @@ type eventWriter struct {
 // template (in templateNamespace, empty when cluster-scoped) and returns its
 // name and time.
 func (w *eventWriter) compliance(ctx context.Context, policy policyRef, templateNamespace, template, message string) (string, time.Time, error) {
-	at := time.Now()
-	for {
-		name := history.EventName(policy.Name, at)
-		err := w.write(ctx, policy, name, history.Reason(templateNamespace, template), message, at)
-		if !apierrors.IsAlreadyExists(err) {
-			return name, at, err
-		}
-		at = at.Add(time.Nanosecond) // another event in the same nanosecond
-	}
+	return complianceevents.Write(ctx, w.client, policy.event(history.Reason(templateNamespace, template), message), time.Now())
 }
 
 // copyEvent writes the event named name about policy unless it exists: the copy
 // of a managed cluster's compliance event on the hub.
 func (w *eventWriter) copyEvent(ctx context.Context, policy policyRef, name, reason, message string, at time.Time) error {
-	err := w.write(ctx, policy, name, reason, message, at)
+	err := complianceevents.Create(ctx, w.client, policy.event(reason, message), name, at)
 	if apierrors.IsAlreadyExists(err) {
 		return nil
 	}
 	return err
 }
 
-func (w *eventWriter) write(ctx context.Context, policy policyRef, name, reason, message string, at time.Time) error {
-	eventType := corev1.EventTypeWarning
-	if strings.HasPrefix(message, string(policyv1.Compliant)+";") {
-		eventType = corev1.EventTypeNormal
-	}
-	stamp := metav1.NewTime(at)
-	return w.client.Create(ctx, &corev1.Event{
-		ObjectMeta: metav1.ObjectMeta{Namespace: policy.Namespace, Name: name},
-		InvolvedObject: corev1.ObjectReference{
+// event is a compliance event about the policy.
+func (p policyRef) event(reason, message string) complianceevents.Event {
+	return complianceevents.Event{
+		Involved: corev1.ObjectReference{
 			APIVersion: policyv1.GroupVersion.String(),
 			Kind:       "Policy",
-			Namespace:  policy.Namespace,
-			Name:       policy.Name,
-			UID:        policy.UID,
+			Namespace:  p.Namespace,
+			Name:       p.Name,
+			UID:        p.UID,
 		},
-		Reason:         reason,
-		Message:        message,
-		Type:           eventType,
-		Source:         corev1.EventSource{Component: eventComponent},
-		FirstTimestamp: stamp,
-		LastTimestamp:  stamp,
-		Count:          1,
-	})
+		Reason:    reason,
+		Message:   message,
+		Component: eventComponent,
+	}
 }
