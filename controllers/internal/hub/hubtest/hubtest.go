@@ -5,6 +5,8 @@ package hubtest
 
 import (
 	"context"
+	"runtime/pprof"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -56,7 +58,10 @@ func Start(t testing.TB, cfg *rest.Config, configure func(*hub.ManagerOptions)) 
 	go func() {
 		defer close(r.done)
 		if err := mgr.Start(ctx); err != nil {
-			t.Errorf("hub: %v", err)
+			// A runnable that outlived the grace period: show where it hangs.
+			var stacks strings.Builder
+			_ = pprof.Lookup("goroutine").WriteTo(&stacks, 1)
+			t.Errorf("hub: %v\ngoroutines:\n%s", err, stacks.String())
 		}
 	}()
 	t.Cleanup(r.Stop)
