@@ -90,3 +90,45 @@ func ExampleReportCurrent() {
 	// false
 	// true
 }
+
+// PlanWaves is the offline plan of a rollout (what plan-rollout writes and the
+// hub compares its live waves with): a mandatory canary group first, then the
+// other groups one at a time, each after a 10 minute soak.
+func ExamplePlanWaves() {
+	fleet := []rollout.DecisionGroup{
+		{Placement: "production", GroupName: "canary", GroupIndex: 0, Clusters: []string{"prod-east"}},
+		{Placement: "production", GroupIndex: 1, Clusters: []string{"prod-west", "prod-north"}},
+		{Placement: "production", GroupIndex: 2, Clusters: []string{"prod-south"}},
+	}
+	plan, err := rollout.PlanWaves(rollout.PlanInput{
+		Strategy: clusterv1alpha1.RolloutStrategy{
+			Type: clusterv1alpha1.ProgressivePerGroup,
+			ProgressivePerGroup: &clusterv1alpha1.RolloutProgressivePerGroup{
+				RolloutConfig:           clusterv1alpha1.RolloutConfig{MinSuccessTime: metav1.Duration{Duration: 10 * time.Minute}},
+				MandatoryDecisionGroups: clusterv1alpha1.MandatoryDecisionGroups{MandatoryDecisionGroups: []clusterv1alpha1.MandatoryDecisionGroup{{GroupName: "canary"}}},
+			},
+		},
+		RemediationAction: policyv1.Enforce,
+		Fleet:             fleet,
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	var planned [][]string
+	for _, w := range plan.Waves {
+		fmt.Printf("wave %d at +%v mandatory=%v %v\n", w.Index, w.NotBefore.Duration, w.Mandatory, w.Clusters)
+		planned = append(planned, w.Clusters)
+	}
+
+	// A cluster joins group 2 after the plan was written: the live rollout
+	// no longer is the planned one.
+	fleet[2].Clusters = append(fleet[2].Clusters, "prod-new")
+	live, _ := rollout.PlanWaves(rollout.PlanInput{Strategy: plan.Strategy, RemediationAction: policyv1.Enforce, Fleet: fleet})
+	fmt.Println(rollout.Divergence(planned, live))
+	// Output:
+	// wave 0 at +0s mandatory=true [prod-east]
+	// wave 1 at +10m0s mandatory=false [prod-north prod-west]
+	// wave 2 at +20m0s mandatory=false [prod-south]
+	// wave 2: planned [prod-south], live [prod-new prod-south]
+}
