@@ -2,11 +2,14 @@ package placement
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
 
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
+
+	"github.com/fleetpolicy/fleetpolicy/shared/binding"
 )
 
 // The well-known names of the contract.
@@ -21,7 +24,7 @@ const (
 	// ClustersAnnotation restricts where the hub propagates a resource: the
 	// comma-separated, sorted names of the clusters it may go to. Present and
 	// empty means no cluster.
-	ClustersAnnotation = "placement.fleetpolicy.io/clusters"
+	ClustersAnnotation = binding.ClustersAnnotation
 )
 
 // Language is the language of a placement policy: the value of LanguageLabel.
@@ -173,17 +176,12 @@ func (inv *Inventory) without(name string) *Inventory {
 	return out
 }
 
-// ParseClusters reads a ClustersAnnotation value: names separated by commas,
-// blanks around them ignored. It returns them sorted, without duplicates.
+// ParseClusters reads a ClustersAnnotation value as binding.AllowedClusters
+// does (names separated by commas, blanks around them ignored) and returns
+// the names sorted, without duplicates.
 func ParseClusters(value string) []string {
-	var names []string
-	for name := range strings.SplitSeq(value, ",") {
-		if name = strings.TrimSpace(name); name != "" {
-			names = append(names, name)
-		}
-	}
-	slices.Sort(names)
-	return slices.Compact(names)
+	allowed, _ := binding.AllowedClusters(map[string]string{ClustersAnnotation: value})
+	return slices.Sorted(maps.Keys(allowed))
 }
 
 // FormatClusters renders names as a ClustersAnnotation value; names must be
