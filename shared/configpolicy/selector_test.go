@@ -140,7 +140,7 @@ func TestJudgeSelection(t *testing.T) {
 				return withDesired(t, wantK, cm(t, "a", "match-1", `{"k": "v"}`), cm(t, "a", "other", `{"k": "w"}`), cm(t, "b", "match-2", `{"k": "v", "x": "y"}`))
 			},
 			want:    []verdict{{0, Verdict{Reason: ReasonFoundButShouldNot}, ""}, {2, Verdict{Reason: ReasonFoundButShouldNot}, ""}},
-			message: "configmaps [match-1] found but should not exist in namespace a; configmaps [match-2] found but should not exist in namespace b"},
+			message: "configmaps [match-1] found in namespace a; configmaps [match-2] found in namespace b"},
 		{name: "mustnothave, enforce: only the matching objects are deleted", namespaces: []string{"a"}, ct: policyv1.MustNotHave, enforce: true,
 			selected: func(t *testing.T) []Selected {
 				return withDesired(t, wantK, cm(t, "a", "other", `{}`), cm(t, "a", "match", `{"k": "v"}`))

@@ -29,12 +29,35 @@ const (
 	ReasonNotFound            Reason = "not found"
 	ReasonNotAsSpecified      Reason = "found but not as specified"
 	ReasonMissingAsExpected   Reason = "missing as expected"
-	ReasonFoundButShouldNot   Reason = "found but should not exist"
+	ReasonFoundButShouldNot   Reason = "found"
 	ReasonCreated             Reason = "was created successfully"
 	ReasonUpdated             Reason = "was updated successfully"
 	ReasonDeleted             Reason = "was deleted successfully"
 	ReasonStatusNotAsExpected Reason = "found but its status is not as specified"
 )
+
+// relatedReasons are OCM's status.relatedObjects[].reason for each Reason.
+var relatedReasons = map[Reason]string{
+	ReasonFoundAsSpecified:    "Resource found as expected",
+	ReasonNotFound:            "Resource not found but should exist",
+	ReasonNotAsSpecified:      "Resource found but does not match",
+	ReasonStatusNotAsExpected: "Resource found but does not match",
+	ReasonMissingAsExpected:   "Resource not found as expected",
+	ReasonFoundButShouldNot:   "Resource found but should not exist",
+	ReasonCreated:             "K8s creation success",
+	ReasonUpdated:             "K8s update success",
+	ReasonDeleted:             "K8s deletion success",
+}
+
+// Related is the reason a related object carries in status.relatedObjects, as
+// OCM words it ("Resource found as expected" where the message says "found as
+// specified"); a reason OCM has no wording for (an error) is kept as it is.
+func (r Reason) Related() string {
+	if related, ok := relatedReasons[r]; ok {
+		return related
+	}
+	return string(r)
+}
 
 // Verdict is the decision on one object.
 type Verdict struct {

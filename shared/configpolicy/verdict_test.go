@@ -92,3 +92,21 @@ func TestComplianceMessage(t *testing.T) {
 		t.Error(got)
 	}
 }
+
+func TestRelatedReason(t *testing.T) {
+	for reason, want := range map[Reason]string{
+		ReasonFoundAsSpecified:  "Resource found as expected",
+		ReasonNotFound:          "Resource not found but should exist",
+		ReasonNotAsSpecified:    "Resource found but does not match",
+		ReasonMissingAsExpected: "Resource not found as expected",
+		ReasonFoundButShouldNot: "Resource found but should not exist",
+		ReasonCreated:           "K8s creation success",
+		ReasonUpdated:           "K8s update success",
+		ReasonDeleted:           "K8s deletion success",
+		"cannot be read: boom":  "cannot be read: boom",
+	} {
+		if got := reason.Related(); got != want {
+			t.Errorf("%q.Related() = %q, want %q (OCM's wording)", reason, got, want)
+		}
+	}
+}

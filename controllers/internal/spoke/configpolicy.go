@@ -910,7 +910,7 @@ func relatedObject(desired *unstructured.Unstructured, ns, name string, res conf
 			Metadata: policyv1.ObjectMetadata{Name: name, Namespace: ns},
 		},
 		Compliant: string(policyv1.NonCompliant),
-		Reason:    string(res.Reason),
+		Reason:    res.Reason.Related(),
 	}
 	if res.Compliant {
 		ro.Compliant = string(policyv1.Compliant)

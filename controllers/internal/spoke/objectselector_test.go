@@ -141,9 +141,9 @@ func TestObjectSelectorInformThenEnforce(t *testing.T) {
 	expectMessage(t, ns, "NonCompliant; violation - configmaps [one] found as specified in namespace osel-a; "+
 		"configmaps [two] found but not as specified in namespace osel-a; configmaps [three] found but not as specified in namespace osel-b")
 	expectRelated(t, "osel-mh",
-		`osel-a/one Compliant "found as specified" +uid`,
-		`osel-a/two NonCompliant "found but not as specified" +uid`,
-		`osel-b/three NonCompliant "found but not as specified" +uid`)
+		`osel-a/one Compliant "Resource found as expected" +uid`,
+		`osel-a/two NonCompliant "Resource found but does not match" +uid`,
+		`osel-b/three NonCompliant "Resource found but does not match" +uid`)
 
 	selectorRoot(t, ns, "osel-mh", "enforce", templates)
 	// The policy is evaluated again at once by watch after its updates (then
@@ -182,8 +182,8 @@ func TestObjectSelectorMustNotHave(t *testing.T) {
 	const templates = `[{complianceType: mustnothave, objectSelector: {matchExpressions: [{key: gone, operator: Exists}]},
           objectDefinition: {apiVersion: v1, kind: ConfigMap, metadata: {namespace: osel-m}, data: {k: v}}}]`
 	selectorRoot(t, ns, "osel-mnh", "inform", templates)
-	expectMessage(t, ns, "NonCompliant; violation - configmaps [match-1, match-2] found but should not exist in namespace osel-m")
-	expectRelated(t, "osel-mnh", `osel-m/match-1 NonCompliant "found but should not exist"`, `osel-m/match-2 NonCompliant "found but should not exist"`)
+	expectMessage(t, ns, "NonCompliant; violation - configmaps [match-1, match-2] found in namespace osel-m")
+	expectRelated(t, "osel-mnh", `osel-m/match-1 NonCompliant "Resource found but should not exist"`, `osel-m/match-2 NonCompliant "Resource found but should not exist"`)
 
 	selectorRoot(t, ns, "osel-mnh", "enforce", templates)
 	expectMessage(t, ns, "Compliant; notification - configmaps missing as expected in namespace osel-m")
