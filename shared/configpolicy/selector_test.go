@@ -119,7 +119,7 @@ func TestJudgeSelection(t *testing.T) {
 				{1, Verdict{Reason: ReasonNotAsSpecified}, ""},
 				{2, Verdict{Reason: ReasonNotAsSpecified}, ""},
 			},
-			message: "configmaps [one] found as specified in namespace a; configmaps [two] found but not as specified in namespace a; configmaps [one] found but not as specified in namespace b"},
+			message: "configmaps [two] found but not as specified in namespace a; configmaps [one] found but not as specified in namespace b"},
 		{name: "musthave, enforce: those that differ are updated, none created", namespaces: []string{"a"}, ct: policyv1.MustHave, enforce: true,
 			selected: func(t *testing.T) []Selected {
 				return withDesired(t, wantK, cm(t, "a", "one", `{"k": "v"}`), cm(t, "a", "two", `{"x": "y"}`))

@@ -125,8 +125,12 @@ type Result struct {
 // namespace default"), and such groups that differ only by namespace merged
 // ("configmaps [a] not found in namespaces: x, y"). A result without a name
 // is worded without brackets ("configmaps missing as expected in namespace
-// x"). A result with a Message says its message, in its place.
+// x"). A result with a Message says its message, in its place. As OCM's,
+// when any result is NonCompliant only the NonCompliant ones are described.
 func Describe(results []Result) string {
+	if slices.ContainsFunc(results, func(r Result) bool { return !r.Compliant }) {
+		results = slices.DeleteFunc(slices.Clone(results), func(r Result) bool { return r.Compliant })
+	}
 	type group struct {
 		resource   string
 		reason     Reason

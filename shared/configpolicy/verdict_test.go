@@ -51,11 +51,15 @@ func TestDescribe(t *testing.T) {
 			"configmaps [a] found as specified in namespace default"},
 		{"one cluster-scoped object", []Result{{Resource: "namespaces", Name: "n", Reason: ReasonNotFound}},
 			"namespaces [n] not found"},
-		{"names of one namespace and reason together", []Result{
+		{"names of one namespace and reason together, only the violations when there are any", []Result{
 			{Resource: "configmaps", Namespace: "x", Name: "a", Reason: ReasonNotFound},
 			{Resource: "configmaps", Namespace: "x", Name: "b", Reason: ReasonNotFound},
 			{Resource: "configmaps", Namespace: "x", Name: "c", Reason: ReasonFoundAsSpecified, Compliant: true},
-		}, "configmaps [a, b] not found in namespace x; configmaps [c] found as specified in namespace x"},
+		}, "configmaps [a, b] not found in namespace x"},
+		{"every compliant result when all are", []Result{
+			{Resource: "configmaps", Namespace: "x", Name: "c", Reason: ReasonFoundAsSpecified, Compliant: true},
+			{Resource: "configmaps", Namespace: "x", Name: "d", Reason: ReasonCreated, Compliant: true},
+		}, "configmaps [c] found as specified in namespace x; configmaps [d] was created successfully in namespace x"},
 		{"the same names in several namespaces", []Result{
 			{Resource: "configmaps", Namespace: "x", Name: "a", Reason: ReasonNotFound},
 			{Resource: "configmaps", Namespace: "y", Name: "a", Reason: ReasonNotFound},

@@ -95,7 +95,7 @@ func TestNamespaceSelector(t *testing.T) {
 	bindToCluster(t, ns, "s")
 
 	localplane.Eventually(t, 45*time.Second, "missing in sel-b only", func() string {
-		want := "NonCompliant; violation - configmaps [shared] found as specified in namespace sel-a; configmaps [shared] not found in namespace sel-b"
+		want := "NonCompliant; violation - configmaps [shared] not found in namespace sel-b" // as OCM: only the violation
 		if got := newestMessage(spokePolicy(t, ns, "s"), 0); got != want {
 			return fmt.Sprintf("newest message %q", got)
 		}
