@@ -23,9 +23,7 @@ import (
 // TLS on the webhook port, and propagate a policy.
 func TestHubStartsOutOfCluster(t *testing.T) {
 	plane, err := localplane.Start("hub")
-	if err != nil {
-		t.Fatal(err)
-	}
+	localplane.FatalOrSkip(t, "starting the hub API server", err)
 	t.Cleanup(func() { _ = plane.Stop() })
 
 	free := func() string {
