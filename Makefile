@@ -236,6 +236,11 @@ fuzz: ## Run every fuzz target for FUZZTIME each (default 3s); their committed s
 test-unit: ## Only the shared/ tests (pure algorithms; no tools needed).
 	go test $(GO_TEST_FLAGS) ./shared/...
 
+.PHONY: check
+check: lint ## Quick pre-commit check of every module, rewriting nothing: gofmt, go vet and `go test -short` (tests that start API servers or processes, build binaries or run kustomize or kpt skip themselves under -short).
+	go test -short $(addsuffix /...,$(addprefix ./,$(MODULES)))
+	GOWORK=off go test -C hack/benchreport -short ./...
+
 ##@ Benchmarks
 
 # `make bench` runs every benchmark BENCH_RUNS times and appends their result

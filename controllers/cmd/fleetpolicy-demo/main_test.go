@@ -13,6 +13,9 @@ import (
 // the dependency resolved, the placement policy excluded clusters, the
 // OperatorPolicy reported its status.
 func TestDemoConverges(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipped under -short (make check): the demo starts four API servers and runs kustomize")
+	}
 	var out bytes.Buffer
 	o := defaultOptions()
 	err := run(context.Background(), &out, o)

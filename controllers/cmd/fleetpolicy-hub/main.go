@@ -8,6 +8,14 @@
 // stops a runaway loop from flooding the server. The API server's own priority
 // and fairness is the primary protection. Writes per root policy are bounded by
 // --replica-writers.
+//
+// Out of cluster, with no --webhook-cert-dir and no certificate in
+// controller-runtime's default folder, the placement webhook and /explain are
+// served with a self-signed certificate generated into a temporary folder (and
+// removed on exit), and the hub says so in a warning: no API server trusts that
+// certificate, so nothing is admitted through the webhook until it is given one
+// that its webhook configuration's caBundle names (manifests/hub does that in
+// cluster). --placement=false serves neither.
 package main
 
 import (
@@ -51,7 +59,7 @@ func main() {
 	flag.IntVar(&o.WebhookPort, "webhook-port", o.WebhookPort, "port of the placement webhook, and of /explain unless --explain-bind-address is set (TLS)")
 	flag.StringVar(&o.ExplainAddr, "explain-bind-address", "", "host:port /explain binds to apart from the webhook (TLS, the webhook's certificate); empty: the webhook port; 0: not served")
 	flag.IntVar(&o.ExplainConcurrency, "explain-concurrency", o.ExplainConcurrency, "/explain evaluations in flight; beyond it /explain answers 429")
-	flag.StringVar(&o.WebhookCertDir, "webhook-cert-dir", "", "folder with tls.crt and tls.key for the webhook server (default: controller-runtime's)")
+	flag.StringVar(&o.WebhookCertDir, "webhook-cert-dir", "", "folder with tls.crt and tls.key for the placement webhook and /explain (default: $TMPDIR/k8s-webhook-server/serving-certs when it holds them, otherwise a self-signed certificate generated at startup, which no API server trusts: for local use only)")
 	flag.StringVar(&o.Identity, "identity", "", "username the hub writes replicas as, which the webhook trusts to write them (default: asked of the API server)")
 	flag.BoolVar(&o.SchedulePlacementRules, "schedule-placementrules", o.SchedulePlacementRules, "write PlacementRules' status.decisions from their spec, as OCM's PlacementRule controller does (false on a hub where that controller runs)")
 	flag.DurationVar(&o.PlacementTimeout, "placement-timeout", o.PlacementTimeout, "time bound of one placement evaluation")
@@ -81,6 +89,22 @@ func main() {
 		}
 		defer pprof.StopCPUProfile()
 	}
+	removeGenerated := func() {}
+	if o.Placement && o.WebhookCertDir == "" {
+		dir, generated, err := localWebhookCertDir()
+		if err != nil {
+			logger.Error(err, "no webhook certificate")
+			os.Exit(1)
+		}
+		if generated {
+			removeGenerated = func() { _ = os.RemoveAll(dir) }
+			logger.Info("WARNING: no --webhook-cert-dir and no certificate in "+controllerRuntimeCertDir()+
+				": the placement webhook and /explain serve a self-signed certificate that no API server trusts (for local use only); "+
+				"give --webhook-cert-dir a certificate that the webhook configuration's caBundle names, or run with --placement=false",
+				"certDir", dir)
+		}
+		o.WebhookCertDir = dir
+	}
 	ctx := ctrl.SetupSignalHandler()
 	mgr, err := hub.NewManager(ctx, cfg, o)
 	if err == nil {
@@ -89,6 +113,8 @@ func main() {
 	if err != nil {
 		logger.Error(err, "hub controller stopped")
 		pprof.StopCPUProfile()
+		removeGenerated()
 		os.Exit(1)
 	}
+	removeGenerated()
 }

@@ -19,9 +19,7 @@ import (
 // compliance; Create of a name already written is AlreadyExists.
 func TestWriteNeverMergesEvents(t *testing.T) {
 	plane, err := localplane.Start("events")
-	if err != nil {
-		t.Fatal(err)
-	}
+	localplane.FatalOrSkip(t, "starting the events API server", err)
 	t.Cleanup(func() { _ = plane.Stop() })
 	ctx := context.Background()
 	c := plane.Client

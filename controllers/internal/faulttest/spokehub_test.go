@@ -99,9 +99,7 @@ func stateOf(p *policyv1.Policy) string {
 func TestSpokeCatchesUpAfterLosingItsHub(t *testing.T) {
 	ctx := context.Background()
 	managed, err := localplane.Start("spoke")
-	if err != nil {
-		t.Fatal(err)
-	}
+	localplane.FatalOrSkip(t, "starting the spoke API server", err)
 	t.Cleanup(func() { _ = managed.Stop() })
 	if err := localplane.EnsureCluster(ctx, plane.Client, lostCluster); err != nil {
 		t.Fatal(err)

@@ -537,9 +537,7 @@ func TestHubTemplatesReachTheSpoke(t *testing.T) {
 	ctx := context.Background()
 	const ns, cluster = "hubtpl-e2e", "tpl-e2e"
 	managed, err := localplane.Start("spoke")
-	if err != nil {
-		t.Fatal(err)
-	}
+	localplane.FatalOrSkip(t, "starting the spoke API server", err)
 	t.Cleanup(func() { _ = managed.Stop() })
 	if err := localplane.EnsureCluster(ctx, c, cluster); err != nil {
 		t.Fatal(err)

@@ -87,6 +87,9 @@ func Start(name string) (*Plane, error) { return StartWith(name, Options{}) }
 
 // StartWith is Start with options.
 func StartWith(name string, opts Options) (*Plane, error) {
+	if shortTest() {
+		return nil, ErrShortTest
+	}
 	root, err := RepoRoot()
 	if err != nil {
 		return nil, err
@@ -175,6 +178,9 @@ type Fleet struct {
 
 // StartFleet starts a hub and n spokes (named spoke1..spokeN) in parallel.
 func StartFleet(ctx context.Context, n int) (*Fleet, error) {
+	if shortTest() { // before the goroutines: it may parse the command line
+		return nil, ErrShortTest
+	}
 	names := []string{"hub"}
 	for i := 1; i <= n; i++ {
 		names = append(names, fmt.Sprintf("spoke%d", i))

@@ -2,6 +2,8 @@ package localplane
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"testing"
 	"time"
 )
@@ -12,15 +14,37 @@ import (
 func StartFleetForTest(t testing.TB, n int) *Fleet {
 	t.Helper()
 	f, err := StartFleet(context.Background(), n)
-	if err != nil {
-		t.Fatalf("starting local fleet: %v", err)
-	}
+	FatalOrSkip(t, "starting local fleet", err)
 	t.Cleanup(func() {
 		if err := f.Stop(); err != nil {
 			t.Logf("stopping local fleet: %v", err)
 		}
 	})
 	return f
+}
+
+// FatalOrSkip ends a test whose API server or process did not start: skipped
+// under go test -short (ErrShortTest), failed with what otherwise. A nil err
+// does nothing.
+func FatalOrSkip(t testing.TB, what string, err error) {
+	t.Helper()
+	if errors.Is(err, ErrShortTest) {
+		t.Skipf("%s: %v", what, err)
+	}
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+}
+
+// SkipsPackage says, in a TestMain whose package-wide API server did not
+// start, whether the reason is go test -short; it then prints that the
+// package's tests are skipped, and the TestMain exits 0 without running them.
+func SkipsPackage(err error) bool {
+	if !errors.Is(err, ErrShortTest) {
+		return false
+	}
+	fmt.Println("skipping every test of the package:", err)
+	return true
 }
 
 // Eventually polls check until it returns "" and fails the test with check's

@@ -194,9 +194,7 @@ spec:
 func startWithHubManifests(t *testing.T) *localplane.Plane {
 	t.Helper()
 	plane, err := localplane.Start("hub")
-	if err != nil {
-		t.Fatal(err)
-	}
+	localplane.FatalOrSkip(t, "starting the hub API server", err)
 	t.Cleanup(func() { _ = plane.Stop() })
 	objs, err := localplane.ReadManifests("manifests/hub", bytes.NewReader(kustomizeBuild(t, "manifests/hub")))
 	if err != nil {

@@ -28,9 +28,7 @@ import (
 // non-expiring token Secret is needed.
 func TestSpokeRenewsItsHubToken(t *testing.T) {
 	hub, err := localplane.Start("hub")
-	if err != nil {
-		t.Fatal(err)
-	}
+	localplane.FatalOrSkip(t, "starting the hub API server", err)
 	t.Cleanup(func() { _ = hub.Stop() })
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -46,9 +46,7 @@ func TestRealOLM(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	plane, err := localplane.Start("olm-e2e")
-	if err != nil {
-		t.Fatal(err)
-	}
+	localplane.FatalOrSkip(t, "starting the olm-e2e API server", err)
 	t.Cleanup(func() {
 		if err := plane.Stop(); err != nil {
 			t.Logf("stopping the API server: %v", err)

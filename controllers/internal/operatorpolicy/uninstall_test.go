@@ -33,9 +33,7 @@ import (
 func TestReleaseFinalizers(t *testing.T) {
 	ctx := context.Background()
 	plane, err := localplane.Start("uninstall")
-	if err != nil {
-		t.Fatal(err)
-	}
+	localplane.FatalOrSkip(t, "starting the uninstall API server", err)
 	defer func() {
 		if err := plane.Stop(); err != nil {
 			t.Error(err)

@@ -65,7 +65,9 @@ func run(m *testing.M) (int, error) {
 	}
 	if plane, err = localplane.StartWith("hub", localplane.Options{
 		MutatingWebhooks: []admissionregistrationv1.MutatingWebhookConfiguration{webhookCfg},
-	}); err != nil {
+	}); localplane.SkipsPackage(err) {
+		return 0, nil
+	} else if err != nil {
 		return 0, err
 	}
 	defer plane.Stop()

@@ -97,9 +97,7 @@ func placements() []clusterv1beta1.Placement {
 
 func TestScheduleIsOCMPlacementControllers(t *testing.T) {
 	plane, err := localplane.Start("scheduling")
-	if err != nil {
-		t.Fatal(err)
-	}
+	localplane.FatalOrSkip(t, "starting the scheduling API server", err)
 	t.Cleanup(func() { _ = plane.Stop() })
 	s := scheme.New()
 	if err := clusterv1beta2.Install(s); err != nil {

@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -171,9 +172,7 @@ func startPlanes(t *testing.T) (hubPlane, managed *localplane.Plane) {
 			t.Cleanup(func() { _ = p.Stop() })
 		}
 	}
-	if hubErr != nil || managedErr != nil {
-		t.Fatal(hubErr, managedErr)
-	}
+	localplane.FatalOrSkip(t, "starting the API servers", errors.Join(hubErr, managedErr))
 	return hubPlane, managed
 }
 

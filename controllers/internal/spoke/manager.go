@@ -71,12 +71,15 @@ type ManagerOptions struct {
 	Burst int
 }
 
-// DefaultManagerOptions are the spoke binary's defaults.
+// DefaultManagerOptions are the spoke binary's defaults. Its addresses differ
+// from the hub binary's (metrics :8443, probes :8081), so that the README's
+// commands run a hub and a spoke side by side on one machine; the Deployment
+// (manifests/spoke) sets its own.
 func DefaultManagerOptions() ManagerOptions {
 	return ManagerOptions{
 		Options:     DefaultOptions(),
 		MetricsAddr: ":8080",
-		ProbeAddr:   ":8081",
+		ProbeAddr:   ":8082",
 		QPS:         200,
 		Burst:       400,
 	}

@@ -31,9 +31,7 @@ func TestPruneUninstallReleasesFinalizers(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	plane, err := localplane.Start("spoke-uninstall")
-	if err != nil {
-		t.Fatal(err)
-	}
+	localplane.FatalOrSkip(t, "starting the spoke-uninstall API server", err)
 	t.Cleanup(func() {
 		if err := plane.Stop(); err != nil {
 			t.Log(err)

@@ -475,6 +475,7 @@ const generateCommand = "cmd/fleetpolicy-cmp-generate"
 // generate command once per test binary into a shared directory and returns
 // it.
 func functionBinaries(t *testing.T) string {
+	krmtest.SkipUnderShort(t)
 	t.Helper()
 	built.Do(func() {
 		built.dir, built.err = buildFunctions(krmtest.RepoRoot(t))

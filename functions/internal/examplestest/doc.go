@@ -10,9 +10,9 @@
 //     bin/kustomize) of examples/kustomize is compared with
 //     testdata/kustomize-build.yaml, and must print nothing on stderr; the
 //     README's recipe for emitting a RolloutPlan is checked;
-//   - `kpt fn render --allow-exec .` (kpt from PATH), run in examples/kpt, must
-//     leave the package equal to testdata/kpt-render/, and a second render
-//     must change nothing; the README's `kpt fn eval --exec` lines run on the
+//   - `kpt fn render --allow-exec examples/kpt` (kpt from PATH), run from the
+//     root of the copy as the READMEs say, must leave the package equal to
+//     testdata/kpt-render/, and a second render must change nothing; the README's `kpt fn eval --exec` lines run on the
 //     rendered package, show what the README says and change nothing;
 //   - both examples hold the same fleet and render the same objects for the
 //     hub;

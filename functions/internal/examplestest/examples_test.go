@@ -111,8 +111,10 @@ func TestExamples(t *testing.T) {
 		kpt := krmtest.Kpt(t)
 		root := repoCopy(t, bin)
 		pkg := filepath.Join(root, kptExample)
-		t.Chdir(pkg) // kpt resolves the Kptfile's exec paths against its working directory
-		out := krmtest.KptRender(t, kpt, ".")
+		// As the README says: from the repository root, where kpt resolves
+		// the Kptfile's exec paths (against its working directory).
+		t.Chdir(root)
+		out := krmtest.KptRender(t, kpt, kptExample)
 		if out.Err != nil {
 			t.Fatalf("%v\n%s", out.Err, out.Stderr)
 		}
@@ -128,7 +130,7 @@ func TestExamples(t *testing.T) {
 			}
 		}
 
-		again := krmtest.KptRender(t, kpt, ".")
+		again := krmtest.KptRender(t, kpt, kptExample)
 		if again.Err != nil {
 			t.Fatalf("second render: %v\n%s", again.Err, again.Stderr)
 		}
@@ -141,18 +143,18 @@ func TestExamples(t *testing.T) {
 			exec, config string
 			shows        []string
 		}{
-			{exec: "../../bin/check-placement --explain", shows: []string{
+			{exec: "bin/check-placement --explain", shows: []string{
 				"Policy/fleet-policies/payments: cluster emea-paris: excluded: fleetpolicy-placement/fleet-placement[data-residency.yaml]: selects the cluster; fleetpolicy-placement/fleet-placement[pci-level.yaml]: PCI compliance level 1 is below 2",
 				"Policy/fleet-policies/payments: cluster na-virginia: excluded: fleetpolicy-placement/fleet-placement[data-residency.yaml]: jurisdiction us, not eu",
 				"Policy/fleet-policies/payments: cluster emea-dublin: allowed",
 			}},
-			{exec: "../../bin/validate-dependencies", shows: []string{"apply order, each after what it waits for"}},
-			{exec: "../../bin/plan-rollout", shows: []string{"rollout plan (Progressive): 2 clusters enforced in 2 waves"}},
-			{exec: "../../bin/expand-operator-policy", config: "expand-operator-policy.yaml"},
+			{exec: "bin/validate-dependencies", shows: []string{"apply order, each after what it waits for"}},
+			{exec: "bin/plan-rollout", shows: []string{"rollout plan (Progressive): 2 clusters enforced in 2 waves"}},
+			{exec: "bin/expand-operator-policy", config: kptExample + "/expand-operator-policy.yaml"},
 		}
 		for _, e := range evals {
 			t.Run(filepath.Base(strings.Fields(e.exec)[0]), func(t *testing.T) {
-				out := krmtest.KptEval(t, kpt, ".", e.exec, e.config)
+				out := krmtest.KptEval(t, kpt, kptExample, e.exec, e.config)
 				if out.Err != nil {
 					t.Fatalf("%v\n%s", out.Err, out.Stderr)
 				}
@@ -216,8 +218,8 @@ func TestExamples(t *testing.T) {
 			t.Fatalf("kustomize: %v\n%s", built.Err, built.Stderr)
 		}
 		pkg := filepath.Join(root, kptExample)
-		t.Chdir(pkg)
-		if out := krmtest.KptRender(t, kpt, "."); out.Err != nil {
+		t.Chdir(root)
+		if out := krmtest.KptRender(t, kpt, kptExample); out.Err != nil {
 			t.Fatalf("kpt: %v\n%s", out.Err, out.Stderr)
 		}
 		var rendered []map[string]any
@@ -302,8 +304,8 @@ func TestExamples(t *testing.T) {
 			pkg := filepath.Join(root, kptExample)
 			edit(t, filepath.Join(pkg, "policies.yaml"), b.old, b.new)
 			before := krmtest.ReadDir(t, pkg)
-			t.Chdir(pkg)
-			out := krmtest.KptRender(t, kpt, ".")
+			t.Chdir(root)
+			out := krmtest.KptRender(t, kpt, kptExample)
 			if out.Err == nil {
 				t.Fatalf("the render succeeded:\n%s", out.Stderr)
 			}

@@ -32,10 +32,21 @@ func RepoRoot(t testing.TB) string {
 	}
 }
 
+// SkipUnderShort skips a test that builds binaries or runs kustomize or kpt
+// when go test runs with -short (`make check`): BuildFunction, Kustomize and
+// Kpt call it, so every test through the real tools is skipped there.
+func SkipUnderShort(t testing.TB) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("skipped under -short (make check): builds binaries or runs kustomize or kpt")
+	}
+}
+
 // BuildFunction builds the function functions/<name> into a temporary
 // directory and returns the binary's path.
 func BuildFunction(t testing.TB, name string) string {
 	t.Helper()
+	SkipUnderShort(t)
 	bin := filepath.Join(t.TempDir(), name)
 	cmd := exec.CommandContext(t.Context(), "go", "build", "-o", bin, "./"+name)
 	cmd.Dir = filepath.Join(RepoRoot(t), "functions")
@@ -49,6 +60,7 @@ func BuildFunction(t testing.TB, name string) string {
 // builds it).
 func Kustomize(t testing.TB) string {
 	t.Helper()
+	SkipUnderShort(t)
 	path := filepath.Join(RepoRoot(t), "bin", "kustomize")
 	if _, err := os.Stat(path); err != nil {
 		missingTool(t, "kustomize", path+" is missing: run `make kustomize`")
@@ -59,6 +71,7 @@ func Kustomize(t testing.TB) string {
 // Kpt returns the path of kpt on PATH.
 func Kpt(t testing.TB) string {
 	t.Helper()
+	SkipUnderShort(t)
 	path, err := exec.LookPath("kpt")
 	if err != nil {
 		missingTool(t, "kpt", "kpt is not on PATH: install kpt 1.0.0-beta.56 or later (see the README)")

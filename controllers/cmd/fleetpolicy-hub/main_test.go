@@ -1,0 +1,111 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
+	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
+)
+
+// TestHubStartsOutOfCluster runs bin/fleetpolicy-hub (make build) as the README
+// gives it, `--kubeconfig <hub>` and nothing else but free ports, against a
+// local API server, with no webhook certificate anywhere: it must stay up,
+// become ready, say that its webhook serves a self-signed certificate, serve
+// TLS on the webhook port, and propagate a policy.
+func TestHubStartsOutOfCluster(t *testing.T) {
+	plane, err := localplane.Start("hub")
+	localplane.FatalOrSkip(t, "starting the hub API server", err)
+	t.Cleanup(func() { _ = plane.Stop() })
+
+	free := func() string {
+		t.Helper()
+		addr, err := localplane.FreeAddress()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return addr
+	}
+	probe, metrics, webhookAddr := free(), free(), free()
+	_, webhookPort, _ := net.SplitHostPort(webhookAddr)
+	// A TMPDIR of its own: controller-runtime's default certificate folder
+	// ($TMPDIR/k8s-webhook-server/serving-certs) does not exist there.
+	tmp := t.TempDir()
+	hub, err := localplane.StartProcess("fleetpolicy-hub", "build", []string{
+		"--kubeconfig", plane.KubeconfigPath,
+		"--health-probe-bind-address", probe, "--metrics-bind-address", metrics, "--webhook-port", webhookPort,
+	}, []string{"TMPDIR=" + tmp})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(hub.Stop)
+
+	localplane.Eventually(t, time.Minute, "the hub is not ready", func() string {
+		select {
+		case <-hub.Exited():
+			t.Fatalf("the hub exited:\n%s", hub.LogTail(30))
+		default:
+		}
+		resp, err := http.Get("http://" + probe + "/readyz")
+		if err != nil {
+			return err.Error()
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return resp.Status
+		}
+		return ""
+	})
+	if log := hub.Log(); !strings.Contains(log, "self-signed") || !strings.Contains(log, "no API server trusts") {
+		t.Errorf("the hub does not say that its webhook certificate is self-signed:\n%s", log)
+	}
+	certs, _ := filepath.Glob(filepath.Join(tmp, "*", "tls.crt"))
+	if len(certs) != 1 {
+		t.Errorf("want one generated tls.crt under TMPDIR, found %v", certs)
+	}
+	conn, err := tls.Dial("tcp", "127.0.0.1:"+webhookPort, &tls.Config{InsecureSkipVerify: true}) // #nosec G402 -- the test only checks that TLS is served
+	if err != nil {
+		t.Errorf("the webhook port serves no TLS: %v", err)
+	} else {
+		conn.Close()
+	}
+
+	ctx := context.Background()
+	if err := localplane.EnsureCluster(ctx, plane.Client, "cluster-1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := localplane.EnsureNamespace(ctx, plane.Client, "policies"); err != nil {
+		t.Fatal(err)
+	}
+	if err := localplane.ApplyManifests(ctx, plane.Client, "policy", `
+apiVersion: policy.open-cluster-management.io/v1
+kind: Policy
+metadata: {name: p, namespace: policies}
+spec:
+  disabled: false
+  remediationAction: inform
+  policy-templates: []
+`+"---"+localplane.PlacementRuleBinding("policies", "to-cluster-1", "cluster-1", "p")); err != nil {
+		t.Fatal(err)
+	}
+	localplane.Eventually(t, time.Minute, "no replica in cluster-1", func() string {
+		var replica policyv1.Policy
+		if err := plane.Client.Get(ctx, types.NamespacedName{Namespace: "cluster-1", Name: "policies.p"}, &replica); err != nil {
+			return err.Error() + "\n" + hub.LogTail(10)
+		}
+		return ""
+	})
+	select {
+	case <-hub.Exited():
+		t.Fatalf("the hub exited:\n%s", hub.LogTail(30))
+	default:
+	}
+}
