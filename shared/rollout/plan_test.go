@@ -359,6 +359,18 @@ func BenchmarkPlan(b *testing.B) {
 // BenchmarkStep is one live step over 10,000 clusters in 100 groups, half of them
 // reached: it includes the one call to OCM's rollout library.
 func BenchmarkStep(b *testing.B) {
+	in := bigStepInput()
+	for b.Loop() {
+		res, err := Step(in)
+		if err != nil || len(res.Clusters) != 10000 {
+			b.Fatal(err)
+		}
+	}
+}
+
+// bigStepInput is a step over bigFleet with its first 50 groups reached and
+// succeeded an hour ago.
+func bigStepInput() StepInput {
 	in := StepInput{
 		Strategy:          perGroup(clusterv1alpha1.RolloutConfig{MinSuccessTime: minutes(5), ProgressDeadline: "10m"}),
 		RemediationAction: "enforce", Generation: generation, Fleet: bigFleet(), Now: now,
@@ -368,10 +380,5 @@ func BenchmarkStep(b *testing.B) {
 			in.Clusters = append(in.Clusters, state(c, policyv1.RolloutSucceeded, time.Hour, policyv1.Compliant))
 		}
 	}
-	for b.Loop() {
-		res, err := Step(in)
-		if err != nil || len(res.Clusters) != 10000 {
-			b.Fatal(err)
-		}
-	}
+	return in
 }
