@@ -37,6 +37,20 @@ func libraryAt(f *fleet, strategy clusterv1alpha1.RolloutStrategy, existing []cl
 	return res, err
 }
 
+// resolvedRollout is the fleet and the resolved strategy of a valid rollout.
+func resolvedRollout(t *testing.T, in PlanInput) (*fleet, Strategy) {
+	t.Helper()
+	f, err := newFleet(in.Fleet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	strategy, err := ResolveStrategy(in.Strategy, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f, strategy
+}
+
 // randomExisting draws statuses for a random part of the fleet's clusters and a
 // few clusters outside it: every library status, transition times unset or
 // around the soaks and deadlines randomRollout draws (on, just before and just
@@ -81,14 +95,7 @@ func TestDecideMatchesLibraryClock(t *testing.T) {
 	timedOut, soaking := 0, 0
 	for i := range 3000 {
 		in := randomRollout(rng)
-		f, err := newFleet(in.Fleet)
-		if err != nil {
-			t.Fatal(err)
-		}
-		strategy, err := ResolveStrategy(in.Strategy, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		f, strategy := resolvedRollout(t, in)
 		spec := libraryStrategy(strategy, isProgressive(strategy, in.RemediationAction), f.mandatoryGroups(strategy.MandatoryDecisionGroups))
 		if rng.IntN(50) == 0 {
 			spec = strategy.Spec // as written, mandatory groups by name

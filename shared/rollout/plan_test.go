@@ -238,14 +238,7 @@ func TestPlanMatchesLibrary(t *testing.T) {
 			t.Fatalf("case %d: %v", i, err)
 		}
 		checkPlanIndex(t, plan)
-		f, err := newFleet(in.Fleet)
-		if err != nil {
-			t.Fatal(err)
-		}
-		strategy, err := ResolveStrategy(in.Strategy, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		f, strategy := resolvedRollout(t, in)
 		mandatory := f.mandatoryGroups(strategy.MandatoryDecisionGroups)
 		want := libraryWaves(t, f, libraryStrategy(strategy, plan.Progressive, mandatory), strategy.MinSuccessTime)
 		if got := planClusters(plan); fmt.Sprint(got) != fmt.Sprint(want) {
