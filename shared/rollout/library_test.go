@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/intstr"
+	testingclock "k8s.io/utils/clock/testing"
 	clusterv1alpha1 "open-cluster-management.io/api/cluster/v1alpha1"
 	clustersdkv1alpha1 "open-cluster-management.io/sdk-go/pkg/apis/cluster/v1alpha1"
-	testingclock "k8s.io/utils/clock/testing"
 
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 )
