@@ -101,10 +101,15 @@
 // # Library quirks and how they are guarded
 //
 //   - An empty type is an error in the library: ResolveStrategy makes it All.
-//   - The library reads the time from its package variable RolloutClock: each
-//     call sets it, under a mutex, to a clock frozen at the caller's now
-//     (k8s.io/utils' fake clock) and restores it. Only this package may call the
-//     library.
+//   - The library reads the time from its package variable RolloutClock and has
+//     no parameter for it. This package never sets that variable, so steps of
+//     different rollouts run in parallel (BenchmarkStepParallel): it answers the
+//     library's two questions of time itself at the caller's now (is a succeeded
+//     cluster still soaking, has a progressing or failed one passed its
+//     deadline), hands the library transition times far enough in the past or
+//     the future that any reading of its clock agrees, and computes RecheckAfter
+//     at now. A differential test holds this to the library run with its clock
+//     set to now.
 //   - RolloutStatus is an integer enum there: this package speaks the API's
 //     strings (ToApply, Progressing, Succeeded, Failed, TimeOut).
 //   - Group indices with a gap make the library silently skip every group after

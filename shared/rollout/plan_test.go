@@ -238,14 +238,7 @@ func TestPlanMatchesLibrary(t *testing.T) {
 			t.Fatalf("case %d: %v", i, err)
 		}
 		checkPlanIndex(t, plan)
-		f, err := newFleet(in.Fleet)
-		if err != nil {
-			t.Fatal(err)
-		}
-		strategy, err := ResolveStrategy(in.Strategy, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		f, strategy := resolvedRollout(t, in)
 		mandatory := f.mandatoryGroups(strategy.MandatoryDecisionGroups)
 		want := libraryWaves(t, f, libraryStrategy(strategy, plan.Progressive, mandatory), strategy.MinSuccessTime)
 		if got := planClusters(plan); fmt.Sprint(got) != fmt.Sprint(want) {
@@ -359,6 +352,18 @@ func BenchmarkPlan(b *testing.B) {
 // BenchmarkStep is one live step over 10,000 clusters in 100 groups, half of them
 // reached: it includes the one call to OCM's rollout library.
 func BenchmarkStep(b *testing.B) {
+	in := bigStepInput()
+	for b.Loop() {
+		res, err := Step(in)
+		if err != nil || len(res.Clusters) != 10000 {
+			b.Fatal(err)
+		}
+	}
+}
+
+// bigStepInput is a step over bigFleet with its first 50 groups reached and
+// succeeded an hour ago.
+func bigStepInput() StepInput {
 	in := StepInput{
 		Strategy:          perGroup(clusterv1alpha1.RolloutConfig{MinSuccessTime: minutes(5), ProgressDeadline: "10m"}),
 		RemediationAction: "enforce", Generation: generation, Fleet: bigFleet(), Now: now,
@@ -368,10 +373,5 @@ func BenchmarkStep(b *testing.B) {
 			in.Clusters = append(in.Clusters, state(c, policyv1.RolloutSucceeded, time.Hour, policyv1.Compliant))
 		}
 	}
-	for b.Loop() {
-		res, err := Step(in)
-		if err != nil || len(res.Clusters) != 10000 {
-			b.Fatal(err)
-		}
-	}
+	return in
 }

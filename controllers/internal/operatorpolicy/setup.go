@@ -2,12 +2,12 @@ package operatorpolicy
 
 import (
 	"context"
-	"time"
 
 	operatorsv1 "github.com/operator-framework/api/pkg/operators/v1"
 	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -31,6 +31,9 @@ type Options struct {
 	// spec.subscription.namespace nor the PackageManifest says (OCM's
 	// --operator-policy-default-namespace); empty for none.
 	DefaultNamespace string
+	// Clock is the time of compliance events and status conditions (nil: the
+	// real clock).
+	Clock clock.PassiveClock
 }
 
 // Index names of the OperatorPolicy field indexes Setup registers.
@@ -75,7 +78,11 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	if err != nil {
 		return err
 	}
-	r := &reconciler{client: mgr.GetClient(), reader: mgr.GetAPIReader(), templates: resolver, now: time.Now, defaultNamespace: opts.DefaultNamespace}
+	var clk clock.PassiveClock = clock.RealClock{}
+	if opts.Clock != nil {
+		clk = opts.Clock
+	}
+	r := &reconciler{client: mgr.GetClient(), reader: mgr.GetAPIReader(), templates: resolver, now: clk.Now, defaultNamespace: opts.DefaultNamespace}
 	byNamespace := handler.EnqueueRequestsFromMapFunc(r.policiesOfNamespace)
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("operatorpolicy").

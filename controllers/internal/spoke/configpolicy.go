@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -45,6 +46,7 @@ type ConfigurationPolicyReconciler struct {
 	Templates *templatewatch.Resolver
 
 	events *eventWriter
+	clock  clock.PassiveClock
 }
 
 // templateOutcome is the evaluation of one object template.
@@ -162,7 +164,7 @@ func (r *ConfigurationPolicyReconciler) Reconcile(ctx context.Context, req ctrl.
 			return ctrl.Result{}, err
 		}
 	}
-	status.LastEvaluated = time.Now().UTC().Format(time.RFC3339)
+	status.LastEvaluated = r.clock.Now().UTC().Format(time.RFC3339)
 	updated := cp.DeepCopy()
 	updated.Status = status
 	if err := r.Client.Status().Update(ctx, updated); err != nil {
@@ -194,7 +196,7 @@ func templatingUnlessDisabled(cp *policyv1.ConfigurationPolicy, res templates.Re
 
 // wholePolicyStatus is the status of a ConfigurationPolicy whose object
 // templates are not evaluated one by one: one detail with the message.
-func wholePolicyStatus(cp *policyv1.ConfigurationPolicy, compliant bool, reason, msg string) (policyv1.ConfigurationPolicyStatus, bool, []string) {
+func wholePolicyStatus(cp *policyv1.ConfigurationPolicy, now time.Time, compliant bool, reason, msg string) (policyv1.ConfigurationPolicyStatus, bool, []string) {
 	state, condition := policyv1.NonCompliant, "violation"
 	if compliant {
 		state, condition = policyv1.Compliant, "notification"
@@ -205,7 +207,7 @@ func wholePolicyStatus(cp *policyv1.ConfigurationPolicy, compliant bool, reason,
 		CompliancyDetails: []policyv1.TemplateStatus{{
 			ComplianceState: state,
 			Conditions: []policyv1.Condition{{
-				Type: condition, Status: metav1.ConditionTrue, Reason: reason, Message: msg, LastTransitionTime: metav1.Now(),
+				Type: condition, Status: metav1.ConditionTrue, Reason: reason, Message: msg, LastTransitionTime: metav1.NewTime(now),
 			}},
 		}},
 	}, compliant, []string{msg}
@@ -215,8 +217,8 @@ func wholePolicyStatus(cp *policyv1.ConfigurationPolicy, compliant bool, reason,
 // evaluated at all (its key cannot be read, its object-templates-raw not
 // resolved): NonCompliant with the message, nothing evaluated or applied.
 // The evaluation is not complete: it prunes nothing.
-func policyViolation(cp *policyv1.ConfigurationPolicy, reason, msg string) evaluation {
-	status, compliant, messages := wholePolicyStatus(cp, false, reason, msg)
+func policyViolation(cp *policyv1.ConfigurationPolicy, now time.Time, reason, msg string) evaluation {
+	status, compliant, messages := wholePolicyStatus(cp, now, false, reason, msg)
 	return evaluation{status: status, compliant: compliant, messages: messages}
 }
 
@@ -232,12 +234,12 @@ func (r *ConfigurationPolicyReconciler) evaluateAll(ctx context.Context, cp *pol
 		case err == nil:
 			keyData = key.Data
 		case !apierrors.IsNotFound(err):
-			return policyViolation(cp, "Template encryption configuration error",
+			return policyViolation(cp, r.clock.Now(), "Template encryption configuration error",
 				fmt.Sprintf("failed to get the encryption key from Secret %s/%s: %v", cp.Namespace, templates.EncryptionKeySecret, err))
 		}
 		enc, err := templates.DecryptionConfig(cp.Annotations, keyData, cp.Namespace)
 		if err != nil {
-			return policyViolation(cp, "Template encryption configuration error", err.Error())
+			return policyViolation(cp, r.clock.Now(), "Template encryption configuration error", err.Error())
 		}
 		tpl.options.EncryptionConfig = enc
 	}
@@ -245,20 +247,20 @@ func (r *ConfigurationPolicyReconciler) evaluateAll(ctx context.Context, cp *pol
 	rawSensitive := false
 	if cp.Spec.ObjectTemplatesRaw != "" {
 		if tpl == nil {
-			return policyViolation(cp, templates.ReasonTemplateError,
+			return policyViolation(cp, r.clock.Now(), templates.ReasonTemplateError,
 				"spec.object-templates-raw cannot be used while templates are disabled by the annotation "+templates.DisableAnnotation)
 		}
 		var err error
 		objectTemplates, rawSensitive, err = templates.ResolveObjectTemplatesRaw(tpl.resolver, cp.Spec.ObjectTemplatesRaw, tpl.options)
 		if err != nil {
-			return policyViolation(cp, templates.ReasonTemplateError, templates.ErrorMessage(err))
+			return policyViolation(cp, r.clock.Now(), templates.ReasonTemplateError, templates.ErrorMessage(err))
 		}
 		// Its templates are resolved: the object definitions are used as made.
 		tpl = nil
 	}
 	if len(objectTemplates) == 0 {
 		// It relates to nothing now: what it related to is pruned (as in OCM).
-		status, compliant, messages := wholePolicyStatus(cp, true, "No object templates",
+		status, compliant, messages := wholePolicyStatus(cp, r.clock.Now(), true, "No object templates",
 			fmt.Sprintf("%s contains no object templates to check, and thus has no violations", cp.Name))
 		return evaluation{status: status, compliant: compliant, complete: true, messages: messages}
 	}
@@ -282,7 +284,7 @@ func (r *ConfigurationPolicyReconciler) evaluateAll(ctx context.Context, cp *pol
 			ComplianceState: state,
 			Conditions: []policyv1.Condition{{
 				Type: condition, Status: metav1.ConditionTrue, Reason: string(state), Message: out.message,
-				LastTransitionTime: metav1.Now(),
+				LastTransitionTime: metav1.NewTime(r.clock.Now()),
 			}},
 		})
 	}

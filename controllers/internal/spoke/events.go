@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/complianceevents"
@@ -30,13 +31,14 @@ type policyRef struct {
 // history), which orders them and makes copying one to the hub idempotent.
 type eventWriter struct {
 	client client.Client
+	clock  clock.PassiveClock
 }
 
 // compliance writes a compliance event about policy for the template named
 // template (in templateNamespace, empty when cluster-scoped) and returns its
 // name and time.
 func (w *eventWriter) compliance(ctx context.Context, policy policyRef, templateNamespace, template, message string) (string, time.Time, error) {
-	return complianceevents.Write(ctx, w.client, policy.event(history.Reason(templateNamespace, template), message), time.Now())
+	return complianceevents.Write(ctx, w.client, policy.event(history.Reason(templateNamespace, template), message), w.clock.Now())
 }
 
 // copyEvent writes the event named name about policy unless it exists: the copy

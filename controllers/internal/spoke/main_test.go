@@ -33,9 +33,11 @@ var (
 	// metrics.
 	hubConfig, spokeConfig *rest.Config
 	// startSpoke starts a spoke controller between the hub and the spoke;
-	// stopSpoke stops the running one.
-	startSpoke func() error
-	stopSpoke  func()
+	// startSpokeWith does with the options changed by configure; stopSpoke
+	// stops the running one.
+	startSpoke     func() error
+	startSpokeWith func(configure func(*spoke.ManagerOptions)) error
+	stopSpoke      func()
 )
 
 func TestMain(m *testing.M) {
@@ -79,10 +81,13 @@ func runMain(m *testing.M) int {
 			fmt.Fprintln(os.Stderr, "hub manager:", err)
 		}
 	})
-	startSpoke = func() error {
+	startSpokeWith = func(configure func(*spoke.ManagerOptions)) error {
 		so := spoke.DefaultManagerOptions()
 		so.MetricsAddr, so.ProbeAddr = "0", "0"
 		so.ClusterName = cluster
+		if configure != nil {
+			configure(&so)
+		}
 		spokeCtx, cancelSpoke := context.WithCancel(ctx)
 		spokeMgr, err := spoke.NewManager(spokeCtx, fleet.Hub.Config, fleet.Spokes[0].Config, so)
 		if err != nil {
@@ -98,6 +103,7 @@ func runMain(m *testing.M) int {
 		stopSpoke = func() { cancelSpoke(); spokeRunning.Wait() }
 		return nil
 	}
+	startSpoke = func() error { return startSpokeWith(nil) }
 	if err := startSpoke(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -45,6 +46,10 @@ type Options struct {
 	// evaluates the templates of each kind: the spoke (EvaluatorFleetpolicy)
 	// or OCM's config-policy-controller (EvaluatorOCM).
 	ConfigurationPolicyEvaluator, OperatorPolicyEvaluator Evaluator
+	// Clock is the time of compliance events, of status lastEvaluated and
+	// condition times, and of the OperatorPolicy controller (nil: the real
+	// clock).
+	Clock clock.PassiveClock
 }
 
 // DefaultOptions are the defaults of the spoke binary's flags (ClusterName has
@@ -161,7 +166,7 @@ func NewManager(ctx context.Context, hubCfg, managedCfg *rest.Config, o ManagerO
 		if err := mgr.Add(releasingOperatorPolicyFinalizers(mgr, ctrl.Log.WithName("spoke"))); err != nil {
 			return nil, err
 		}
-	} else if err := operatorpolicy.Setup(mgr, operatorpolicy.Options{Concurrency: o.Concurrency, DefaultNamespace: o.OperatorPolicyDefaultNamespace}); err != nil {
+	} else if err := operatorpolicy.Setup(mgr, operatorpolicy.Options{Concurrency: o.Concurrency, DefaultNamespace: o.OperatorPolicyDefaultNamespace, Clock: o.Clock}); err != nil {
 		return nil, err
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {

@@ -110,10 +110,10 @@ func (r *ConfigurationPolicyReconciler) finishDeletion(ctx context.Context, cp *
 		ComplianceState: policyv1.NonCompliant,
 		Conditions: []policyv1.Condition{{
 			Type: "violation", Status: metav1.ConditionTrue, Reason: configpolicy.ReasonCleanupError, Message: msg,
-			LastTransitionTime: metav1.Now(),
+			LastTransitionTime: metav1.NewTime(r.clock.Now()),
 		}},
 	}}
-	updated.Status.LastEvaluated = time.Now().UTC().Format(time.RFC3339)
+	updated.Status.LastEvaluated = r.clock.Now().UTC().Format(time.RFC3339)
 	// The relatedObjects stay: they say what is still to delete.
 	if err := r.Client.Status().Update(ctx, updated); err != nil && !apierrors.IsConflict(err) && !apierrors.IsNotFound(err) {
 		return ctrl.Result{}, err

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -35,6 +36,9 @@ func Setup(ctx context.Context, mgr ctrl.Manager, hub cluster.Cluster, o Options
 	}); err != nil {
 		return err
 	}
+	if o.Clock == nil {
+		o.Clock = clock.RealClock{}
+	}
 	inNamespace := predicate.NewPredicateFuncs(func(obj client.Object) bool { return obj.GetNamespace() == o.ClusterName })
 	concurrency := controller.Options{MaxConcurrentReconciles: max(1, o.Concurrency)}
 
@@ -55,11 +59,11 @@ func Setup(ctx context.Context, mgr ctrl.Manager, hub cluster.Cluster, o Options
 		WithOptions(concurrency).
 		Watches(&policyv1.Policy{}, enqueueAfter(o.HubStatusDelay), builder.WithPredicates(inNamespace)).
 		WatchesRawSource(source.Kind(hub.GetCache(), client.Object(&policyv1.Policy{}), enqueueAfter(o.HubStatusDelay), inNamespace)).
-		Complete(logging.QuietWhenStopping(&HubStatusSync{Managed: mgr.GetClient(), Hub: hub.GetClient(), events: &eventWriter{client: hub.GetClient()}})); err != nil {
+		Complete(logging.QuietWhenStopping(&HubStatusSync{Managed: mgr.GetClient(), Hub: hub.GetClient(), events: &eventWriter{client: hub.GetClient(), clock: o.Clock}})); err != nil {
 		return err
 	}
 
-	events := &eventWriter{client: mgr.GetClient()}
+	events := &eventWriter{client: mgr.GetClient(), clock: o.Clock}
 	templateSync := &TemplateSync{
 		Client:    mgr.GetClient(),
 		Mapper:    mgr.GetRESTMapper(),
@@ -114,6 +118,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, hub cluster.Cluster, o Options
 		Mapper:    mgr.GetRESTMapper(),
 		Templates: resolver,
 		events:    events,
+		clock:     o.Clock,
 	}
 	// A ConfigurationPolicy is evaluated again when its spec, or the
 	// annotations that change how its templates resolve, change, and when an
