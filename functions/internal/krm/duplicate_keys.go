@@ -100,6 +100,9 @@ func blockTopLevelKeys(in []byte) (keys []keyAt, ok bool) {
 			in = nil
 		}
 		line = bytes.TrimSuffix(line, []byte{'\r'})
+		if bytes.IndexByte(line, '\r') >= 0 {
+			return nil, false // a lone carriage return breaks the line for YAML
+		}
 		if content := bytes.TrimLeft(line, " "); len(content) == 0 || content[0] == '#' {
 			continue
 		}
@@ -127,7 +130,7 @@ func blockTopLevelKeys(in []byte) (keys []keyAt, ok bool) {
 		if colon < 0 {
 			return nil, false
 		}
-		name := strings.TrimRight(string(line[:colon]), " ")
+		name := strings.TrimRight(string(line[:colon]), " \t")
 		value := strings.TrimSpace(string(line[colon+1:]))
 		if strings.Contains(name, " #") ||
 			(value != "[]" && value != "{}" && value != "" && strings.IndexByte("\"'{[", value[0]) >= 0) {
