@@ -70,3 +70,48 @@ func PolicySet(set *policyv1beta1.PolicySet, policies map[string]*policyv1.Polic
 	}
 	return Aggregate(states)
 }
+
+// PolicySetMessage is the status.statusMessage of set, as OCM's propagator
+// words it: its members Pending ("Policies awaiting pending dependencies: a,
+// b"), disabled ("Disabled policies: ..."), without a compliance yet ("No
+// status provided while awaiting policy status: ...") and missing from
+// policies ("Deleted policies: ..."), joined by "; " in that order, or "All
+// policies are reporting status". A set without members has no message.
+func PolicySetMessage(set *policyv1beta1.PolicySet, policies map[string]*policyv1.Policy) string {
+	if set == nil || len(set.Spec.Policies) == 0 {
+		return ""
+	}
+	var pending, disabled, unknown, deleted []string
+	for _, member := range set.Spec.Policies {
+		name := string(member)
+		policy := policies[name]
+		switch {
+		case policy == nil:
+			deleted = append(deleted, name)
+		case policy.Spec.Disabled:
+			disabled = append(disabled, name)
+		case policy.Status.ComplianceState == "":
+			unknown = append(unknown, name)
+		case policy.Status.ComplianceState == policyv1.Pending:
+			pending = append(pending, name)
+		}
+	}
+	var parts []string
+	for _, group := range []struct {
+		label   string
+		members []string
+	}{
+		{"Policies awaiting pending dependencies: ", pending},
+		{"Disabled policies: ", disabled},
+		{"No status provided while awaiting policy status: ", unknown},
+		{"Deleted policies: ", deleted},
+	} {
+		if len(group.members) > 0 {
+			parts = append(parts, group.label+strings.Join(group.members, ", "))
+		}
+	}
+	if len(parts) == 0 {
+		return "All policies are reporting status"
+	}
+	return strings.Join(parts, "; ")
+}

@@ -101,3 +101,39 @@ func TestPolicySet(t *testing.T) {
 		})
 	}
 }
+
+func TestPolicySetMessage(t *testing.T) {
+	root := func(state policyv1.ComplianceState, disabled bool) *policyv1.Policy {
+		p := &policyv1.Policy{}
+		p.Spec.Disabled, p.Status.ComplianceState = disabled, state
+		return p
+	}
+	set := func(members ...string) *policyv1beta1.PolicySet {
+		s := &policyv1beta1.PolicySet{}
+		for _, m := range members {
+			s.Spec.Policies = append(s.Spec.Policies, policyv1.NonEmptyString(m))
+		}
+		return s
+	}
+	policies := map[string]*policyv1.Policy{
+		"ok": root(policyv1.Compliant, false), "bad": root(policyv1.NonCompliant, false),
+		"waiting": root(policyv1.Pending, false), "off": root(policyv1.Compliant, true), "new": root("", false),
+	}
+	for _, tt := range []struct {
+		name string
+		set  *policyv1beta1.PolicySet
+		want string
+	}{
+		{"no set", nil, ""},
+		{"no members", set(), ""},
+		{"every member reports", set("ok", "bad"), "All policies are reporting status"},
+		{"OCM's order whatever the members'", set("gone", "new", "off", "waiting", "ok"),
+			"Policies awaiting pending dependencies: waiting; Disabled policies: off; " +
+				"No status provided while awaiting policy status: new; Deleted policies: gone"},
+		{"several of a kind", set("gone", "ok", "also-gone"), "Deleted policies: gone, also-gone"},
+	} {
+		if got := PolicySetMessage(tt.set, policies); got != tt.want {
+			t.Errorf("%s: %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}

@@ -45,6 +45,7 @@ func (r *PolicySetStatus) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 	}
 	status := set.Status.DeepCopy()
 	status.Compliant = compliance.PolicySet(set, members)
+	status.StatusMessage = compliance.PolicySetMessage(set, members)
 	status.Exclusions = binding.SetExclusions(set)
 	status.Placement = nil
 	for i := range bindings.Items {

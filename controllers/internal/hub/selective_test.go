@@ -301,6 +301,14 @@ subjects: [{apiGroup: policy.open-cluster-management.io, kind: PolicySet, name: 
 		return ""
 	})
 
+	localplane.Eventually(t, 20*time.Second, "PolicySet status message while its policies have no status", func() string {
+		set := &policyv1beta1.PolicySet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "set"}}
+		get(t, set)
+		if want := "No status provided while awaiting policy status: p1, p2"; set.Status.StatusMessage != want || set.Status.Compliant != "" {
+			return fmt.Sprintf("set status %+v, want message %q and no compliance", set.Status, want)
+		}
+		return ""
+	})
 	for _, name := range []string{"p1", "p2"} {
 		for _, cl := range []string{"cluster-d", "cluster-e"} {
 			r := &policyv1.Policy{ObjectMeta: metav1.ObjectMeta{Namespace: cl, Name: replication.Name(ns, name)}}
@@ -314,7 +322,8 @@ subjects: [{apiGroup: policy.open-cluster-management.io, kind: PolicySet, name: 
 	localplane.Eventually(t, 20*time.Second, "PolicySet status", func() string {
 		set := &policyv1beta1.PolicySet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "set"}}
 		get(t, set)
-		if set.Status.Compliant != policyv1.Compliant || len(set.Status.Placement) != 1 || set.Status.Placement[0].Placement != "pl" {
+		if set.Status.Compliant != policyv1.Compliant || len(set.Status.Placement) != 1 || set.Status.Placement[0].Placement != "pl" ||
+			set.Status.StatusMessage != "All policies are reporting status" {
 			return fmt.Sprintf("set status %+v", set.Status)
 		}
 		return ""
