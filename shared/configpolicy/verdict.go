@@ -3,6 +3,9 @@ package configpolicy
 import (
 	"slices"
 	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 )
@@ -189,13 +192,33 @@ func Describe(results []Result) string {
 	return strings.Join(parts, "; ")
 }
 
+// stateAndCondition are, for a compliance, its state and the type of its
+// compliancy-detail condition: Compliant and "notification", or NonCompliant
+// and "violation", as OCM writes them.
+func stateAndCondition(compliant bool) (policyv1.ComplianceState, string) {
+	if compliant {
+		return policyv1.Compliant, "notification"
+	}
+	return policyv1.NonCompliant, "violation"
+}
+
 // ComplianceMessage is the message of a compliance event and of the policy's
 // status: "Compliant; notification - <details>" or "NonCompliant; violation -
 // <details>", the details of the templates joined by "; ".
 func ComplianceMessage(compliant bool, details []string) string {
-	prefix := "NonCompliant; violation - "
-	if compliant {
-		prefix = "Compliant; notification - "
+	state, condition := stateAndCondition(compliant)
+	return string(state) + "; " + condition + " - " + strings.Join(details, "; ")
+}
+
+// Detail is one entry of status.compliancyDetails: the compliance and one
+// condition ("notification" or "violation") with reason and message, last
+// changed at.
+func Detail(compliant bool, reason, message string, at time.Time) policyv1.TemplateStatus {
+	state, condition := stateAndCondition(compliant)
+	return policyv1.TemplateStatus{
+		ComplianceState: state,
+		Conditions: []policyv1.Condition{{
+			Type: condition, Status: metav1.ConditionTrue, Reason: reason, Message: message, LastTransitionTime: metav1.NewTime(at),
+		}},
 	}
-	return prefix + strings.Join(details, "; ")
 }

@@ -2,6 +2,7 @@ package configpolicy
 
 import (
 	"testing"
+	"time"
 
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 )
@@ -111,6 +112,26 @@ func TestRelatedReason(t *testing.T) {
 	} {
 		if got := reason.Related(); got != want {
 			t.Errorf("%q.Related() = %q, want %q (OCM's wording)", reason, got, want)
+		}
+	}
+}
+
+func TestDetail(t *testing.T) {
+	at := time.Unix(1700000000, 0)
+	for _, tt := range []struct {
+		compliant       bool
+		state, typ, msg string
+	}{
+		{true, "Compliant", "notification", "Compliant; notification - a; b"},
+		{false, "NonCompliant", "violation", "NonCompliant; violation - a; b"},
+	} {
+		d := Detail(tt.compliant, "R", "m", at)
+		if string(d.ComplianceState) != tt.state || len(d.Conditions) != 1 || d.Conditions[0].Type != tt.typ ||
+			d.Conditions[0].Reason != "R" || d.Conditions[0].Message != "m" || !d.Conditions[0].LastTransitionTime.Time.Equal(at) {
+			t.Errorf("Detail(%v) = %+v", tt.compliant, d)
+		}
+		if got := ComplianceMessage(tt.compliant, []string{"a", "b"}); got != tt.msg {
+			t.Errorf("ComplianceMessage(%v) = %q, want %q", tt.compliant, got, tt.msg)
 		}
 	}
 }

@@ -197,19 +197,11 @@ func templatingUnlessDisabled(cp *policyv1.ConfigurationPolicy, res templates.Re
 // wholePolicyStatus is the status of a ConfigurationPolicy whose object
 // templates are not evaluated one by one: one detail with the message.
 func wholePolicyStatus(cp *policyv1.ConfigurationPolicy, now time.Time, compliant bool, reason, msg string) (policyv1.ConfigurationPolicyStatus, bool, []string) {
-	state, condition := policyv1.NonCompliant, "violation"
-	if compliant {
-		state, condition = policyv1.Compliant, "notification"
-	}
+	detail := configpolicy.Detail(compliant, reason, msg, now)
 	return policyv1.ConfigurationPolicyStatus{
 		LastEvaluatedGeneration: cp.Generation,
-		ComplianceState:         state,
-		CompliancyDetails: []policyv1.TemplateStatus{{
-			ComplianceState: state,
-			Conditions: []policyv1.Condition{{
-				Type: condition, Status: metav1.ConditionTrue, Reason: reason, Message: msg, LastTransitionTime: metav1.NewTime(now),
-			}},
-		}},
+		ComplianceState:         detail.ComplianceState,
+		CompliancyDetails:       []policyv1.TemplateStatus{detail},
 	}, compliant, []string{msg}
 }
 
@@ -276,17 +268,11 @@ func (r *ConfigurationPolicyReconciler) evaluateAll(ctx context.Context, cp *pol
 		ev.kindMissing = ev.kindMissing || out.kindMissing
 		ev.messages = append(ev.messages, out.message)
 		status.RelatedObjects = append(status.RelatedObjects, out.related...)
-		state, condition := policyv1.NonCompliant, "violation"
+		state := policyv1.NonCompliant
 		if out.compliant {
-			state, condition = policyv1.Compliant, "notification"
+			state = policyv1.Compliant
 		}
-		status.CompliancyDetails = append(status.CompliancyDetails, policyv1.TemplateStatus{
-			ComplianceState: state,
-			Conditions: []policyv1.Condition{{
-				Type: condition, Status: metav1.ConditionTrue, Reason: string(state), Message: out.message,
-				LastTransitionTime: metav1.NewTime(r.clock.Now()),
-			}},
-		})
+		status.CompliancyDetails = append(status.CompliancyDetails, configpolicy.Detail(out.compliant, string(state), out.message, r.clock.Now()))
 	}
 	status.ComplianceState = policyv1.NonCompliant
 	if ev.compliant {

@@ -9,7 +9,6 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -106,13 +105,7 @@ func (r *ConfigurationPolicyReconciler) finishDeletion(ctx context.Context, cp *
 	}
 	updated := cp.DeepCopy()
 	updated.Status.ComplianceState = policyv1.NonCompliant
-	updated.Status.CompliancyDetails = []policyv1.TemplateStatus{{
-		ComplianceState: policyv1.NonCompliant,
-		Conditions: []policyv1.Condition{{
-			Type: "violation", Status: metav1.ConditionTrue, Reason: configpolicy.ReasonCleanupError, Message: msg,
-			LastTransitionTime: metav1.NewTime(r.clock.Now()),
-		}},
-	}}
+	updated.Status.CompliancyDetails = []policyv1.TemplateStatus{configpolicy.Detail(false, configpolicy.ReasonCleanupError, msg, r.clock.Now())}
 	updated.Status.LastEvaluated = r.clock.Now().UTC().Format(time.RFC3339)
 	// The relatedObjects stay: they say what is still to delete.
 	if err := r.Client.Status().Update(ctx, updated); err != nil && !apierrors.IsConflict(err) && !apierrors.IsNotFound(err) {
