@@ -57,7 +57,10 @@ func (r *PlacementRuleScheduler) Reconcile(ctx context.Context, req reconcile.Re
 	if err != nil {
 		decisions = rule.Status.Decisions
 		condition.Status, condition.Reason, condition.Message = metav1.ConditionFalse, "InvalidSpec", err.Error()
-		r.Recorder.Eventf(rule, nil, corev1.EventTypeWarning, "InvalidSpec", "Schedule", "%s", err.Error())
+		// Once per problem, not on every cluster change.
+		if old := meta.FindStatusCondition(rule.Status.Conditions, PlacementRuleScheduled); old == nil || old.Message != condition.Message {
+			r.Recorder.Eventf(rule, nil, corev1.EventTypeWarning, "InvalidSpec", "Schedule", "%s", err.Error())
+		}
 	}
 	status := rule.Status.DeepCopy()
 	status.Decisions = decisions
