@@ -35,6 +35,18 @@ type placementClusters struct {
 	// failed says that the decisions could not be read or computed (the reason
 	// is a result): the policies bound through it get no plan.
 	failed bool
+	// badIndexes are the PlacementDecisions whose decision-group-index label is
+	// no index (scheduling.GroupOf), read as group 0: only a policy whose
+	// rollout orders clusters by group (rollout.UsesGroupIndexes) is stopped.
+	badIndexes []badIndex
+	// warned says that badIndexes were reported as a warning already.
+	warned bool
+}
+
+// badIndex is a PlacementDecision whose group index cannot be read, and why.
+type badIndex struct {
+	item *fn.KubeObject
+	err  error
 }
 
 // planner makes the plans of one ResourceList.
@@ -63,6 +75,9 @@ func (p *planner) plan(policy object[policyv1.Policy]) (*fn.KubeObject, bool) {
 		if pc.failed {
 			// As the hub, which reads the same placements: a decision that
 			// cannot be read stops the policy (reported on the decision).
+			return nil, false
+		}
+		if len(pc.badIndexes) > 0 && !p.acceptBadIndexes(root, pc) {
 			return nil, false
 		}
 		decisions[ref] = pc.clusters
@@ -218,14 +233,41 @@ func (p *planner) placementGroups(pl object[clusterv1beta1.Placement]) *placemen
 	for _, d := range decisions {
 		g, err := scheduling.GroupOf(d.obj)
 		if err != nil {
-			p.in.reportErrors(d.item, err)
-			pc.failed = true
-			continue
+			pc.badIndexes = append(pc.badIndexes, badIndex{d.item, err})
 		}
 		pc.groups = append(pc.groups, g)
 		pc.clusters = append(pc.clusters, g.Clusters...)
 	}
 	return pc
+}
+
+// acceptBadIndexes decides, as the hub does, whether root may be planned over
+// a placement with PlacementDecisions whose group index cannot be read: not
+// when its rollout orders clusters by group (an error on each decision); else
+// yes, their clusters in group 0 as OCM's propagator binds them (a warning on
+// each decision, once).
+func (p *planner) acceptBadIndexes(root *policyv1.Policy, pc *placementClusters) bool {
+	report := func(b badIndex, severity fn.Severity, consequence string) {
+		path, body := "", b.err.Error()
+		var fieldErr *field.Error
+		if errors.As(b.err, &fieldErr) {
+			path, body = fieldErr.Field, fieldErr.ErrorBody()
+		}
+		p.in.results = append(p.in.results, krm.ObjectResult(b.item, severity, path, body+": "+consequence))
+	}
+	if rollout.UsesGroupIndexes(&root.Spec) {
+		for _, b := range pc.badIndexes {
+			report(b, fn.Error, fmt.Sprintf("Policy %s/%s rolls out by decision group and gets no plan", root.Namespace, root.Name))
+		}
+		return false
+	}
+	if !pc.warned {
+		pc.warned = true
+		for _, b := range pc.badIndexes {
+			report(b, fn.Warning, "read as group 0, as OCM's propagator (which never reads the label) binds its clusters; a Policy that rolls out by decision group gets no plan")
+		}
+	}
+	return true
 }
 
 // splitNote splits a note of package rollout or scheduling into the field it

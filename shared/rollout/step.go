@@ -227,6 +227,16 @@ func isProgressive(s Strategy, root policyv1.RemediationAction) bool {
 	return root.IsEnforce() && s.Spec.Type != clusterv1alpha1.All
 }
 
+// UsesGroupIndexes reports whether the rollout of a root policy with spec
+// orders its clusters by decision group (an enforcing root with a strategy
+// other than All), so that a PlacementDecision whose group index cannot be
+// read must stop it. Otherwise every bound cluster is reached at once, and the
+// index does not matter, as for OCM v0.19's propagator, which never reads it.
+func UsesGroupIndexes(spec *policyv1.PolicySpec) bool {
+	typ := spec.Rollout().Type
+	return spec.RemediationAction.IsEnforce() && typ != "" && typ != clusterv1alpha1.All
+}
+
 // reachedAction is the action of a cluster the rollout has reached: the root's in
 // a progressive rollout, otherwise the cluster's own (binding overrides applied).
 func reachedAction(progressive bool, s ClusterState, root policyv1.RemediationAction) policyv1.RemediationAction {

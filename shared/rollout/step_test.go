@@ -783,3 +783,26 @@ func TestStepRestoresLibraryClock(t *testing.T) {
 		t.Fatal("RolloutClock was not restored")
 	}
 }
+
+func TestUsesGroupIndexes(t *testing.T) {
+	strategy := func(typ clusterv1alpha1.RolloutType) *clusterv1alpha1.RolloutStrategy {
+		return &clusterv1alpha1.RolloutStrategy{Type: typ}
+	}
+	for _, tt := range []struct {
+		action   policyv1.RemediationAction
+		strategy *clusterv1alpha1.RolloutStrategy
+		want     bool
+	}{
+		{"enforce", nil, false},
+		{"enforce", strategy(""), false},
+		{"enforce", strategy(clusterv1alpha1.All), false},
+		{"enforce", strategy(clusterv1alpha1.Progressive), true},
+		{"Enforce", strategy(clusterv1alpha1.ProgressivePerGroup), true},
+		{"inform", strategy(clusterv1alpha1.Progressive), false},
+	} {
+		spec := &policyv1.PolicySpec{RemediationAction: tt.action, RolloutStrategy: tt.strategy}
+		if got := UsesGroupIndexes(spec); got != tt.want {
+			t.Errorf("%s with %+v: %v, want %v", tt.action, tt.strategy, got, tt.want)
+		}
+	}
+}

@@ -80,7 +80,10 @@
 //     the label.
 //   - A decision-group-index that is not a whole number from 0 is an error
 //     naming the label (the tracker's "incorrect group index"; a negative index
-//     would make OCM's rollout library skip the group silently).
+//     would make OCM's rollout library skip the group silently), returned with
+//     the decision read as group 0: OCM's propagator binds its clusters, and
+//     only a rollout that orders clusters by group (rollout.UsesGroupIndexes)
+//     must refuse it.
 //   - A decision with an empty clusterName is skipped: OCM's API documents an
 //     empty ClusterDecision as not scheduled yet; it names no cluster.
 //

@@ -49,13 +49,13 @@ func TestGroupOf(t *testing.T) {
 		{"only empty clusterNames", decision(map[string]string{placementLabel: "pl", indexLabel: "0"}, "", ""),
 			"pl//0[]", ""},
 		{"index not a number", decision(map[string]string{placementLabel: "pl", indexLabel: "one"}, "a"),
-			"", `metadata.labels[cluster.open-cluster-management.io/decision-group-index]: Invalid value: "one"`},
+			"pl//0[a]", `metadata.labels[cluster.open-cluster-management.io/decision-group-index]: Invalid value: "one"`},
 		{"empty index", decision(map[string]string{placementLabel: "pl", indexLabel: ""}, "a"),
-			"", `metadata.labels[cluster.open-cluster-management.io/decision-group-index]: Invalid value: ""`},
+			"pl//0[a]", `metadata.labels[cluster.open-cluster-management.io/decision-group-index]: Invalid value: ""`},
 		{"negative index", decision(map[string]string{placementLabel: "pl", indexLabel: "-1"}, "a"),
-			"", `metadata.labels[cluster.open-cluster-management.io/decision-group-index]: Invalid value: "-1"`},
+			"pl//0[a]", `metadata.labels[cluster.open-cluster-management.io/decision-group-index]: Invalid value: "-1"`},
 		{"index beyond int32", decision(map[string]string{placementLabel: "pl", indexLabel: "2147483648"}, "a"),
-			"", `Invalid value: "2147483648"`},
+			"pl//0[a]", `Invalid value: "2147483648"`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -63,6 +63,10 @@ func TestGroupOf(t *testing.T) {
 			if tc.wantError != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantError) {
 					t.Fatalf("error %v, want %q", err, tc.wantError)
+				}
+				// The clusters OCM's propagator binds, as group 0.
+				if got := groupString(g); got != tc.want {
+					t.Fatalf("with the error, got %s, want %s", got, tc.want)
 				}
 				return
 			}

@@ -28,7 +28,7 @@
 // A root that cannot be propagated as written (namespace and name over 62
 // characters, a Policy in a ManagedCluster's namespace, a binding or rollout
 // strategy in error, a PlacementDecision whose decision-group-index label is
-// no index) keeps its replicas as they are and says why in its
+// no index, when the root rolls out by decision group) keeps its replicas as they are and says why in its
 // Invalid condition; rollout settings that do not do what they seem to (a
 // Progressive maxConcurrency of 0 that enforces everywhere at once) are listed
 // in its RolloutWarning condition (docs/hub-safety.md).

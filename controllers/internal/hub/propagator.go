@@ -278,8 +278,10 @@ func (p *Propagator) bindingInputs(ctx context.Context, root *policyv1.Policy) (
 // bind root (binding.Placements) and their decision groups for the rollout, with
 // scheduling.GroupOf and RuleGroup, as plan-rollout reads them: a Placement's
 // PlacementDecisions, a PlacementRule's status.decisions (one group of index 0);
-// a missing placement selects nothing. A PlacementDecision that cannot be read
-// (a bad decision-group-index label) is a problem to report on the root.
+// a missing placement selects nothing. A PlacementDecision whose
+// decision-group-index label is no index is a problem to report on the root
+// when its rollout orders clusters by group (rollout.UsesGroupIndexes);
+// otherwise its clusters are bound as group 0, as OCM's propagator binds them.
 func (p *Propagator) decisions(ctx context.Context, root *policyv1.Policy, sets []policyv1beta1.PolicySet, bindings []policyv1.PlacementBinding) (
 	out binding.Decisions, groups map[binding.PlacementRef][]rollout.DecisionGroup, problem, err error) {
 	out = binding.Decisions{}
@@ -296,7 +298,7 @@ func (p *Propagator) decisions(ctx context.Context, root *policyv1.Policy, sets 
 			}
 			for i := range list.Items {
 				group, err := scheduling.GroupOf(&list.Items[i])
-				if err != nil {
+				if err != nil && rollout.UsesGroupIndexes(&root.Spec) {
 					problems = append(problems, fmt.Errorf("PlacementDecision %s/%s of Placement %s: %w",
 						root.Namespace, list.Items[i].Name, ref.Name, err))
 					continue

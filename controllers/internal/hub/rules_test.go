@@ -114,26 +114,28 @@ status:
 
 // TestPlacementDecisionsReadAsPlanRollout: the hub reads PlacementDecisions as
 // plan-rollout does (scheduling.GroupOf). A decision-group-index label that is
-// no index is reported as the Invalid condition, naming the PlacementDecision
-// and the label, of every root bound through its Placement (restricted
-// bindings included), with no replica written (plan-rollout refuses it too);
-// once fixed, the roots propagate. A decision with an empty
+// no index stops only a root whose rollout orders clusters by group: it is
+// reported as that root's Invalid condition, naming the PlacementDecision and
+// the label, with no replica written (plan-rollout refuses it too). Any other
+// root bound through the Placement (restricted bindings included) propagates
+// to the decision's clusters, as OCM's propagator does, which never reads the
+// label. Once fixed, every root propagates. A decision with an empty
 // clusterName is not scheduled yet: it names no cluster, so the root does not
 // list "" as a decided cluster without a ManagedCluster.
 func TestPlacementDecisionsReadAsPlanRollout(t *testing.T) {
 	ns := "decision-labels"
 	applyYAML(t, policyYAML(ns, "p", "enforce"))
+	applyYAML(t, strings.Replace(policyYAML(ns, "rolled", "enforce"), "  disabled: false",
+		"  disabled: false\n  rolloutStrategy: {type: Progressive, progressive: {maxConcurrency: 1}}", 1))
 	applyYAML(t, fmt.Sprintf(`
 apiVersion: policy.open-cluster-management.io/v1
 kind: PlacementBinding
 metadata: {name: pb, namespace: %s}
 placementRef: {apiGroup: cluster.open-cluster-management.io, kind: Placement, name: pl}
-subjects: [{apiGroup: policy.open-cluster-management.io, kind: Policy, name: p}]
+subjects: [{apiGroup: policy.open-cluster-management.io, kind: Policy, name: p}, {apiGroup: policy.open-cluster-management.io, kind: Policy, name: rolled}]
 `, ns))
 	applyYAML(t, placementDecisionYAML(ns, "pl", "first", "cluster-a"))
-	// narrowed reaches pl only through a restricted binding: the unreadable
-	// decision stops it too (plan-rollout's golden bad-placement: no plan).
-	// It exists before narrowed is bound, so narrowed never propagates before.
+	// narrowed reaches pl only through a restricted binding.
 	applyYAML(t, policyYAML(ns, "narrowed", "inform"))
 	applyYAML(t, fmt.Sprintf(`
 apiVersion: policy.open-cluster-management.io/v1
@@ -151,15 +153,17 @@ bindingOverrides: {remediationAction: enforce}
 subFilter: restricted
 `, ns))
 	applyYAML(t, placementDecisionYAML(ns, "base", "0", "cluster-c"))
-	for _, root := range []string{"p", "narrowed"} {
-		expectCondition(t, ns, root, hub.ConditionInvalid, metav1.ConditionTrue, "PlacementDecisionInvalid",
-			`PlacementDecision decision-labels/pl-decision-1 of Placement pl: metadata.labels[cluster.open-cluster-management.io/decision-group-index]: Invalid value: "first"`)
-		expectReplicas(t, ns, root, map[string]string{})
-	}
+	expectCondition(t, ns, "rolled", hub.ConditionInvalid, metav1.ConditionTrue, "PlacementDecisionInvalid",
+		`PlacementDecision decision-labels/pl-decision-1 of Placement pl: metadata.labels[cluster.open-cluster-management.io/decision-group-index]: Invalid value: "first"`)
+	expectReplicas(t, ns, "rolled", map[string]string{})
+	expectReplicas(t, ns, "p", want(nil, []string{"cluster-a"}))
+	expectCondition(t, ns, "p", hub.ConditionInvalid, "", "", "")
+	expectReplicas(t, ns, "narrowed", want([]string{"cluster-c"}, nil))
+	expectCondition(t, ns, "narrowed", hub.ConditionInvalid, "", "", "")
 
 	// No index label at all is group 0.
 	applyYAML(t, placementDecisionYAML(ns, "pl", "-", "cluster-a", "", "cluster-b"))
-	expectCondition(t, ns, "p", hub.ConditionInvalid, "", "", "")
+	expectCondition(t, ns, "rolled", hub.ConditionInvalid, "", "", "")
 	expectReplicas(t, ns, "p", want(nil, []string{"cluster-a", "cluster-b"}))
 	expectCondition(t, ns, "narrowed", hub.ConditionInvalid, "", "", "")
 	expectReplicas(t, ns, "narrowed", want([]string{"cluster-c"}, nil))
