@@ -110,15 +110,16 @@ func follow(ctx context.Context, c client.WithWatch, run string, sink policySink
 type replicaCount struct {
 	classify func(*policyv1.Policy) int
 	mu       sync.Mutex
-	classes  map[string]int // namespace/name -> class
-	count    map[int]int    // class -> replicas
+	classes  map[string]int    // namespace/name -> class
+	count    map[int]int       // class -> replicas
+	first    map[int]time.Time // class -> when a replica of it was first seen
 	want     int
 	class    int
 	reached  chan time.Time // nil when nobody waits
 }
 
 func newReplicaCount(classify func(*policyv1.Policy) int) *replicaCount {
-	return &replicaCount{classify: classify, classes: map[string]int{}, count: map[int]int{}}
+	return &replicaCount{classify: classify, classes: map[string]int{}, count: map[int]int{}, first: map[int]time.Time{}}
 }
 
 func (r *replicaCount) reset() {
@@ -126,6 +127,7 @@ func (r *replicaCount) reset() {
 	defer r.mu.Unlock()
 	clear(r.classes)
 	clear(r.count)
+	clear(r.first)
 }
 
 func (r *replicaCount) see(p *policyv1.Policy, deleted bool, at time.Time) {
@@ -140,6 +142,9 @@ func (r *replicaCount) see(p *policyv1.Policy, deleted bool, at time.Time) {
 		class := r.classify(p)
 		r.classes[key] = class
 		r.count[class]++
+		if _, seen := r.first[class]; !seen {
+			r.first[class] = at
+		}
 	}
 	r.check(at)
 }
@@ -167,6 +172,13 @@ func (r *replicaCount) waitFor(n, class int, timeout time.Duration) (time.Time, 
 		r.reached = nil
 		return time.Time{}, fmt.Errorf("timed out after %s with %d of %d replicas of class %d", timeout, r.count[class], n, class)
 	}
+}
+
+// firstSeen is when a replica of class was first seen (zero: never).
+func (r *replicaCount) firstSeen(class int) time.Time {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.first[class]
 }
 
 // templateVersion is the "version" the bench's template carries, -1 if none.

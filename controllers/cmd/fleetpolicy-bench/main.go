@@ -16,10 +16,15 @@
 //
 //   - propagation: for each P×N of --propagation (default 1x1000, 1x3000,
 //     100x1000), P root policies in one PlacementBinding to one Placement of N
-//     clusters (PlacementDecisions of --per-decision). Figures: create (from the
-//     first root's creation until a watch has seen all P×N replicas), update (from
-//     the first root update until all P×N replicas carry it), the hub's CPU
-//     seconds per 1,000 replicas over its whole life, its peak RSS. The floor
+//     clusters (PlacementDecisions of --per-decision). The hub is started and
+//     the benchmark waits for its /readyz, as a user would; then it binds and
+//     creates the roots. Every time runs from the API server's answer to the
+//     user's first write of the phase. Figures: startup (the hub process's start
+//     until /readyz answered 200; no floor), first-replica (the first root's
+//     create until a watch has seen one replica), create (until it has seen all
+//     P×N), update (from the first root update until all P×N replicas carry it),
+//     the hub's CPU seconds per 1,000 replicas over its whole life, its peak
+//     RSS. The floor
 //     is this command as a child process (runFloorWriter), doing the least a
 //     process that keeps the replicas in line must: it watches them through a
 //     controller-runtime cache, creates the same replicas (built by

@@ -26,7 +26,7 @@ func (b *bench) propagation(ctx context.Context, sc scenario, runs int) error {
 	for r := range runs {
 		run := fmt.Sprintf("p%dx%d-%d", sc.policies, sc.clusters, r)
 		progress("propagation %s, run %d of %d: floor", sc.key(), r+1, runs)
-		floorCreate, floorUpdate, floorCPU, floorRSS, err := b.floorPropagation(ctx, sc, run+"-floor")
+		floor, err := b.floorPropagation(ctx, sc, run+"-floor")
 		if err != nil {
 			return fmt.Errorf("%s, run %d, floor: %w", sc.key(), r+1, err)
 		}
@@ -35,11 +35,13 @@ func (b *bench) propagation(ctx context.Context, sc scenario, runs int) error {
 		if err != nil {
 			return fmt.Errorf("%s, run %d, hub: %w", sc.key(), r+1, err)
 		}
-		b.res.line(name+"/create", h.create, withFloor(h.create.Seconds(), floorCreate.Seconds(), "s")...)
-		b.res.line(name+"/update", h.update, withFloor(h.update.Seconds(), floorUpdate.Seconds(), "s")...)
+		b.res.line(name+"/startup", h.startup, figure{h.startup.Seconds(), "s"})
+		b.res.line(name+"/first-replica", h.firstReplica, withFloor(h.firstReplica.Seconds(), floor.firstReplica.Seconds(), "s")...)
+		b.res.line(name+"/create", h.create, withFloor(h.create.Seconds(), floor.create.Seconds(), "s")...)
+		b.res.line(name+"/update", h.update, withFloor(h.update.Seconds(), floor.update.Seconds(), "s")...)
 		perThousand := float64(sc.replicas()) / 1000
-		b.res.line(name+"/cpu", 0, withFloor(h.cpu.Seconds()/perThousand, floorCPU.Seconds()/perThousand, "cpu-s/1000-replicas")...)
-		b.res.line(name+"/rss", 0, withFloor(mib(h.rssBytes), mib(floorRSS), "MiB-peak-rss")...)
+		b.res.line(name+"/cpu", 0, withFloor(h.cpu.Seconds()/perThousand, floor.cpu.Seconds()/perThousand, "cpu-s/1000-replicas")...)
+		b.res.line(name+"/rss", 0, withFloor(mib(h.rssBytes), mib(floor.rssBytes), "MiB-peak-rss")...)
 	}
 	return nil
 }
@@ -75,61 +77,69 @@ func waitTimeout(replicas int) time.Duration {
 
 // floorPropagation runs the floor writer of the run (runFloorWriter) as a child
 // process: it creates the scenario's replicas directly, then updates them with
-// one PUT each, each phase timed until this command's watch has seen them all.
-// It returns the times, and the floor writer's CPU and peak RSS; then deletes
-// the replicas.
-func (b *bench) floorPropagation(ctx context.Context, sc scenario, run string) (create, update time.Duration, cpu time.Duration, rssBytes int64, err error) {
+// one PUT each, each phase timed from when the floor writer starts it until this
+// command's watch has seen them all (and, for the first replica, until it has
+// seen one). It returns the times, and the floor writer's CPU and peak RSS; then
+// deletes the replicas.
+func (b *bench) floorPropagation(ctx context.Context, sc scenario, run string) (propagationSample, error) {
+	var s propagationSample
 	count := newReplicaCount(templateVersion)
 	stopFollowing, err := follow(ctx, b.admin, run, count)
 	if err != nil {
-		return 0, 0, 0, 0, err
+		return s, err
 	}
 	defer stopFollowing()
 	floor, err := b.startFloorWriter(sc, run)
 	if err != nil {
-		return 0, 0, 0, 0, err
+		return s, err
 	}
 	defer floor.kill()
 	n := sc.replicas()
 	start, err := floor.next("creating")
 	if err != nil {
-		return 0, 0, 0, 0, err
+		return s, err
 	}
 	done, err := count.waitFor(n, 1, waitTimeout(n))
 	if err != nil {
-		return 0, 0, 0, 0, err
+		return s, err
 	}
-	create = done.Sub(start)
+	s.create, s.firstReplica = done.Sub(start), count.firstSeen(1).Sub(start)
 	if start, err = floor.next("updating"); err != nil {
-		return 0, 0, 0, 0, err
+		return s, err
 	}
 	if done, err = count.waitFor(n, 2, waitTimeout(n)); err != nil {
-		return 0, 0, 0, 0, err
+		return s, err
 	}
-	update = done.Sub(start)
-	if cpu, rssBytes, err = floor.wait(); err != nil {
-		return 0, 0, 0, 0, fmt.Errorf("floor writer: %w", err)
+	s.update = done.Sub(start)
+	if s.cpu, s.rssBytes, err = floor.wait(); err != nil {
+		return s, fmt.Errorf("floor writer: %w", err)
 	}
 	stopFollowing()
-	return create, update, cpu, rssBytes, b.cleanup(ctx, run, sc.clusters)
+	return s, b.cleanup(ctx, run, sc.clusters)
 }
 
-// hubSample is what one hub run measured.
-type hubSample struct {
-	create, update, cpu time.Duration
-	rssBytes            int64
+// propagationSample is what one propagation run measured, of the hub or of
+// the floor.
+type propagationSample struct {
+	create, update, firstReplica, cpu time.Duration
+	rssBytes                          int64
+	// startup is the hub's, from its start until /readyz answered 200.
+	startup time.Duration
 }
 
 // rootMaker makes a benchmarked root policy of a run; version changes its
 // template.
 type rootMaker func(name, run string, version int) *policyv1.Policy
 
-// hubPropagation binds the scenario's roots (made by root) in one
-// PlacementBinding to one Placement, starts the hub, creates the roots until a
-// watch has seen every replica, updates every root until every replica carries
-// the update, stops the hub and cleans up.
-func (b *bench) hubPropagation(ctx context.Context, sc scenario, run string, root rootMaker) (hubSample, error) {
-	var s hubSample
+// hubPropagation makes one Placement of the scenario's clusters, starts the hub
+// and waits until it is ready, then does what a user does: binds the
+// scenario's roots (made by root) in one PlacementBinding and creates them,
+// until a watch has seen every replica, then updates every root until every
+// replica carries the update. Each time runs from when the API server accepted
+// the user's first write of the phase (its answer to the first root's create or
+// update). Then it stops the hub and cleans up.
+func (b *bench) hubPropagation(ctx context.Context, sc scenario, run string, root rootMaker) (propagationSample, error) {
+	var s propagationSample
 	names := rootNames(run, sc.policies)
 	var decisions [][]string
 	for d := 0; d*b.perDecision < sc.clusters; d++ {
@@ -139,7 +149,7 @@ func (b *bench) hubPropagation(ctx context.Context, sc scenario, run string, roo
 		}
 		decisions = append(decisions, group)
 	}
-	if err := b.setupPlacement(ctx, run, decisions, false, names); err != nil {
+	if err := b.setupPlacement(ctx, run, decisions, false); err != nil {
 		return s, err
 	}
 	hub, err := b.startHub()
@@ -147,6 +157,7 @@ func (b *bench) hubPropagation(ctx context.Context, sc scenario, run string, roo
 		return s, err
 	}
 	defer hub.stop()
+	s.startup = hub.startup
 	count := newReplicaCount(templateVersion)
 	stopFollowing, err := follow(ctx, b.admin, run, count)
 	if err != nil {
@@ -155,20 +166,25 @@ func (b *bench) hubPropagation(ctx context.Context, sc scenario, run string, roo
 	defer stopFollowing()
 	n := sc.replicas()
 
-	start := time.Now()
-	for _, name := range names {
+	if err := b.bindRoots(ctx, run, names); err != nil {
+		return s, err
+	}
+	var start time.Time
+	for i, name := range names {
 		if err := b.admin.Create(ctx, root(name, run, 1)); err != nil {
 			return s, err
+		}
+		if i == 0 {
+			start = time.Now()
 		}
 	}
 	done, err := count.waitFor(n, 1, waitTimeout(n))
 	if err != nil {
 		return s, err
 	}
-	s.create = done.Sub(start)
+	s.create, s.firstReplica = done.Sub(start), count.firstSeen(1).Sub(start)
 
-	start = time.Now()
-	for _, name := range names {
+	for i, name := range names {
 		updated := &policyv1.Policy{}
 		if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 			if err := b.admin.Get(ctx, client.ObjectKey{Namespace: benchNamespace, Name: name}, updated); err != nil {
@@ -178,6 +194,9 @@ func (b *bench) hubPropagation(ctx context.Context, sc scenario, run string, roo
 			return b.admin.Update(ctx, updated)
 		}); err != nil {
 			return s, err
+		}
+		if i == 0 {
+			start = time.Now()
 		}
 	}
 	if done, err = count.waitFor(n, 2, waitTimeout(n)); err != nil {
@@ -219,8 +238,8 @@ func rootPolicyWithData(name, run, data string) *policyv1.Policy {
 
 // setupPlacement creates Placement name with one PlacementDecision per entry of
 // decisions (labelled as decision group i, "wave-i", when groups is set, as OCM's
-// placement controller labels them) and one PlacementBinding of the roots to it.
-func (b *bench) setupPlacement(ctx context.Context, name string, decisions [][]string, groups bool, roots []string) error {
+// placement controller labels them).
+func (b *bench) setupPlacement(ctx context.Context, name string, decisions [][]string, groups bool) error {
 	pl := &clusterv1beta1.Placement{ObjectMeta: metav1.ObjectMeta{Namespace: benchNamespace, Name: name}}
 	if err := b.admin.Create(ctx, pl); err != nil {
 		return err
@@ -244,6 +263,11 @@ func (b *bench) setupPlacement(ctx context.Context, name string, decisions [][]s
 			return err
 		}
 	}
+	return nil
+}
+
+// bindRoots creates PlacementBinding name of the roots to Placement name.
+func (b *bench) bindRoots(ctx context.Context, name string, roots []string) error {
 	pb := &policyv1.PlacementBinding{
 		ObjectMeta:   metav1.ObjectMeta{Namespace: benchNamespace, Name: name},
 		PlacementRef: binding.PlacementRef{Kind: binding.KindPlacement, Name: name}.PlacementSubject(),

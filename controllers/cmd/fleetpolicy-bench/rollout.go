@@ -130,7 +130,10 @@ type rolloutSample struct {
 func (b *bench) hubRollout(ctx context.Context, groups [][]string, run string, batchDelay time.Duration, spokeWriters int) (rolloutSample, error) {
 	var s rolloutSample
 	name := rootNames(run, 1)[0]
-	if err := b.setupPlacement(ctx, run, groups, true, []string{name}); err != nil {
+	if err := b.setupPlacement(ctx, run, groups, true); err != nil {
+		return s, err
+	}
+	if err := b.bindRoots(ctx, run, []string{name}); err != nil {
 		return s, err
 	}
 	hub, err := b.startHub("--status-batch-delay=" + batchDelay.String())

@@ -33,6 +33,13 @@
 // Progressive maxConcurrency of 0 that enforces everywhere at once) are listed
 // in its RolloutWarning condition (docs/hub-safety.md).
 //
+// /readyz answers 200 only when the hub can act: every controller it
+// registered has synced the caches of what it watches and started its workers
+// (controllerStarts), so a write made once it is ready is acted on at once. A
+// process that leader election has not elected is ready as far as its
+// controllers go: it serves the placement webhook, whose engine has a check of
+// its own.
+//
 // /explain and the metrics endpoint authenticate and authorize every caller
 // with the API server (controller-runtime's TokenReview and
 // SubjectAccessReview filter); /explain bounds the evaluations in flight and

@@ -144,14 +144,17 @@ func NewManager(ctx context.Context, cfg *rest.Config, o ManagerOptions) (ctrl.M
 			return nil, err
 		}
 	}
-	engine, err := setup(ctx, mgr, o.Options, explainServer)
+	starts := newControllerStarts(mgr, o.LeaderElect)
+	engine, err := setup(ctx, mgr, o.Options, explainServer, starts)
 	if err != nil {
 		return nil, err
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return nil, err
 	}
-	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+	// Ready when the hub can act: every controller has synced its caches and
+	// started (see controllerStarts).
+	if err := mgr.AddReadyzCheck("controllers", starts.Check); err != nil {
 		return nil, err
 	}
 	if engine != nil {

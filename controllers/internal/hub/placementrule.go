@@ -12,6 +12,7 @@ import (
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -74,7 +75,7 @@ func (r *PlacementRuleScheduler) Reconcile(ctx context.Context, req reconcile.Re
 }
 
 // setupPlacementRuleScheduler registers the scheduler with the manager.
-func setupPlacementRuleScheduler(mgr ctrl.Manager, c client.Client, recorder events.EventRecorder) error {
+func setupPlacementRuleScheduler(mgr ctrl.Manager, c client.Client, recorder events.EventRecorder, starts *controllerStarts) error {
 	rulesOf := func(ctx context.Context, _ client.Object) []reconcile.Request {
 		rules := &appsv1.PlacementRuleList{}
 		if err := c.List(ctx, rules); err != nil {
@@ -88,6 +89,7 @@ func setupPlacementRuleScheduler(mgr ctrl.Manager, c client.Client, recorder eve
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("placementrule-scheduler").
+		WithOptions(starts.options("placementrule-scheduler", controller.Options{})).
 		For(&appsv1.PlacementRule{}).
 		// Only what the decisions read: a cluster's labels, conditions,
 		// allocatable resources, deletion, arrival and departure.

@@ -89,7 +89,7 @@ func DefaultOptions() Options {
 // setup registers the indexes and the hub controllers with the manager, and
 // returns the placement engine when placement is enabled. /explain is served
 // on explain (nil: not served).
-func setup(ctx context.Context, mgr ctrl.Manager, opts Options, explain webhook.Server) (*placementEngine, error) {
+func setup(ctx context.Context, mgr ctrl.Manager, opts Options, explain webhook.Server, starts *controllerStarts) (*placementEngine, error) {
 	if err := setupIndexes(ctx, mgr); err != nil {
 		return nil, err
 	}
@@ -123,7 +123,7 @@ func setup(ctx context.Context, mgr ctrl.Manager, opts Options, explain webhook.
 	maps := &rootMapper{client: c}
 	if err := ctrl.NewControllerManagedBy(mgr).
 		Named("propagator").
-		WithOptions(controller.Options{MaxConcurrentReconciles: opts.RootConcurrency}).
+		WithOptions(starts.options("propagator", controller.Options{MaxConcurrentReconciles: opts.RootConcurrency})).
 		Watches(&policyv1.Policy{}, policyHandler(opts.StatusBatchDelay)).
 		Watches(&policyv1.PlacementBinding{}, handler.EnqueueRequestsFromMapFunc(maps.forBinding)).
 		Watches(&policyv1beta1.PolicySet{}, handler.EnqueueRequestsFromMapFunc(maps.forPolicySet)).
@@ -142,6 +142,7 @@ func setup(ctx context.Context, mgr ctrl.Manager, opts Options, explain webhook.
 	}
 	if err := ctrl.NewControllerManagedBy(mgr).
 		Named("encryption-keys").
+		WithOptions(starts.options("encryption-keys", controller.Options{})).
 		For(&corev1.Secret{}).
 		Complete(logging.QuietWhenStopping(&KeyRotator{
 			Client: c, Clock: opts.Clock, Random: opts.Random, Period: opts.KeyRotation,
@@ -150,6 +151,7 @@ func setup(ctx context.Context, mgr ctrl.Manager, opts Options, explain webhook.
 	}
 	if err := ctrl.NewControllerManagedBy(mgr).
 		Named("policyset-status").
+		WithOptions(starts.options("policyset-status", controller.Options{})).
 		For(&policyv1beta1.PolicySet{}).
 		Watches(&policyv1.Policy{}, handler.EnqueueRequestsFromMapFunc(maps.setsOfRoot)).
 		Watches(&policyv1.PlacementBinding{}, handler.EnqueueRequestsFromMapFunc(maps.setsOfBinding)).
@@ -157,20 +159,20 @@ func setup(ctx context.Context, mgr ctrl.Manager, opts Options, explain webhook.
 		return nil, err
 	}
 	if opts.SchedulePlacementRules {
-		if err := setupPlacementRuleScheduler(mgr, c, mgr.GetEventRecorder("fleetpolicy-hub")); err != nil {
+		if err := setupPlacementRuleScheduler(mgr, c, mgr.GetEventRecorder("fleetpolicy-hub"), starts); err != nil {
 			return nil, err
 		}
 	}
 	if !opts.Placement {
 		return nil, nil
 	}
-	return setupPlacement(ctx, mgr, opts, explain)
+	return setupPlacement(ctx, mgr, opts, explain, starts)
 }
 
 // setupPlacement registers policy-based placement: the engine (every process),
 // the admission webhook and explain endpoint (every process) and the leader's
 // placement controller.
-func setupPlacement(ctx context.Context, mgr ctrl.Manager, opts Options, explain webhook.Server) (*placementEngine, error) {
+func setupPlacement(ctx context.Context, mgr ctrl.Manager, opts Options, explain webhook.Server, starts *controllerStarts) (*placementEngine, error) {
 	identity := opts.Identity
 	if identity == "" {
 		review := &authenticationv1.SelfSubjectReview{}
@@ -197,6 +199,7 @@ func setupPlacement(ctx context.Context, mgr ctrl.Manager, opts Options, explain
 	}
 	return engine, ctrl.NewControllerManagedBy(mgr).
 		Named("placement").
+		WithOptions(starts.options("placement", controller.Options{})).
 		WatchesRawSource(source.Channel(engine.changed, &handler.EnqueueRequestForObject{})).
 		Complete(logging.QuietWhenStopping(&PlacementController{
 			Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: recorder,
