@@ -165,21 +165,31 @@ func TestWaveTime(t *testing.T) {
 	t0 := time.Unix(1000, 0)
 	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
 	groups := [][]string{{"a", "b"}, {"c", "d"}, {"e", "f"}, {"g", "h"}}
+	byReplica := func(byCluster map[string]time.Time) map[string]time.Time {
+		out := map[string]time.Time{}
+		for c, t := range byCluster {
+			out[replicaKey(c, "bench.r0")] = t
+			// Another root's replica on the same cluster, out of order: it
+			// must not count for bench.r0.
+			out[replicaKey(c, "bench.r1")] = t0
+		}
+		return out
+	}
 	s := &instantSpokes{
-		enforcedAt: map[string]time.Time{
+		enforcedAt: byReplica(map[string]time.Time{
 			"a": at(0), "b": at(10), "c": at(1100), "d": at(1300), "e": at(2500), "f": at(2400), "g": at(3700), "h": at(3600),
-		},
-		compliantAt: map[string]time.Time{
+		}),
+		compliantAt: byReplica(map[string]time.Time{
 			"a": at(20), "b": at(50), "c": at(1320), "d": at(1310), "e": at(2600), "f": at(2450), "g": at(3800), "h": at(3700),
-		},
+		}),
 	}
 	// Waves 1..3 take 1300-50, 2500-1320 and 3700-2600 ms.
-	got, err := s.waveTimes(groups)
+	got, err := s.waveTimes(groups, "bench.r0")
 	if want := []time.Duration{1250 * time.Millisecond, 1180 * time.Millisecond, 1100 * time.Millisecond}; err != nil || !slices.Equal(got, want) {
 		t.Fatalf("waveTimes = %v, %v; want %v", got, err, want)
 	}
-	s.enforcedAt["e"] = at(1315) // before d reported
-	if _, err := s.waveTimes(groups); err == nil || !strings.Contains(err.Error(), "wave 2: 1 cluster(s) enforced before wave 1 had reported Compliant (e.g. e)") {
+	s.enforcedAt[replicaKey("e", "bench.r0")] = at(1315) // before d reported
+	if _, err := s.waveTimes(groups, "bench.r0"); err == nil || !strings.Contains(err.Error(), "wave 2: 1 cluster(s) enforced before wave 1 had reported Compliant (e.g. e)") {
 		t.Fatalf("an out-of-order wave must be an error naming it, got %v", err)
 	}
 }

@@ -102,7 +102,7 @@ const benchNamespace = "bench"
 const largeReplicas = 10_000
 
 func main() {
-	suites := flag.String("suites", "propagation,memory,rollout,admission,templates", "comma-separated suites to run, in order: propagation, memory, rollout, admission, templates")
+	suites := flag.String("suites", "propagation,memory,rollout,churn,admission,templates", "comma-separated suites to run, in order: propagation, memory, rollout, churn, admission, templates")
 	propagation := flag.String("propagation", "1x1000,1x3000,100x1000", "propagation scenarios, comma-separated POLICIESxCLUSTERS")
 	memory := flag.String("memory", "10x3000", "memory scenarios, comma-separated POLICIESxCLUSTERS")
 	perDecision := flag.Int("per-decision", 100, "clusters per PlacementDecision")
@@ -115,10 +115,17 @@ func main() {
 	rolloutClusters := flag.Int("rollout-clusters", 1000, "clusters of the rollout suite")
 	rolloutWaves := flag.Int("rollout-waves", 10, "decision groups (waves) of the rollout suite")
 	rolloutDelays := flag.String("rollout-batch-delays", "1s,100ms", "the hub's --status-batch-delay for each rollout run, comma-separated")
+	parallelRoots := flag.Int("rollout-parallel-roots", 10, "roots rolled out at once over the same clusters in each rollout run at the first of --rollout-batch-delays, against one root alone (0 or 1: none)")
 	spokeWriters := flag.Int("spoke-writers", 16, "concurrent status writers of the instant spokes (rollout suite)")
 	admissionClusters := flag.Int("admission-clusters", 1000, "ManagedClusters the placement policies decide over (admission suite)")
 	admissionRequests := flag.Int("admission-requests", 100, "Policy creates measured per webhook and run (admission suite)")
 	templatesClusters := flag.Int("templates-clusters", 1000, "clusters of the templates suite")
+	var churn churnSettings
+	flag.IntVar(&churn.clusters, "churn-clusters", 3000, "clusters of the compliance churn suite")
+	flag.Float64Var(&churn.fraction, "churn-fraction", 0.1, "fraction of the clusters whose compliance changes every second (churn suite)")
+	flag.IntVar(&churn.seconds, "churn-seconds", 20, "seconds of compliance churn (churn suite)")
+	// The floor of a churn run, started by the benchmark as a child process.
+	asChurnFloor := flag.Bool(churnFloorFlag, false, "internal: be the floor of one churn run")
 	// The floor of a propagation run, started by the benchmark as a child process.
 	asFloorWriter := flag.Bool(floorWriterFlag, false, "internal: be the floor writer of one propagation run")
 	var fw floorWriterArgs
@@ -131,6 +138,13 @@ func main() {
 	fail := func(err error) {
 		fmt.Fprintln(os.Stderr, "fleetpolicy-bench:", err)
 		os.Exit(1)
+	}
+	if *asChurnFloor {
+		// The hub's default --status-batch-delay.
+		if err := runChurnFloor(flag.Lookup("kubeconfig").Value.String(), fw.run, time.Second); err != nil {
+			fail(fmt.Errorf("churn floor: %w", err))
+		}
+		return
 	}
 	if *asFloorWriter {
 		fw.writers = *floorWriters
@@ -153,11 +167,13 @@ func main() {
 		fail(fmt.Errorf("--rollout-batch-delays: %w", err))
 	}
 	if *runs < 1 || *largeRuns < 1 || *floorWriters < 1 || *perDecision < 1 || *spokeWriters < 1 ||
-		*rolloutWaves < 1 || *rolloutClusters < *rolloutWaves {
-		fail(errors.New("--runs, --large-runs, --floor-writers, --per-decision, --spoke-writers and --rollout-waves must be positive, --rollout-clusters at least --rollout-waves"))
+		*rolloutWaves < 1 || *rolloutClusters < *rolloutWaves || churn.clusters < 1 || churn.seconds < 1 ||
+		churn.fraction <= 0 || churn.fraction > 1 {
+		fail(errors.New("--runs, --large-runs, --floor-writers, --per-decision, --spoke-writers, --rollout-waves, --churn-clusters and --churn-seconds must be positive, --rollout-clusters at least --rollout-waves, --churn-fraction in (0, 1]"))
 	}
+	churn.writers = *spokeWriters
 	for _, suite := range strings.Split(*suites, ",") {
-		if !slices.Contains([]string{"propagation", "memory", "rollout", "admission", "templates"}, strings.TrimSpace(suite)) {
+		if !slices.Contains([]string{"propagation", "memory", "rollout", "churn", "admission", "templates"}, strings.TrimSpace(suite)) {
 			fail(fmt.Errorf("--suites: unknown suite %q", suite))
 		}
 	}
@@ -199,11 +215,17 @@ func main() {
 				}
 			}
 		case "rollout":
-			for _, delay := range delays {
-				if err = b.rollout(ctx, *rolloutClusters, *rolloutWaves, delay, *spokeWriters, *runs); err != nil {
+			for i, delay := range delays {
+				roots := *parallelRoots
+				if i > 0 {
+					roots = 0
+				}
+				if err = b.rollout(ctx, *rolloutClusters, *rolloutWaves, delay, *spokeWriters, roots, *runs); err != nil {
 					break
 				}
 			}
+		case "churn":
+			err = b.churn(ctx, churn, *runs)
 		case "admission":
 			err = benchAdmission(ctx, res, root, *admissionClusters, *admissionRequests, *runs)
 		case "templates":

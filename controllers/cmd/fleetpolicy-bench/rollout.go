@@ -18,8 +18,11 @@ import (
 )
 
 // rollout runs the rollout suite with the hub's --status-batch-delay set to
-// batchDelay, runs times.
-func (b *bench) rollout(ctx context.Context, clusters, waves int, batchDelay time.Duration, spokeWriters, runs int) error {
+// batchDelay, runs times. With parallelRoots above 1, each run also rolls
+// that many roots out at once over the same clusters, and reports their total
+// time against the single root's of the same run: roots whose rollouts
+// progress one after the other would take parallelRoots times as long.
+func (b *bench) rollout(ctx context.Context, clusters, waves int, batchDelay time.Duration, spokeWriters, parallelRoots, runs int) error {
 	if err := b.ensureClusters(ctx, clusters); err != nil {
 		return err
 	}
@@ -37,7 +40,7 @@ func (b *bench) rollout(ctx context.Context, clusters, waves int, batchDelay tim
 			return fmt.Errorf("status batch delay %s, run %d, floor: %w", batchDelay, r+1, err)
 		}
 		progress("rollout, run %d of %d: hub", r+1, runs)
-		h, err := b.hubRollout(ctx, groups, run, batchDelay, spokeWriters)
+		h, err := b.hubRollout(ctx, groups, run, batchDelay, spokeWriters, 1)
 		if err != nil {
 			// Leave nothing behind for the hub processes of the suites that follow.
 			return errors.Join(fmt.Errorf("status batch delay %s, run %d, hub: %w", batchDelay, r+1, err), b.cleanup(ctx, run, clusters))
@@ -45,6 +48,19 @@ func (b *bench) rollout(ctx context.Context, clusters, waves int, batchDelay tim
 		b.res.line(name+"/wave", h.wave, withFloor(h.wave.Seconds(), floorWave.Seconds(), "s/wave")...)
 		b.res.line(name+"/total", h.total, figure{h.total.Seconds(), "s"})
 		b.res.line(name+"/cpu", 0, figure{h.cpu.Seconds(), "cpu-s"})
+		if parallelRoots <= 1 {
+			continue
+		}
+		progress("rollout, run %d of %d: hub, %d roots at once", r+1, runs, parallelRoots)
+		many, err := b.hubRollout(ctx, groups, fmt.Sprintf("%s-x%d", run, parallelRoots), batchDelay, spokeWriters, parallelRoots)
+		if err != nil {
+			return errors.Join(fmt.Errorf("status batch delay %s, run %d, %d roots: %w", batchDelay, r+1, parallelRoots, err),
+				b.cleanup(ctx, fmt.Sprintf("%s-x%d", run, parallelRoots), clusters))
+		}
+		parallelName := fmt.Sprintf("HubRollout/roots=%d/clusters=%d/waves=%d/status-batch-delay=%s", parallelRoots, clusters, waves, batchDelay)
+		b.res.line(parallelName+"/total", many.total, figure{many.total.Seconds(), "s"},
+			figure{h.total.Seconds(), "one-root-s"}, figure{many.total.Seconds() / h.total.Seconds(), "x-one-root"})
+		b.res.line(parallelName+"/cpu", 0, figure{many.cpu.Seconds(), "cpu-s"})
 	}
 	return nil
 }
@@ -124,16 +140,19 @@ type rolloutSample struct {
 	cpu   time.Duration
 }
 
-// hubRollout binds the rollout root to a Placement with one decision group per
-// wave, starts the hub with the given status batch delay and instantSpokes,
-// creates the root and waits until every cluster has reported Compliant.
-func (b *bench) hubRollout(ctx context.Context, groups [][]string, run string, batchDelay time.Duration, spokeWriters int) (rolloutSample, error) {
+// hubRollout binds roots rollout roots to a Placement with one decision group
+// per wave, starts the hub with the given status batch delay and
+// instantSpokes, creates the roots and waits until every replica has reported
+// Compliant. The total runs from the API server's answer to the first root's
+// create; the wave times are the first root's.
+func (b *bench) hubRollout(ctx context.Context, groups [][]string, run string, batchDelay time.Duration, spokeWriters, roots int) (rolloutSample, error) {
 	var s rolloutSample
-	name := rootNames(run, 1)[0]
+	names := rootNames(run, roots)
+	name := names[0]
 	if err := b.setupPlacement(ctx, run, groups, true); err != nil {
 		return s, err
 	}
-	if err := b.bindRoots(ctx, run, []string{name}); err != nil {
+	if err := b.bindRoots(ctx, run, names); err != nil {
 		return s, err
 	}
 	hub, err := b.startHub("--status-batch-delay=" + batchDelay.String())
@@ -145,7 +164,7 @@ func (b *bench) hubRollout(ctx context.Context, groups [][]string, run string, b
 	for _, g := range groups {
 		n += len(g)
 	}
-	spokes := startInstantSpokes(ctx, b.admin, spokeWriters, n)
+	spokes := startInstantSpokes(ctx, b.admin, spokeWriters, n*roots)
 	defer spokes.stop()
 	stopFollowing, err := follow(ctx, b.admin, run, spokes)
 	if err != nil {
@@ -153,11 +172,16 @@ func (b *bench) hubRollout(ctx context.Context, groups [][]string, run string, b
 	}
 	defer stopFollowing()
 
-	start := time.Now()
-	if err := b.admin.Create(ctx, rolloutRoot(name, run)); err != nil {
-		return s, err
+	var start time.Time
+	for i, name := range names {
+		if err := b.admin.Create(ctx, rolloutRoot(name, run)); err != nil {
+			return s, err
+		}
+		if i == 0 {
+			start = time.Now()
+		}
 	}
-	done, err := spokes.waitAllCompliant(waitTimeout(n) + time.Duration(len(groups))*(batchDelay+5*time.Second))
+	done, err := spokes.waitAllCompliant(waitTimeout(n*roots) + time.Duration(len(groups))*(batchDelay+5*time.Second))
 	if err != nil {
 		return s, fmt.Errorf("%w; %s", err, b.rolloutState(ctx, name, groups, spokes))
 	}
@@ -165,7 +189,7 @@ func (b *bench) hubRollout(ctx context.Context, groups [][]string, run string, b
 	s.cpu, _ = hub.stop()
 	stopFollowing()
 	spokes.stop()
-	waves, err := spokes.waveTimes(groups)
+	waves, err := spokes.waveTimes(groups, replication.Name(benchNamespace, name))
 	if err != nil {
 		return s, err
 	}
@@ -185,8 +209,8 @@ func (b *bench) hubRollout(ctx context.Context, groups [][]string, run string, b
 // generation not reported yet, writes at once the status a spoke reports and the
 // hub's rollout reads: status.observedGeneration, and compliant Compliant when
 // the replica enforces, NonCompliant when it only informs (nothing creates the
-// template's ConfigMap). It records when each cluster's replica was first seen
-// enforced and when its Compliant report was written.
+// template's ConfigMap). It records when each replica (by replicaKey) was first
+// seen enforced and when its Compliant report was written.
 type instantSpokes struct {
 	c       client.Client
 	reports chan *policyv1.Policy
@@ -201,11 +225,14 @@ type instantSpokes struct {
 	failures    []string
 }
 
-func startInstantSpokes(ctx context.Context, c client.Client, writers, clusters int) *instantSpokes {
+// replicaKey names replica (replication.Name) on cluster.
+func replicaKey(cluster, replica string) string { return cluster + "/" + replica }
+
+func startInstantSpokes(ctx context.Context, c client.Client, writers, replicas int) *instantSpokes {
 	s := &instantSpokes{
-		c: c, reports: make(chan *policyv1.Policy, 4*clusters),
+		c: c, reports: make(chan *policyv1.Policy, 4*replicas),
 		enforcedAt: map[string]time.Time{}, compliantAt: map[string]time.Time{},
-		want: clusters, allDone: make(chan time.Time, 1),
+		want: replicas, allDone: make(chan time.Time, 1),
 	}
 	for range writers {
 		s.workers.Add(1)
@@ -227,8 +254,8 @@ func (s *instantSpokes) see(p *policyv1.Policy, deleted bool, at time.Time) {
 	}
 	if p.Spec.RemediationAction.IsEnforce() {
 		s.mu.Lock()
-		if _, ok := s.enforcedAt[p.Namespace]; !ok {
-			s.enforcedAt[p.Namespace] = at
+		if _, ok := s.enforcedAt[replicaKey(p.Namespace, p.Name)]; !ok {
+			s.enforcedAt[replicaKey(p.Namespace, p.Name)] = at
 		}
 		s.mu.Unlock()
 	}
@@ -259,8 +286,8 @@ func (s *instantSpokes) report(ctx context.Context, p *policyv1.Policy) {
 	at := time.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, ok := s.compliantAt[p.Namespace]; !ok {
-		s.compliantAt[p.Namespace] = at
+	if _, ok := s.compliantAt[replicaKey(p.Namespace, p.Name)]; !ok {
+		s.compliantAt[replicaKey(p.Namespace, p.Name)] = at
 		if len(s.compliantAt) == s.want {
 			s.allDone <- at
 		}
@@ -275,7 +302,7 @@ func (s *instantSpokes) waitAllCompliant(timeout time.Duration) (time.Time, erro
 	case <-time.After(timeout):
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		return time.Time{}, fmt.Errorf("timed out after %s: %d of %d clusters enforced, %d reported Compliant, failed reports %v",
+		return time.Time{}, fmt.Errorf("timed out after %s: %d of %d replicas enforced, %d reported Compliant, failed reports %v",
 			timeout, len(s.enforcedAt), s.want, len(s.compliantAt), s.failures)
 	}
 }
@@ -291,21 +318,21 @@ func (s *instantSpokes) stop() {
 
 // waveTimes are, for each wave after the first, the controller's time from the
 // last Compliant report of the previous wave until the whole wave was seen
-// enforced. A cluster enforced before the previous wave had reported is an
-// error: the hub rolled out of order.
-func (s *instantSpokes) waveTimes(groups [][]string) ([]time.Duration, error) {
+// enforced, for the replicas named replica. A cluster enforced before the
+// previous wave had reported is an error: the hub rolled out of order.
+func (s *instantSpokes) waveTimes(groups [][]string, replica string) ([]time.Duration, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var waves []time.Duration
 	for k := 1; k < len(groups); k++ {
 		var previousDone, enforcedFirst, enforcedLast time.Time
 		for _, c := range groups[k-1] {
-			if at := s.compliantAt[c]; at.After(previousDone) {
+			if at := s.compliantAt[replicaKey(c, replica)]; at.After(previousDone) {
 				previousDone = at
 			}
 		}
 		for i, c := range groups[k] {
-			at := s.enforcedAt[c]
+			at := s.enforcedAt[replicaKey(c, replica)]
 			if i == 0 || at.Before(enforcedFirst) {
 				enforcedFirst = at
 			}
@@ -316,7 +343,7 @@ func (s *instantSpokes) waveTimes(groups [][]string) ([]time.Duration, error) {
 		if enforcedFirst.Before(previousDone) {
 			var early []string
 			for _, c := range groups[k] {
-				if s.enforcedAt[c].Before(previousDone) {
+				if s.enforcedAt[replicaKey(c, replica)].Before(previousDone) {
 					early = append(early, c)
 				}
 			}
@@ -349,7 +376,7 @@ func (b *bench) rolloutState(ctx context.Context, name string, groups [][]string
 	for k, g := range groups {
 		var missing []string
 		for _, c := range g {
-			if _, ok := spokes.enforcedAt[c]; !ok {
+			if _, ok := spokes.enforcedAt[replicaKey(c, replication.Name(benchNamespace, name))]; !ok {
 				missing = append(missing, c+"="+string(perCluster[c]))
 			}
 		}

@@ -1,0 +1,457 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/util/flowcontrol"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/scheme"
+	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
+	"github.com/fleetpolicy/fleetpolicy/shared/replication"
+)
+
+// churnSettings are the compliance churn suite's: one root on clusters
+// clusters, a fraction of whose replicas change compliance every second for
+// seconds seconds, the changes written by writers goroutines as spokes would.
+type churnSettings struct {
+	clusters int
+	fraction float64
+	seconds  int
+	writers  int
+}
+
+// churnSample is what one churn run measured, of the hub or of the floor.
+type churnSample struct {
+	lags    []time.Duration // one per status change the root showed
+	changes int             // status changes written
+	cpu     time.Duration   // the process's CPU from the first change until the root showed the last
+}
+
+// churn runs the compliance churn suite runs times: the floor, then the hub.
+func (b *bench) churn(ctx context.Context, cs churnSettings, runs int) error {
+	if err := b.ensureClusters(ctx, cs.clusters); err != nil {
+		return err
+	}
+	name := fmt.Sprintf("HubComplianceChurn/clusters=%d/changes-per-s=%d", cs.clusters, cs.perTick())
+	for r := range runs {
+		run := fmt.Sprintf("c%d-%d", cs.clusters, r)
+		progress("compliance churn over %d clusters, run %d of %d: floor", cs.clusters, r+1, runs)
+		floor, err := b.churnRun(ctx, cs, run+"-floor", b.startChurnFloor)
+		if err != nil {
+			return errors.Join(fmt.Errorf("run %d, floor: %w", r+1, err), b.cleanup(ctx, run+"-floor", cs.clusters))
+		}
+		progress("compliance churn, run %d of %d: hub", r+1, runs)
+		h, err := b.churnRun(ctx, cs, run, func(string) (churnProcess, error) { return b.startHub() })
+		if err != nil {
+			return errors.Join(fmt.Errorf("run %d, hub: %w", r+1, err), b.cleanup(ctx, run, cs.clusters))
+		}
+		for _, q := range []struct {
+			name string
+			p    float64
+		}{{"p50", 0.5}, {"p99", 0.99}} {
+			lag, floorLag := quantile(h.lags, q.p), quantile(floor.lags, q.p)
+			b.res.line(name+"/lag-"+q.name, lag, withFloor(lag.Seconds(), floorLag.Seconds(), "s")...)
+		}
+		b.res.line(name+"/cpu", 0, withFloor(h.cpu.Seconds()/(float64(h.changes)/1000),
+			floor.cpu.Seconds()/(float64(floor.changes)/1000), "cpu-s/1000-changes")...)
+	}
+	return nil
+}
+
+func (cs churnSettings) perTick() int { return max(1, int(float64(cs.clusters)*cs.fraction)) }
+
+// churnProcess is the process whose root status writes a churn run times:
+// the hub or the floor.
+type churnProcess interface {
+	pid() int
+	stop() (cpu time.Duration, rssBytes int64)
+}
+
+func (h *hubProcess) pid() int { return h.cmd.Process.Pid }
+
+// churnRun places one root on the suite's clusters and starts the process
+// (start) that keeps the root's status. The hub writes the replicas itself;
+// for the floor the benchmark writes them. Then every replica reports
+// Compliant and the root is awaited to show it; then, every second, the next
+// fraction of the clusters flips compliance (a status merge patch per
+// replica, as a spoke writes it), each change timed from the API server's
+// answer until a watch of the root sees the cluster's new state in its
+// status. The process's CPU is read from /proc before the first change and
+// after the root showed the last.
+func (b *bench) churnRun(ctx context.Context, cs churnSettings, run string, start func(run string) (churnProcess, error)) (churnSample, error) {
+	var s churnSample
+	rootName := rootNames(run, 1)[0]
+	var decisions [][]string
+	for d := 0; d*b.perDecision < cs.clusters; d++ {
+		var group []string
+		for i := d * b.perDecision; i < min(cs.clusters, (d+1)*b.perDecision); i++ {
+			group = append(group, clusterName(i))
+		}
+		decisions = append(decisions, group)
+	}
+	if err := b.setupPlacement(ctx, run, decisions, false); err != nil {
+		return s, err
+	}
+	proc, err := start(run)
+	if err != nil {
+		return s, err
+	}
+	defer proc.stop()
+	count := newReplicaCount(func(*policyv1.Policy) int { return 1 })
+	stopFollowing, err := follow(ctx, b.admin, run, count)
+	if err != nil {
+		return s, err
+	}
+	defer stopFollowing()
+	if err := b.bindRoots(ctx, run, []string{rootName}); err != nil {
+		return s, err
+	}
+	root := rootPolicy(rootName, run, 1)
+	if err := b.admin.Create(ctx, root); err != nil {
+		return s, err
+	}
+	if _, isHub := proc.(*hubProcess); !isHub {
+		// The floor keeps the status only: the replicas are the benchmark's.
+		if err := b.parallel(cs.clusters, func(i int) error {
+			return b.admin.Create(ctx, replication.Build(root, clusterName(i), policyv1.Inform, nil))
+		}); err != nil {
+			return s, err
+		}
+	}
+	if _, err := count.waitFor(cs.clusters, 1, waitTimeout(cs.clusters)); err != nil {
+		return s, err
+	}
+	stopFollowing()
+
+	shown := newRootStatusLag()
+	stopWatching, err := watchRoot(ctx, b.admin, root, shown)
+	if err != nil {
+		return s, err
+	}
+	defer stopWatching()
+	state := make([]policyv1.ComplianceState, cs.clusters)
+	report := func(clusters []int) error {
+		return (&bench{writers: cs.writers}).parallel(len(clusters), func(i int) error {
+			c := clusters[i]
+			patch := fmt.Sprintf(`{"status":{"compliant":%q}}`, state[c])
+			replica := &policyv1.Policy{}
+			replica.Namespace, replica.Name = clusterName(c), replication.Name(root.Namespace, root.Name)
+			if err := b.admin.Status().Patch(ctx, replica, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
+				return err
+			}
+			shown.expect(clusterName(c), state[c], time.Now())
+			return nil
+		})
+	}
+	all := make([]int, cs.clusters)
+	for i := range all {
+		all[i], state[i] = i, policyv1.Compliant
+	}
+	if err := report(all); err != nil {
+		return s, err
+	}
+	if err := shown.waitShown(time.Minute); err != nil {
+		return s, fmt.Errorf("before the churn: %w", err)
+	}
+	shown.reset()
+
+	cpuBefore, err := processCPU(proc.pid())
+	if err != nil {
+		return s, err
+	}
+	next := 0
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for range cs.seconds {
+		batch := make([]int, cs.perTick())
+		for i := range batch {
+			batch[i] = next
+			next = (next + 1) % cs.clusters
+			if state[batch[i]] == policyv1.Compliant {
+				state[batch[i]] = policyv1.NonCompliant
+			} else {
+				state[batch[i]] = policyv1.Compliant
+			}
+		}
+		if err := report(batch); err != nil {
+			return s, err
+		}
+		s.changes += len(batch)
+		<-tick.C
+	}
+	if err := shown.waitShown(time.Minute); err != nil {
+		return s, err
+	}
+	cpuAfter, err := processCPU(proc.pid())
+	if err != nil {
+		return s, err
+	}
+	s.cpu, s.lags = cpuAfter-cpuBefore, shown.lags()
+	stopWatching()
+	proc.stop()
+	return s, b.cleanup(ctx, run, cs.clusters)
+}
+
+// rootStatusLag pairs the status changes the benchmark wrote with the root
+// status that shows them.
+type rootStatusLag struct {
+	mu      sync.Mutex
+	pending map[string]pendingChange // cluster -> the last change not yet shown
+	lag     []time.Duration
+	drained chan struct{} // closed and replaced when pending empties
+}
+
+type pendingChange struct {
+	state policyv1.ComplianceState
+	at    time.Time
+}
+
+func newRootStatusLag() *rootStatusLag {
+	return &rootStatusLag{pending: map[string]pendingChange{}, drained: make(chan struct{})}
+}
+
+// expect records that cluster's replica reported state at.
+func (r *rootStatusLag) expect(cluster string, state policyv1.ComplianceState, at time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.pending[cluster] = pendingChange{state, at}
+}
+
+// see takes a root status seen at.
+func (r *rootStatusLag) see(root *policyv1.Policy, at time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, st := range root.Status.Status {
+		if st == nil {
+			continue
+		}
+		if p, ok := r.pending[st.ClusterName]; ok && p.state == st.ComplianceState {
+			r.lag = append(r.lag, at.Sub(p.at))
+			delete(r.pending, st.ClusterName)
+		}
+	}
+	if len(r.pending) == 0 {
+		close(r.drained)
+		r.drained = make(chan struct{})
+	}
+}
+
+func (r *rootStatusLag) reset() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.lag = nil
+}
+
+func (r *rootStatusLag) lags() []time.Duration {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.lag)
+}
+
+// waitShown waits until the root has shown every change written.
+func (r *rootStatusLag) waitShown(timeout time.Duration) error {
+	deadline := time.After(timeout)
+	for {
+		r.mu.Lock()
+		left, drained := len(r.pending), r.drained
+		r.mu.Unlock()
+		if left == 0 {
+			return nil
+		}
+		select {
+		case <-drained:
+		case <-time.After(100 * time.Millisecond):
+		case <-deadline:
+			return fmt.Errorf("after %s the root still does not show %d status changes", timeout, left)
+		}
+	}
+}
+
+// watchRoot watches root and hands every version of it to sink.
+func watchRoot(ctx context.Context, c client.WithWatch, root *policyv1.Policy, sink *rootStatusLag) (stop func(), err error) {
+	ctx, cancel := context.WithCancel(ctx)
+	w, err := c.Watch(ctx, &policyv1.PolicyList{}, client.InNamespace(root.Namespace),
+		client.MatchingFieldsSelector{Selector: fields.OneTermEqualSelector("metadata.name", root.Name)})
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ev := range w.ResultChan() {
+			if p, ok := ev.Object.(*policyv1.Policy); ok && ev.Type != watch.Bookmark {
+				sink.see(p, time.Now())
+			}
+		}
+	}()
+	return func() { w.Stop(); cancel(); <-done }, nil
+}
+
+// processCPU is the user + system CPU time of process pid so far
+// (/proc/<pid>/stat, in clock ticks of 1/100 s).
+func processCPU(pid int) (time.Duration, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, err
+	}
+	// The command name (field 2) may hold spaces: count from its closing ")".
+	_, rest, ok := strings.Cut(string(b), ") ")
+	f := strings.Fields(rest)
+	if !ok || len(f) < 13 {
+		return 0, fmt.Errorf("/proc/%d/stat: unexpected format", pid)
+	}
+	utime, err1 := strconv.ParseInt(f[11], 10, 64)
+	stime, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err := errors.Join(err1, err2); err != nil {
+		return 0, fmt.Errorf("/proc/%d/stat: %w", pid, err)
+	}
+	return time.Duration(utime+stime) * 10 * time.Millisecond, nil
+}
+
+func quantile(xs []time.Duration, q float64) time.Duration {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return s[min(len(s)-1, int(q*float64(len(s))))]
+}
+
+// churnFloorFlag makes this command the floor of one churn run (see
+// runChurnFloor) instead of the benchmark; the benchmark starts it.
+const churnFloorFlag = "churn-floor"
+
+// runChurnFloor is the least a process that keeps a root's status in line with
+// its replicas' must do, and the floor the hub's churn lag and CPU are
+// measured against: it watches the run's replicas through a controller-runtime
+// cache (managed fields stripped, as the hub's) and, at most once per
+// batchDelay (the hub's default --status-batch-delay), after a replica changed,
+// writes the root's status.status (each cluster's compliance) and
+// status.compliant from its cache with one status update. It prints "ready"
+// once its cache has synced and runs until it is killed.
+func runChurnFloor(kubeconfig, run string, batchDelay time.Duration) error {
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return err
+	}
+	cfg.RateLimiter = flowcontrol.NewFakeAlwaysRateLimiter()
+	ctx := context.Background()
+	c, err := cache.New(cfg, cache.Options{Scheme: scheme.New(), DefaultTransform: cache.TransformStripManagedFields(),
+		DefaultLabelSelector: labels.SelectorFromSet(labels.Set{runLabel: run})})
+	if err != nil {
+		return err
+	}
+	writer, err := client.New(cfg, client.Options{Scheme: scheme.New()})
+	if err != nil {
+		return err
+	}
+	informer, err := c.GetInformer(ctx, &policyv1.Policy{})
+	if err != nil {
+		return err
+	}
+	changed := make(chan struct{}, 1)
+	poke := func(any) {
+		select {
+		case changed <- struct{}{}:
+		default:
+		}
+	}
+	if _, err := informer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc: poke, UpdateFunc: func(_, obj any) { poke(obj) }, DeleteFunc: poke,
+	}); err != nil {
+		return err
+	}
+	go func() { _ = c.Start(ctx) }()
+	if !c.WaitForCacheSync(ctx) {
+		return fmt.Errorf("the cache did not sync")
+	}
+	fmt.Println("ready")
+	for range changed {
+		time.Sleep(batchDelay)
+		policies := &policyv1.PolicyList{}
+		if err := c.List(ctx, policies); err != nil {
+			return err
+		}
+		var root *policyv1.Policy
+		status := policyv1.PolicyStatus{ComplianceState: policyv1.Compliant}
+		for i := range policies.Items {
+			p := &policies.Items[i]
+			if !replication.IsReplica(p) {
+				root = p.DeepCopy()
+				continue
+			}
+			status.Status = append(status.Status, &policyv1.CompliancePerClusterStatus{
+				ClusterName: p.Namespace, ClusterNamespace: p.Namespace, ComplianceState: p.Status.ComplianceState})
+			if p.Status.ComplianceState != policyv1.Compliant {
+				status.ComplianceState = policyv1.NonCompliant
+			}
+		}
+		if root == nil {
+			continue
+		}
+		slices.SortFunc(status.Status, func(a, b *policyv1.CompliancePerClusterStatus) int {
+			return strings.Compare(a.ClusterName, b.ClusterName)
+		})
+		root.Status = status
+		if err := writer.Status().Update(ctx, root); err != nil {
+			fmt.Fprintln(os.Stderr, "churn floor:", err) // a conflict: the next change writes again
+			poke(nil)
+		}
+	}
+	return nil
+}
+
+// churnFloorProcess is a churn floor running as a child process.
+type churnFloorProcess struct{ cmd *exec.Cmd }
+
+func (b *bench) startChurnFloor(run string) (churnProcess, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(self, "--"+churnFloorFlag, "--kubeconfig", b.plane.KubeconfigPath, "--run", run)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	f := &churnFloorProcess{cmd: cmd}
+	lines := bufio.NewScanner(out)
+	if !lines.Scan() || lines.Text() != "ready" {
+		f.stop()
+		return nil, fmt.Errorf("the churn floor did not start: %q", lines.Text())
+	}
+	return f, nil
+}
+
+func (f *churnFloorProcess) pid() int { return f.cmd.Process.Pid }
+
+func (f *churnFloorProcess) stop() (time.Duration, int64) {
+	if f.cmd.ProcessState == nil {
+		_ = f.cmd.Process.Kill()
+		_ = f.cmd.Wait()
+	}
+	return 0, 0
+}
