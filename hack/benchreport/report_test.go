@@ -190,6 +190,10 @@ func TestTargets(t *testing.T) {
 		{"BenchmarkHubPropagation/policies=1/clusters=1000/first-replica 1 1 ns/op 0.03 s 0.01 floor-s 3 x-floor", "≤ 0.2 pass"},
 		{"BenchmarkHubPropagation/policies=1/clusters=1000/first-replica 1 1 ns/op 1.2 s 0.01 floor-s 120 x-floor", "≤ 0.2 MISS"},
 		{"BenchmarkHubPropagation/policies=1/clusters=1000/startup 1 1 ns/op 2 s", ""},
+		// Compliance churn: p99 lag ≤ 2 s, CPU ≤ 1.3× the floor's.
+		{"BenchmarkHubComplianceChurn/clusters=3000/changes-per-s=300/lag-p99 1 1 ns/op 1.5 s 0.9 floor-s 1.6 x-floor", "≤ 2 pass"},
+		{"BenchmarkHubComplianceChurn/clusters=3000/changes-per-s=300/lag-p50 1 1 ns/op 2.5 s 0.9 floor-s 2.7 x-floor", ""},
+		{"BenchmarkHubComplianceChurn/clusters=3000/changes-per-s=300/cpu 1 0 ns/op 1.2 cpu-s/1000-changes 0.5 floor-cpu-s/1000-changes 2.4 x-floor", "≤ 1.3× MISS"},
 		// Hub CPU and memory.
 		{"BenchmarkHubPropagation/policies=1/clusters=1000/cpu 1 0 ns/op 0.76 cpu-s/1000-replicas", "≤ 0.5 MISS"},
 		{"BenchmarkHubMemory/policies=10/clusters=3000/cpu 1 0 ns/op 0.45 cpu-s/1000-replicas", "≤ 0.5 pass"},

@@ -27,6 +27,12 @@ var targets = []target{
 	// Hub propagation, the first replica: at most 0.2 s after the user's root
 	// is accepted (issue 18; OCM's propagator takes about 0.15 s).
 	{name: regexp.MustCompile(`^HubPropagation/.*/first-replica$`), unit: "s", max: 0.2},
+	// Compliance churn (issue 18): the root shows a replica's status change
+	// within 2 s at the 99th percentile, and the hub spends at most 1.3 times
+	// the CPU of a process that only watches the replicas and writes the root
+	// status.
+	{name: regexp.MustCompile(`^HubComplianceChurn/.*/lag-p99$`), unit: "s", max: 2},
+	{name: regexp.MustCompile(`^HubComplianceChurn/.*/cpu$`), unit: "cpu-s/1000-changes", onRatio: true, max: 1.3},
 	// Hub templates (issue 13): propagating a root with two hub templates per
 	// replica takes at most 1.5 times the same root untemplated.
 	{name: regexp.MustCompile(`^HubTemplates/.*/(create|update)$`), unit: "s", onRatio: true, max: 1.5},
