@@ -95,8 +95,12 @@ func TestMain(m *testing.M) {
 // of its own peak and the launcher's, and the run fails unless its own is the
 // larger.
 func measure(b *testing.B, binary string, rl []byte) measurement {
+	launcher, err := os.Executable()
+	if err != nil {
+		b.Fatal(err)
+	}
 	report := b.TempDir() + "/measurement.json"
-	cmd := exec.Command(os.Args[0])
+	cmd := exec.Command(launcher)
 	cmd.Env = append(os.Environ(), launchEnv+"="+binary, reportEnv+"="+report)
 	cmd.Stdin = bytes.NewReader(rl)
 	var stdout, stderr bytes.Buffer
