@@ -59,10 +59,12 @@
 // writeResourceList).
 //
 // Files, each owning one responsibility; a file uses another's unexported
-// names only in the direction listed (no two files use each other's):
+// names only in the direction listed, never both ways
+// (TestFilesDependOneWay):
 //
 //   - function.go: Function, its Main (arguments and Flags) and Run, which
-//     ties reading, Process and writing together.
+//     ties reading, Process and writing together; uses recover.go and
+//     write.go.
 //   - read.go: reading the ResourceList stream: the size bound (ReadAtMost)
 //     and ParseResourceList with its check for keys given twice, scanning the
 //     top-level keys from the text's lines.
