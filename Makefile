@@ -265,7 +265,7 @@ bench: tools build $(BENCHREPORT) ## Run every benchmark BENCH_RUNS times (defau
 	  record() { echo ">> $$*" >&2; "$$@" | tee -a $(BENCH_RESULTS) >&2 || failed+=("$$*"); }; \
 	  record go test -run '^$$' -bench . -count $(BENCH_RUNS) ./shared/...; \
 	  record go test -run '^$$' -bench BenchmarkPlanRollout -benchtime 1x -count $(BENCH_RUNS) ./functions/plan-rollout/; \
-	  record go test -run '^$$' -bench 'BenchmarkFunctions|BenchmarkCheckPlacementDistinct' -benchtime 1x -count $(BENCH_RUNS) -timeout 60m ./functions/internal/benchtest/; \
+	  record go test -run '^$$' -bench 'BenchmarkFunctions|BenchmarkCheckPlacementDistinct|BenchmarkKitAgainstSDK' -benchtime 1x -count $(BENCH_RUNS) -timeout 60m ./functions/internal/benchtest/; \
 	  record go test -run '^$$' -bench BenchmarkSpokeTemplateSync -benchtime 1x -count $(BENCH_RUNS) -timeout 60m ./controllers/internal/spoke/spokebench/; \
 	  record go run ./controllers/cmd/fleetpolicy-bench --runs $(BENCH_RUNS) $(BENCH_FLAGS); \
 	  echo ">> $(BENCHREPORT) $(BENCH_REPORT_FLAGS) $(BENCH_RESULTS)" >&2; \

@@ -52,25 +52,21 @@ const (
 	maxFileBytes = 64 << 20
 )
 
-var checkPlacement = function(false)
-
-// function is the function, explaining every decision when explain is set.
-func function(explain bool) krm.Function {
-	return krm.Function{Name: name, Help: readme, Process: func(rl *fn.ResourceList) error {
-		return process(context.Background(), rl, explain)
-	}, Reads: []schema.GroupKind{
+var checkPlacement = krm.Function{Name: name, Help: readme, Process: processExplaining(false),
+	Flags: map[string]func(*fn.ResourceList) error{explainFlag: processExplaining(true)},
+	Reads: []schema.GroupKind{
 		{Kind: "ConfigMap"},
 		{Group: clusterv1.GroupName, Kind: "ManagedCluster"},
 		{Group: "policy.open-cluster-management.io", Kind: "Policy"},
 		{Group: clusterv1.GroupName, Kind: "Placement"},
 	}}
-}
 
-func main() {
-	if len(os.Args) == 2 && os.Args[1] == explainFlag {
-		os.Exit(function(true).Run(os.Stdin, os.Stdout, os.Stderr))
-	}
-	checkPlacement.Main()
+func main() { checkPlacement.Main() }
+
+// processExplaining is the function's Process, explaining every decision when
+// explain is set.
+func processExplaining(explain bool) func(*fn.ResourceList) error {
+	return func(rl *fn.ResourceList) error { return process(context.Background(), rl, explain) }
 }
 
 // Config is the functionConfig (apiVersion fn.fleetpolicy.io/v1alpha1, kind

@@ -88,7 +88,7 @@ func differing(a, b map[string]string) []string {
 // as they went in, every governed resource gets an info result per cluster of
 // the inventory, and the errors are those of the run without explain.
 func TestExplainChangesNothing(t *testing.T) {
-	explain := function(true)
+	explain := checkPlacement.WithFlag(explainFlag)
 	for _, c := range krmtest.Cases(t, "testdata") {
 		t.Run(c.Name, func(t *testing.T) {
 			out, _, code := c.Run(t, explain)

@@ -158,6 +158,19 @@ func TestRows(t *testing.T) {
 			"Q x-other=9/1 floor:- ratio:- target:",
 		},
 	}, {
+		name: "the krm kit against the SDK identity: wall time leads with its floor and ratio; the peak-RSS ratio has its target",
+		input: "BenchmarkKitAgainstSDK/identity/10000-2 1 9 ns/op 329 MiB-peak-rss 2.5 cpu-s/run 1.2 floor-s/run 0.6 s/run " +
+			"1060 sdk-identity-MiB-peak-rss 3.3 sdk-identity-cpu-s/run 0.5 x-sdk-identity 0.76 x-sdk-identity-cpu 0.31 x-sdk-identity-peak-rss\n",
+		want: []string{
+			"KitAgainstSDK/identity/10000 s/run=0.6/1 floor:floor-s/run=1.2/1 ratio:x-sdk-identity=0.5/1 target:≤ 1× pass",
+			"KitAgainstSDK/identity/10000 MiB-peak-rss=329/1 floor:- ratio:- target:",
+			"KitAgainstSDK/identity/10000 cpu-s/run=2.5/1 floor:- ratio:- target:",
+			"KitAgainstSDK/identity/10000 sdk-identity-MiB-peak-rss=1060/1 floor:- ratio:- target:",
+			"KitAgainstSDK/identity/10000 sdk-identity-cpu-s/run=3.3/1 floor:- ratio:- target:",
+			"KitAgainstSDK/identity/10000 x-sdk-identity-cpu=0.76/1 floor:- ratio:- target:",
+			"KitAgainstSDK/identity/10000 x-sdk-identity-peak-rss=0.31/1 floor:- ratio:- target:≤ 1 pass",
+		},
+	}, {
 		name:  "go test's lines (with -N) and fleetpolicy-bench's (without) are one benchmark",
 		input: "BenchmarkS-2 1 0 ns/op 10 s\nBenchmarkS 1 0 ns/op 30 s\nBenchmarkS-4 1 0 ns/op 20 s\n",
 		want:  []string{"S s=20/3 floor:- ratio:- target:"},
@@ -206,6 +219,9 @@ func TestTargets(t *testing.T) {
 		{"BenchmarkPlanRolloutBinary/scheduled-clusters/one-at-a-time-2 1 3512606167 ns/op 2.1 cpu-s/run 0.4 floor-s/run 1.5 s/run 3.75 x-identity", "≤ 2 pass"},
 		{"BenchmarkPlanRollout/exported-decisions/one-at-a-time-2 1 2500000000 ns/op 0.35 floor-s/run 2.1 s/run 6 x-identity", "≤ 2 MISS"},
 		{"BenchmarkPlanRolloutBinary/scheduled-clusters/per-group-2 1 3512606167 ns/op 0.4 floor-s/run 2.1 s/run 5.25 x-identity", ""},
+		// The krm kit: no slower than the kpt SDK's identity (issue 17).
+		{"BenchmarkKitAgainstSDK/validate-dependencies/10000-2 1 0 ns/op 1 floor-s/run 0.65 s/run 0.65 x-sdk-identity", "≤ 1× pass"},
+		{"BenchmarkKitAgainstSDK/identity/10000-2 1 0 ns/op 1 floor-s/run 1.1 s/run 1.1 x-sdk-identity", "≤ 1× MISS"},
 		// The spoke has no stated target.
 		{"BenchmarkSpokeTemplateSync/policies=500-2 1 1 ns/op 61 MiB-peak-rss 7 floor-s 20 s 2.9 x-floor", ""},
 	} {

@@ -5,6 +5,8 @@
 // is also compared with the identity on the function's own output, which
 // writes as much YAML as the function does; under kustomize, with a replay of
 // the function's output: what a function costs beyond either is its own work.
+// BenchmarkKitAgainstSDK (kit_test.go) holds package krm, the kit every
+// function is built on, to the kpt SDK's own identity function.
 // `make bench` runs it; kustomize on 10,000 objects (over a minute per build of
 // kustomize's own time) runs only with FLEETPOLICY_BENCH_FULL=1.
 package benchtest

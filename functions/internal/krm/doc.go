@@ -54,8 +54,40 @@
 // function can do at 10,000 objects: Node gives an item's own YAML node,
 // MarshalJSON and Decode read an item through its JSON form straight from its
 // nodes, Object gives an item's JSON form as a map (in one walk of the nodes of
-// a plain Kubernetes object), NodeFromJSON makes the nodes of a typed object from its JSON form, and
-// Run writes the list in batches of documents (see writeResourceList).
+// a plain Kubernetes object), NodeFromJSON makes the nodes of a typed object
+// from its JSON form, and Run writes the list in batches of documents (see
+// writeResourceList).
+//
+// Files, each owning one responsibility; a file uses another's unexported
+// names only in the direction listed, never both ways
+// (TestFilesDependOneWay):
+//
+//   - function.go: Function, its Main (arguments and Flags) and Run, which
+//     ties reading, Process and writing together; uses recover.go and
+//     write.go.
+//   - read.go: reading the ResourceList stream: the size bound (ReadAtMost)
+//     and ParseResourceList with its check for keys given twice, scanning the
+//     top-level keys from the text's lines.
+//   - write.go: writing the ResourceList in batches of documents; uses
+//     scalar_style.go (restyling scalars the encoder gets wrong), result.go
+//     (resultNode) and node.go.
+//   - recover.go: keeping items Process does not read from it, and answering
+//     a panic of Process; uses node.go.
+//   - node.go: the node model: an item's own node (Node), reading fields
+//     through YAML aliases (AnnotationOf, MetadataOf, HoldsAlias, firstAlias)
+//     and the key node every writer makes.
+//   - result.go: results (ObjectResult, FormatResult) and their YAML nodes;
+//     uses node.go.
+//   - plain.go: what plain YAML is, the YAML whose JSON form is read straight
+//     from its nodes; used by object.go and marshal.go.
+//   - marshal.go: an item's JSON text (MarshalJSON); uses plain.go.
+//   - object.go: an item's JSON form as a map (Object); uses plain.go.
+//   - decode.go: typed decoding (Decode, DecodeConfig, FieldError) through
+//     the JSON text of marshal.go.
+//   - nodefromjson.go: the YAML nodes of a JSON text (NodeFromJSON), its own
+//     scanner.
+//   - annotations.go, selectnamed.go: helpers of the functions' own rules
+//     (orchestrator annotations, names in a functionConfig's lists).
 //
 // The golden-test helper and the helpers that run a function through the real
 // kustomize and kpt binaries live in the sibling package krmtest.

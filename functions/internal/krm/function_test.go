@@ -157,7 +157,12 @@ items:
 }
 
 func TestMainArguments(t *testing.T) {
-	f := Function{Name: "fn", Help: "usage: fn < resourcelist.yaml\n", Process: identity}
+	warnOnFlag := func(rl *fn.ResourceList) error {
+		rl.Results = append(rl.Results, &fn.Result{Severity: fn.Warning, Message: "flagged"})
+		return nil
+	}
+	f := Function{Name: "fn", Help: "usage: fn < resourcelist.yaml\n", Process: identity,
+		Flags: map[string]func(*fn.ResourceList) error{"--flag": warnOnFlag}}
 	cases := []struct {
 		name                 string
 		args                 []string
@@ -170,6 +175,10 @@ func TestMainArguments(t *testing.T) {
 		{"other arguments are refused", []string{"config.yaml"}, 2, "",
 			"fn: unexpected arguments [\"config.yaml\"]: the function reads a ResourceList on stdin (see --help)\n"},
 		{"no arguments reads stdin", nil, 0, "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\n", ""},
+		{"a flag runs its Process", []string{"--flag"}, 0,
+			"apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\nresults:\n- message: flagged\n  severity: warning\n", "fn: warning: flagged\n"},
+		{"a flag with other arguments is refused", []string{"--flag", "x"}, 2, "",
+			"fn: unexpected arguments [\"--flag\" \"x\"]: the function reads a ResourceList on stdin (see --help)\n"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -179,37 +188,6 @@ func TestMainArguments(t *testing.T) {
 				t.Errorf("got (%d, %q, %q), want (%d, %q, %q)", code, out.String(), stderr.String(), tc.wantCode, tc.wantStdout, tc.wantErrs)
 			}
 		})
-	}
-}
-
-func TestFormatResult(t *testing.T) {
-	cases := []struct {
-		name   string
-		result fn.Result
-		want   string
-	}{
-		{"message only", fn.Result{Severity: fn.Error, Message: "m"}, "error: m"},
-		{"no severity reads as info", fn.Result{Message: "m"}, "info: m"},
-		{"cluster-scoped object with a field", fn.Result{Severity: fn.Warning, Message: "m",
-			ResourceRef: &fn.ResourceRef{Kind: "Namespace", Name: "n"}, Field: &fn.Field{Path: "metadata.labels"}},
-			"warning: Namespace n metadata.labels: m"},
-		{"namespaced object in a file", fn.Result{Severity: fn.Error, Message: "m",
-			ResourceRef: &fn.ResourceRef{Kind: "Policy", Namespace: "ns", Name: "p"}, File: &fn.File{Path: "p.yaml"}},
-			"error: Policy ns/p (p.yaml): m"},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := FormatResult(&tc.result); got != tc.want {
-				t.Errorf("FormatResult = %q, want %q", got, tc.want)
-			}
-		})
-	}
-}
-
-func TestObjectResultWithoutObject(t *testing.T) {
-	got := ObjectResult(nil, fn.Error, "spec", "m")
-	if got.ResourceRef != nil || got.Field != nil || got.File != nil || got.Message != "m" || got.Severity != fn.Error {
-		t.Errorf("ObjectResult(nil) = %+v, want a bare error result", got)
 	}
 }
 

@@ -40,6 +40,34 @@ func ObjectResult(obj *fn.KubeObject, severity fn.Severity, field, message strin
 	return r
 }
 
+// FormatResult renders a result on one line as
+// "<severity>: <Kind> <namespace>/<name> (<file>) <field>: <message>", leaving
+// out the parts the result does not have.
+func FormatResult(r *fn.Result) string {
+	line := string(r.Severity)
+	if line == "" {
+		line = string(fn.Info)
+	}
+	line += ":"
+	if ref := r.ResourceRef; ref != nil {
+		line += " " + ref.Kind + " "
+		if ref.Namespace != "" {
+			line += ref.Namespace + "/"
+		}
+		line += ref.Name
+	}
+	if r.File != nil && r.File.Path != "" {
+		line += " (" + r.File.Path + ")"
+	}
+	if r.Field != nil && r.Field.Path != "" {
+		line += " " + r.Field.Path
+	}
+	if line[len(line)-1] != ':' {
+		line += ":"
+	}
+	return line + " " + r.Message
+}
+
 // resultNode is r as a YAML node: the node the YAML encoder makes of r,
 // written the same, built directly for the results that have only strings
 // and a file index (those of this repository's functions, but for the tags of

@@ -78,3 +78,34 @@ func resultsText(t *testing.T, result *yaml.Node) string {
 	}
 	return out.String()
 }
+
+func TestFormatResult(t *testing.T) {
+	cases := []struct {
+		name   string
+		result fn.Result
+		want   string
+	}{
+		{"message only", fn.Result{Severity: fn.Error, Message: "m"}, "error: m"},
+		{"no severity reads as info", fn.Result{Message: "m"}, "info: m"},
+		{"cluster-scoped object with a field", fn.Result{Severity: fn.Warning, Message: "m",
+			ResourceRef: &fn.ResourceRef{Kind: "Namespace", Name: "n"}, Field: &fn.Field{Path: "metadata.labels"}},
+			"warning: Namespace n metadata.labels: m"},
+		{"namespaced object in a file", fn.Result{Severity: fn.Error, Message: "m",
+			ResourceRef: &fn.ResourceRef{Kind: "Policy", Namespace: "ns", Name: "p"}, File: &fn.File{Path: "p.yaml"}},
+			"error: Policy ns/p (p.yaml): m"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := FormatResult(&tc.result); got != tc.want {
+				t.Errorf("FormatResult = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestObjectResultWithoutObject(t *testing.T) {
+	got := ObjectResult(nil, fn.Error, "spec", "m")
+	if got.ResourceRef != nil || got.Field != nil || got.File != nil || got.Message != "m" || got.Severity != fn.Error {
+		t.Errorf("ObjectResult(nil) = %+v, want a bare error result", got)
+	}
+}

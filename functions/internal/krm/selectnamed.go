@@ -3,6 +3,7 @@ package krm
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // SelectNamed returns the items a functionConfig's list of names selects
@@ -31,4 +32,14 @@ func SelectNamed[T any](items []T, key func(T) (namespace, name string), field s
 		}
 	}
 	return out, errors.Join(errs...)
+}
+
+// IsObjectName reports whether s names an object of a functionConfig's list
+// as "name" (in any namespace) or "namespace/name".
+func IsObjectName(s string) bool {
+	namespace, name, qualified := strings.Cut(s, "/")
+	if !qualified {
+		return s != ""
+	}
+	return namespace != "" && name != "" && !strings.Contains(name, "/")
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -277,5 +278,129 @@ spec:
 				}
 			})
 		}
+	}
+}
+
+// yamlValues are objects whose YAML values resolve in every way YAML lets them:
+// the JSON of an object must be the one kyaml's RNode.MarshalJSON gives.
+var yamlValues = map[string]string{
+	"scalars": `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: a # comment
+  labels: {n: "1", b: "true"}
+data:
+  int: 010
+  hex: 0x1F
+  big: 123456789012345678901234567890
+  float: 1.5e3
+  bool: yes
+  on: on
+  null: ~
+  empty:
+  time: 2024-01-02T03:04:05Z
+  date: 2024-01-02
+  quoted: '42'
+  literal: |
+    text
+  folded: >-
+    one
+    two
+  binary: !!binary aGVsbG8=
+  tagged: !!str 12
+`,
+	"anchors, aliases and merge keys": `apiVersion: v1
+kind: Thing
+base: &base
+  a: 1
+  b: [x, y]
+copy: *base
+merged:
+  <<: *base
+  c: 3
+list:
+- &item {k: v}
+- *item
+`,
+	"a duplicate key":                        "apiVersion: v1\nkind: Thing\nspec:\n  a: 1\n  a: 2\n",
+	"a key that is not a string":             "apiVersion: v1\nkind: Thing\nspec:\n  1: one\n  [a]: list\n",
+	"a float JSON cannot hold":               "apiVersion: v1\nkind: Thing\nspec:\n  inf: .inf\n",
+	"a folded scalar the encoder gets wrong": "apiVersion: v1\nkind: Thing\ntext: >-\n  0\n   00\nkept: >+\n  one\n\n\n",
+}
+
+// lineNumbers are what an error message says about where in the YAML text it
+// is; kyaml's text is the object written out again, so they differ.
+var lineNumbers = regexp.MustCompile(`line \d+`)
+
+func TestMarshalJSONIsKyamls(t *testing.T) {
+	for name, object := range yamlValues {
+		t.Run(name, func(t *testing.T) {
+			sameJSONAsKyaml(t, []byte(object))
+		})
+	}
+}
+
+func FuzzMarshalJSON(f *testing.F) {
+	for _, object := range yamlValues {
+		f.Add([]byte(object))
+	}
+	f.Fuzz(func(t *testing.T, object []byte) {
+		sameJSONAsKyaml(t, object)
+	})
+}
+
+// sameJSONAsKyaml checks that MarshalJSON gives what kyaml's RNode.MarshalJSON
+// gives, but where kyaml is wrong: an empty value where YAML text cannot leave
+// it empty (in a flow collection, {a: }, as a key, or with an anchor) it writes
+// out as ” and reads back as a string, where YAML, like the API server, reads
+// null.
+func sameJSONAsKyaml(t *testing.T, object []byte) {
+	t.Helper()
+	obj, err := fn.ParseKubeObject(object)
+	if err != nil || hasQuotedEmptyNull(obj.CopyToResourceNode().YNode(), false, false) {
+		return
+	}
+	// kyaml writes the object as YAML text and reads that back, so the scalars
+	// the encoder writes with another value are given the style Run writes
+	// them in first.
+	node := obj.CopyToResourceNode()
+	restyleScalarsTheEncoderGetsWrong(node.YNode())
+	want, wantErr := node.MarshalJSON()
+	got, err := MarshalJSON(obj)
+	switch {
+	case (err == nil) != (wantErr == nil):
+		t.Fatalf("MarshalJSON error %v, kyaml's %v", err, wantErr)
+	case err != nil:
+		if g, w := lineNumbers.ReplaceAllString(err.Error(), "line N"), lineNumbers.ReplaceAllString(wantErr.Error(), "line N"); g != w {
+			t.Errorf("MarshalJSON error\n %s\nkyaml's\n %s", g, w)
+		}
+	case string(got) != string(want):
+		t.Errorf("MarshalJSON\n %s\nkyaml's\n %s", got, want)
+	}
+}
+
+// hasQuotedEmptyNull reports whether n holds an empty null that kyaml writes
+// out as ”.
+func hasQuotedEmptyNull(n *yaml.Node, inFlow, isKey bool) bool {
+	if n.Kind == yaml.ScalarNode && n.Value == "" && n.Tag == "!!null" && (inFlow || isKey || n.Anchor != "") {
+		return true
+	}
+	inFlow = inFlow || n.Style&yaml.FlowStyle != 0
+	for i, c := range n.Content {
+		if hasQuotedEmptyNull(c, inFlow, n.Kind == yaml.MappingNode && i%2 == 0) {
+			return true
+		}
+	}
+	return false
+}
+
+func TestMarshalJSONReadsEmptyValuesAsNull(t *testing.T) {
+	obj, err := fn.ParseKubeObject([]byte("apiVersion: v1\nkind: Thing\nspec: {a: , b: [x, ]}\nanchored: &empty\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := MarshalJSON(obj)
+	if want := `{"anchored":null,"apiVersion":"v1","kind":"Thing","spec":{"a":null,"b":["x"]}}`; err != nil || string(got) != want {
+		t.Errorf("MarshalJSON = %s, %v; want %s", got, err, want)
 	}
 }

@@ -3,11 +3,28 @@ package krm
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/kptdev/krm-functions-sdk/go/fn"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
+
+// MaxResourceListBytes bounds the ResourceList a function reads on stdin
+// (512 MiB, some 10,000 objects of 50 KiB): a larger input, or one without
+// end, is refused with an error result before it is read whole.
+const MaxResourceListBytes = 512 << 20
+
+// ReadAtMost reads r to its end, or fails when it holds more than limit bytes
+// (reading limit+1 of them at most): every file and stream a function reads is
+// bounded so.
+func ReadAtMost(r io.Reader, limit int64) ([]byte, error) {
+	in, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err == nil && int64(len(in)) > limit {
+		err = fmt.Errorf("larger than the limit of %d bytes", limit)
+	}
+	return in, err
+}
 
 // ParseResourceList is fn.ParseResourceList refusing, in addition, a key given
 // twice at the top level of the list or of its functionConfig (the YAML parser
