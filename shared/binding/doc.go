@@ -1,17 +1,18 @@
 // Package binding resolves where a root Policy is bound and with which
-// remediationAction: selective policy enforcement (a binding may enforce a policy
-// that is inform elsewhere on the clusters it selects, see
-// examples/api/selective-enforcement.yaml) over PlacementBindings, PolicySets and
-// placement decisions. Functions (plan-rollout) and the hub propagator both call it; it is
-// pure and reads only its arguments.
+// remediationAction: selective policy enforcement (a binding may enforce, on
+// the clusters it selects, a policy that informs elsewhere; see
+// examples/api/selective-enforcement.yaml) over PlacementBindings, PolicySets
+// and placement decisions. Functions (plan-rollout) and the hub propagator both
+// call it; it is pure and reads only its arguments.
 //
 // # Override spellings
 //
 // A PlacementBinding may write its override in OCM's spelling
-// (bindingOverrides.remediationAction, subFilter: restricted) or in fleetpolicy's own
-// (remediationActionOverride{remediationAction, subFilter: bool}). Normalize turns
-// either, or both, into one Override{Enforce, Restricted}. The only valid override
-// action is enforce, in any capitalisation; OCM's subFilter is restricted or unset.
+// (bindingOverrides.remediationAction, subFilter: restricted) or in
+// fleetpolicy's own (remediationActionOverride{remediationAction, subFilter:
+// bool}). Normalize turns either, or both, into one Override{Enforce,
+// Restricted}. The only valid override action is enforce, in any
+// capitalisation; OCM's subFilter is restricted or unset.
 // When both spellings set the same setting they must agree (actions compared
 // ignoring case; subFilter true only with restricted, false only without it),
 // otherwise Normalize fails naming the binding and the fields. These are the

@@ -2,9 +2,9 @@
 // PlacementBinding and ConfigurationPolicy. JSON field names are exactly those OCM
 // ships, so manifests written for a real OCM hub work unchanged; the fields the
 // fleetpolicy adds (rolloutStrategy, rolloutStatus, and its own override
-// spelling remediationActionOverride) sit beside them. The types carry no behaviour beyond
-// small accessors: the algorithms that interpret them live in the other shared/
-// packages.
+// spelling remediationActionOverride) sit beside them. The types carry no
+// behaviour beyond small accessors: the algorithms that interpret them live in
+// the other shared/ packages.
 //
 // +kubebuilder:object:generate=true
 // +groupName=policy.open-cluster-management.io
