@@ -118,7 +118,7 @@ func TestThroughKustomize(t *testing.T) {
 	}
 }
 
-// TestKustomizeRelativeFilesAndExplainFlag lays out the seed's example as a
+// TestKustomizeRelativeFilesAndExplainFlag lays out the EU/PCI example as a
 // user would: the policies and the inventory in files next to the
 // kustomization, named relative to it, and the function run with args
 // [--explain].

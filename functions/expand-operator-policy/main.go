@@ -1,9 +1,10 @@
 // Command expand-operator-policy is a KRM function that expands the
-// OperatorPolicies of a package (seed operator-policy.md) for one of two
-// deployments: in olm mode each is replaced by the OLM objects the spoke
-// operator-policy controller would create for it (for clusters managed by plain
-// GitOps), in policy mode each is wrapped in a root Policy, with a
-// PlacementBinding and Placement when the functionConfig names one (for a hub).
+// OperatorPolicies of a package (one policy installs and governs one OLM
+// operator) for one of two deployments: in olm mode each is replaced by the OLM
+// objects the spoke operator-policy controller would create for it (for
+// clusters managed by plain GitOps), in policy mode each is wrapped in a root
+// Policy, with a PlacementBinding and Placement when the functionConfig names
+// one (for a hub).
 // README.md documents its use; the OperatorPolicy logic is package
 // shared/operatorpolicy.
 package main

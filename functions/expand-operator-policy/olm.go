@@ -155,7 +155,7 @@ func conflictDetail(err error) string {
 	return err.Error()
 }
 
-// allowedField is the field that restricts the CSVs of op: the seed's
+// allowedField is the field that restricts the CSVs of op: fleetpolicy's
 // allowedCSVs or OCM's versions.
 func allowedField(op *v1beta1.OperatorPolicy) string {
 	if op.Spec.AllowedCSVs != nil {

@@ -1,7 +1,7 @@
 // Command plan-rollout is a KRM function that precomputes, for every Policy of a
 // package, the waves in which its enforcement will be rolled out over its
-// clusters (seeds policy-rollout-strategy.md and
-// selective-policy-enforcement.md), and writes them as one RolloutPlan per
+// clusters (its spec.rolloutStrategy and the selective enforcement of its
+// PlacementBindings' overrides), and writes them as one RolloutPlan per
 // Policy beside the input, which it leaves unchanged. The clusters come from
 // PlacementDecisions or PlacementRules exported from a hub, or are scheduled
 // offline from ManagedClusters. README.md documents its use; the algorithms are

@@ -1,16 +1,18 @@
 // Package binding resolves where a root Policy is bound and with which
-// remediationAction: selective policy enforcement (seed
-// selective-policy-enforcement.md) over PlacementBindings, PolicySets and placement
-// decisions. Functions (plan-rollout) and the hub propagator both call it; it is
-// pure and reads only its arguments.
+// remediationAction: selective policy enforcement (a binding may enforce, on
+// the clusters it selects, a policy that informs elsewhere; see
+// examples/api/selective-enforcement.yaml) over PlacementBindings, PolicySets
+// and placement decisions. Functions (plan-rollout) and the hub propagator both
+// call it; it is pure and reads only its arguments.
 //
 // # Override spellings
 //
 // A PlacementBinding may write its override in OCM's spelling
-// (bindingOverrides.remediationAction, subFilter: restricted) or in the seed's
-// (remediationActionOverride{remediationAction, subFilter: bool}). Normalize turns
-// either, or both, into one Override{Enforce, Restricted}. The only valid override
-// action is enforce, in any capitalisation; OCM's subFilter is restricted or unset.
+// (bindingOverrides.remediationAction, subFilter: restricted) or in
+// fleetpolicy's own (remediationActionOverride{remediationAction, subFilter:
+// bool}). Normalize turns either, or both, into one Override{Enforce,
+// Restricted}. The only valid override action is enforce, in any
+// capitalisation; OCM's subFilter is restricted or unset.
 // When both spellings set the same setting they must agree (actions compared
 // ignoring case; subFilter true only with restricted, false only without it),
 // otherwise Normalize fails naming the binding and the fields. These are the
@@ -84,12 +86,11 @@
 //     OCM's webhook rule (each policyName in spec.policies, and named once),
 //     with its messages, for sets that never met an API server (plan-rollout).
 //
-// Erratum: the seed's Example 2 (a non-restricted enforcing binding to
-// placementrule-extended [A,B,E,F] beside the inform binding to
-// placementrule-initial [A,B,C,D]) says A–F are all enforced. That contradicts the
-// seed's own rule that an override applies to the clusters its binding selects.
-// This package follows the rule, as OCM does: A, B, E and F are enforced; C and D
-// stay inform.
+// Example 2 of examples/api/selective-enforcement.yaml (a non-restricted
+// enforcing binding to placementrule-extended [A,B,E,F] beside the inform binding
+// to placementrule-initial [A,B,C,D]) enforces A, B, E and F only: an override
+// applies to the clusters its own binding selects, as in OCM; C and D stay
+// inform.
 //
 // # Placement restriction
 //

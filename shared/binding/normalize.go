@@ -10,10 +10,10 @@ import (
 
 // JSON paths of the override fields, as errors name them.
 const (
-	fieldOCMAction  = "bindingOverrides.remediationAction"
-	fieldOCMFilter  = "subFilter"
-	fieldSeedAction = "remediationActionOverride.remediationAction"
-	fieldSeedFilter = "remediationActionOverride.subFilter"
+	fieldOCMAction = "bindingOverrides.remediationAction"
+	fieldOCMFilter = "subFilter"
+	fieldOwnAction = "remediationActionOverride.remediationAction"
+	fieldOwnFilter = "remediationActionOverride.subFilter"
 )
 
 // Override is a PlacementBinding's selective-enforcement override, whichever
@@ -41,7 +41,7 @@ func (e *FieldError) Error() string {
 }
 
 // Normalize returns pb's override from either spelling: OCM's
-// bindingOverrides.remediationAction + subFilter: restricted, or the seed's
+// bindingOverrides.remediationAction + subFilter: restricted, or fleetpolicy's own
 // remediationActionOverride{remediationAction, subFilter}. A remediationAction may
 // only be enforce (any capitalisation) or unset, and OCM's subFilter only
 // restricted or unset. When both spellings set the same setting they must agree.
@@ -67,19 +67,19 @@ func Normalize(pb *policyv1.PlacementBinding) (Override, error) {
 	}
 	override := Override{Enforce: ocmEnforce, Restricted: ocmRestricted}
 
-	if seed := pb.RemediationActionOverride; seed != nil {
-		seedEnforce := isEnforce(seed.RemediationAction)
-		if seed.RemediationAction != "" && !seedEnforce {
-			fail(fmt.Sprintf("unsupported value %q: only enforce can override", seed.RemediationAction), fieldSeedAction)
+	if own := pb.RemediationActionOverride; own != nil {
+		ownEnforce := isEnforce(own.RemediationAction)
+		if own.RemediationAction != "" && !ownEnforce {
+			fail(fmt.Sprintf("unsupported value %q: only enforce can override", own.RemediationAction), fieldOwnAction)
 		}
-		if seed.RemediationAction != "" && ocmAction != "" && !strings.EqualFold(seed.RemediationAction, ocmAction) {
-			fail(fmt.Sprintf("disagree (%q and %q)", seed.RemediationAction, ocmAction), fieldSeedAction, fieldOCMAction)
+		if own.RemediationAction != "" && ocmAction != "" && !strings.EqualFold(own.RemediationAction, ocmAction) {
+			fail(fmt.Sprintf("disagree (%q and %q)", own.RemediationAction, ocmAction), fieldOwnAction, fieldOCMAction)
 		}
-		if seed.SubFilter != nil && pb.SubFilter != "" && *seed.SubFilter != ocmRestricted {
-			fail(fmt.Sprintf("disagree (%t and %q)", *seed.SubFilter, pb.SubFilter), fieldSeedFilter, fieldOCMFilter)
+		if own.SubFilter != nil && pb.SubFilter != "" && *own.SubFilter != ocmRestricted {
+			fail(fmt.Sprintf("disagree (%t and %q)", *own.SubFilter, pb.SubFilter), fieldOwnFilter, fieldOCMFilter)
 		}
-		override.Enforce = override.Enforce || seedEnforce
-		override.Restricted = override.Restricted || (seed.SubFilter != nil && *seed.SubFilter)
+		override.Enforce = override.Enforce || ownEnforce
+		override.Restricted = override.Restricted || (own.SubFilter != nil && *own.SubFilter)
 	}
 
 	if len(errs) > 0 {

@@ -13,16 +13,16 @@ import (
 
 func ptr[T any](v T) *T { return &v }
 
-func overrideBinding(ocmAction string, ocmFilter policyv1.SubFilter, seed *policyv1.RemediationActionOverride) *policyv1.PlacementBinding {
+func overrideBinding(ocmAction string, ocmFilter policyv1.SubFilter, own *policyv1.RemediationActionOverride) *policyv1.PlacementBinding {
 	return &policyv1.PlacementBinding{
 		ObjectMeta:                metav1.ObjectMeta{Namespace: "policies", Name: "enforce-pb"},
 		BindingOverrides:          policyv1.BindingOverrides{RemediationAction: ocmAction},
 		SubFilter:                 ocmFilter,
-		RemediationActionOverride: seed,
+		RemediationActionOverride: own,
 	}
 }
 
-func seedOverride(action string, subFilter *bool) *policyv1.RemediationActionOverride {
+func ownOverride(action string, subFilter *bool) *policyv1.RemediationActionOverride {
 	return &policyv1.RemediationActionOverride{RemediationAction: action, SubFilter: subFilter}
 }
 
@@ -33,22 +33,22 @@ func TestNormalize(t *testing.T) {
 		want Override
 	}{
 		{name: "no override", pb: overrideBinding("", "", nil), want: Override{}},
-		{name: "empty seed override", pb: overrideBinding("", "", seedOverride("", nil)), want: Override{}},
+		{name: "empty fleetpolicy override", pb: overrideBinding("", "", ownOverride("", nil)), want: Override{}},
 		{name: "ocm enforce", pb: overrideBinding("enforce", "", nil), want: Override{Enforce: true}},
 		{name: "ocm Enforce capitalised", pb: overrideBinding("Enforce", "", nil), want: Override{Enforce: true}},
 		{name: "ocm enforce in any case", pb: overrideBinding("ENFORCE", "", nil), want: Override{Enforce: true}},
 		{name: "ocm restricted", pb: overrideBinding("", policyv1.Restricted, nil), want: Override{Restricted: true}},
 		{name: "ocm enforce restricted", pb: overrideBinding("enforce", policyv1.Restricted, nil), want: Override{Enforce: true, Restricted: true}},
-		{name: "seed enforce", pb: overrideBinding("", "", seedOverride("enforce", nil)), want: Override{Enforce: true}},
-		{name: "seed Enforce capitalised", pb: overrideBinding("", "", seedOverride("Enforce", nil)), want: Override{Enforce: true}},
-		{name: "seed subFilter true", pb: overrideBinding("", "", seedOverride("", ptr(true))), want: Override{Restricted: true}},
-		{name: "seed subFilter false", pb: overrideBinding("", "", seedOverride("enforce", ptr(false))), want: Override{Enforce: true}},
-		{name: "seed enforce subFilter true", pb: overrideBinding("", "", seedOverride("enforce", ptr(true))), want: Override{Enforce: true, Restricted: true}},
-		{name: "both spellings agree", pb: overrideBinding("enforce", policyv1.Restricted, seedOverride("enforce", ptr(true))), want: Override{Enforce: true, Restricted: true}},
-		{name: "both spellings agree ignoring case", pb: overrideBinding("Enforce", policyv1.Restricted, seedOverride("enforce", ptr(true))), want: Override{Enforce: true, Restricted: true}},
-		{name: "both agree on not restricted", pb: overrideBinding("enforce", "", seedOverride("enforce", ptr(false))), want: Override{Enforce: true}},
-		{name: "action from ocm, subFilter from seed", pb: overrideBinding("enforce", "", seedOverride("", ptr(true))), want: Override{Enforce: true, Restricted: true}},
-		{name: "action from seed, subFilter from ocm", pb: overrideBinding("", policyv1.Restricted, seedOverride("enforce", nil)), want: Override{Enforce: true, Restricted: true}},
+		{name: "fleetpolicy enforce", pb: overrideBinding("", "", ownOverride("enforce", nil)), want: Override{Enforce: true}},
+		{name: "fleetpolicy Enforce capitalised", pb: overrideBinding("", "", ownOverride("Enforce", nil)), want: Override{Enforce: true}},
+		{name: "fleetpolicy subFilter true", pb: overrideBinding("", "", ownOverride("", ptr(true))), want: Override{Restricted: true}},
+		{name: "fleetpolicy subFilter false", pb: overrideBinding("", "", ownOverride("enforce", ptr(false))), want: Override{Enforce: true}},
+		{name: "fleetpolicy enforce subFilter true", pb: overrideBinding("", "", ownOverride("enforce", ptr(true))), want: Override{Enforce: true, Restricted: true}},
+		{name: "both spellings agree", pb: overrideBinding("enforce", policyv1.Restricted, ownOverride("enforce", ptr(true))), want: Override{Enforce: true, Restricted: true}},
+		{name: "both spellings agree ignoring case", pb: overrideBinding("Enforce", policyv1.Restricted, ownOverride("enforce", ptr(true))), want: Override{Enforce: true, Restricted: true}},
+		{name: "both agree on not restricted", pb: overrideBinding("enforce", "", ownOverride("enforce", ptr(false))), want: Override{Enforce: true}},
+		{name: "action from ocm, subFilter from fleetpolicy", pb: overrideBinding("enforce", "", ownOverride("", ptr(true))), want: Override{Enforce: true, Restricted: true}},
+		{name: "action from fleetpolicy, subFilter from ocm", pb: overrideBinding("", policyv1.Restricted, ownOverride("enforce", nil)), want: Override{Enforce: true, Restricted: true}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -77,8 +77,8 @@ func TestNormalizeRejects(t *testing.T) {
 			wantText:   `unsupported value "inform"`,
 		},
 		{
-			name:       "seed inform is not an override",
-			pb:         overrideBinding("", "", seedOverride("Inform", nil)),
+			name:       "fleetpolicy inform is not an override",
+			pb:         overrideBinding("", "", ownOverride("Inform", nil)),
 			wantFields: [][]string{{"remediationActionOverride.remediationAction"}},
 			wantText:   `unsupported value "Inform"`,
 		},
@@ -90,19 +90,19 @@ func TestNormalizeRejects(t *testing.T) {
 		},
 		{
 			name:       "actions disagree",
-			pb:         overrideBinding("enforce", "", seedOverride("inform", nil)),
+			pb:         overrideBinding("enforce", "", ownOverride("inform", nil)),
 			wantFields: [][]string{{"remediationActionOverride.remediationAction"}, {"remediationActionOverride.remediationAction", "bindingOverrides.remediationAction"}},
 			wantText:   "disagree",
 		},
 		{
 			name:       "subFilter true but not restricted",
-			pb:         overrideBinding("enforce", "strict", seedOverride("enforce", ptr(true))),
+			pb:         overrideBinding("enforce", "strict", ownOverride("enforce", ptr(true))),
 			wantFields: [][]string{{"subFilter"}, {"remediationActionOverride.subFilter", "subFilter"}},
 			wantText:   `disagree (true and "strict")`,
 		},
 		{
 			name:       "subFilter false but restricted",
-			pb:         overrideBinding("enforce", policyv1.Restricted, seedOverride("enforce", ptr(false))),
+			pb:         overrideBinding("enforce", policyv1.Restricted, ownOverride("enforce", ptr(false))),
 			wantFields: [][]string{{"remediationActionOverride.subFilter", "subFilter"}},
 			wantText:   `disagree (false and "restricted")`,
 		},
@@ -161,25 +161,25 @@ func TestNormalizeNamesBindingWithoutNamespace(t *testing.T) {
 // panics, accepts exactly the valid and consistent inputs, names the binding in
 // every error, and returns an Override that each spelling alone reproduces.
 func FuzzNormalize(f *testing.F) {
-	f.Fuzz(func(t *testing.T, ocmAction, ocmFilter string, hasSeed bool, seedAction string, hasSeedFilter, seedFilter bool) {
-		var seed *policyv1.RemediationActionOverride
-		if hasSeed {
-			seed = &policyv1.RemediationActionOverride{RemediationAction: seedAction}
-			if hasSeedFilter {
-				seed.SubFilter = &seedFilter
+	f.Fuzz(func(t *testing.T, ocmAction, ocmFilter string, hasOwn bool, ownAction string, hasOwnFilter, ownFilter bool) {
+		var own *policyv1.RemediationActionOverride
+		if hasOwn {
+			own = &policyv1.RemediationActionOverride{RemediationAction: ownAction}
+			if hasOwnFilter {
+				own.SubFilter = &ownFilter
 			}
 		}
-		pb := overrideBinding(ocmAction, policyv1.SubFilter(ocmFilter), seed)
+		pb := overrideBinding(ocmAction, policyv1.SubFilter(ocmFilter), own)
 		got, err := Normalize(pb)
 
 		validAction := func(a string) bool { return a == "" || strings.EqualFold(a, "enforce") }
-		seedAct, seedFilterSet := "", false
-		if seed != nil {
-			seedAct, seedFilterSet = seed.RemediationAction, seed.SubFilter != nil
+		ownAct, ownFilterSet := "", false
+		if own != nil {
+			ownAct, ownFilterSet = own.RemediationAction, own.SubFilter != nil
 		}
-		acceptable := validAction(ocmAction) && validAction(seedAct) &&
+		acceptable := validAction(ocmAction) && validAction(ownAct) &&
 			(ocmFilter == "" || ocmFilter == "restricted") &&
-			!(seedFilterSet && ocmFilter != "" && seedFilter != (ocmFilter == "restricted"))
+			!(ownFilterSet && ocmFilter != "" && ownFilter != (ocmFilter == "restricted"))
 		if acceptable != (err == nil) {
 			t.Fatalf("Normalize(%+v) error = %v, want error: %t", pb, err, !acceptable)
 		}
@@ -189,23 +189,23 @@ func FuzzNormalize(f *testing.F) {
 			}
 			return
 		}
-		wantEnforce := ocmAction != "" || seedAct != ""
-		wantRestricted := ocmFilter != "" || (seedFilterSet && seedFilter)
+		wantEnforce := ocmAction != "" || ownAct != ""
+		wantRestricted := ocmFilter != "" || (ownFilterSet && ownFilter)
 		if got != (Override{Enforce: wantEnforce, Restricted: wantRestricted}) {
 			t.Fatalf("Normalize(%+v) = %+v", pb, got)
 		}
 
 		// Each spelling alone gives the same Override.
 		ocmOnly := overrideBinding("", "", nil)
-		seedOnly := overrideBinding("", "", &policyv1.RemediationActionOverride{SubFilter: ptr(got.Restricted)})
+		ownOnly := overrideBinding("", "", &policyv1.RemediationActionOverride{SubFilter: ptr(got.Restricted)})
 		if got.Enforce {
 			ocmOnly.BindingOverrides.RemediationAction = "Enforce"
-			seedOnly.RemediationActionOverride.RemediationAction = "enforce"
+			ownOnly.RemediationActionOverride.RemediationAction = "enforce"
 		}
 		if got.Restricted {
 			ocmOnly.SubFilter = policyv1.Restricted
 		}
-		for _, alone := range []*policyv1.PlacementBinding{ocmOnly, seedOnly} {
+		for _, alone := range []*policyv1.PlacementBinding{ocmOnly, ownOnly} {
 			if again, err := Normalize(alone); err != nil || again != got {
 				t.Fatalf("Normalize(%+v) = %+v, %v; want %+v", alone, again, err, got)
 			}

@@ -25,8 +25,9 @@ const (
 	enforceCapital = policyv1.Enforce
 )
 
-// The seed's placement rules.
-var seedDecisions = Decisions{
+// The placement rules of the selective-enforcement examples
+// (examples/api/selective-enforcement.yaml).
+var exampleDecisions = Decisions{
 	rule("placementrule-initial"):  {"A", "B", "C", "D"},
 	rule("placementrule-sub"):      {"A", "B"},
 	rule("placementrule-sub-2"):    {"E", "F"},
@@ -72,7 +73,7 @@ func ocmSpelling(pb *policyv1.PlacementBinding, enforce bool, subFilter *bool) {
 	}
 }
 
-func seedSpelling(pb *policyv1.PlacementBinding, enforce bool, subFilter *bool) {
+func fleetpolicySpelling(pb *policyv1.PlacementBinding, enforce bool, subFilter *bool) {
 	if !enforce && subFilter == nil {
 		return
 	}
@@ -100,24 +101,25 @@ func ruleEntry(binding, rule string) *policyv1.Placement {
 	return &policyv1.Placement{PlacementBinding: binding, PlacementRule: rule}
 }
 
-// TestSeedExamples runs the five examples of selective-policy-enforcement.md, each
-// written in OCM's spelling and in the seed's: both must give the same result.
-func TestSeedExamples(t *testing.T) {
-	type seedBinding struct {
+// TestSelectiveEnforcementExamples runs the five examples of
+// examples/api/selective-enforcement.yaml, each written in OCM's spelling and in
+// fleetpolicy's own: both must give the same result.
+func TestSelectiveEnforcementExamples(t *testing.T) {
+	type exampleBinding struct {
 		name, rule string
 		enforce    bool
 		subFilter  *bool
 	}
-	initial := seedBinding{name: "initial", rule: "placementrule-initial"}
+	initial := exampleBinding{name: "initial", rule: "placementrule-initial"}
 	tests := []struct {
 		name       string
-		bindings   []seedBinding
+		bindings   []exampleBinding
 		want       []BoundCluster
 		placements []*policyv1.Placement
 	}{
 		{
 			name:     "example 1: simple selection",
-			bindings: []seedBinding{initial, {name: "sub", rule: "placementrule-sub", enforce: true}},
+			bindings: []exampleBinding{initial, {name: "sub", rule: "placementrule-sub", enforce: true}},
 			want: []BoundCluster{
 				bound("A", enforce, "sub"), bound("B", enforce, "sub"),
 				bound("C", inform), bound("D", inform),
@@ -127,10 +129,10 @@ func TestSeedExamples(t *testing.T) {
 			},
 		},
 		{
-			// Erratum: the seed says A–F are all enforced; its own rule (and OCM) enforce
-			// only the clusters the overriding binding selects.
+			// An override enforces only the clusters its own binding selects (as
+			// OCM does), not all of A–F.
 			name:     "example 2: no sub filtering",
-			bindings: []seedBinding{initial, {name: "extended", rule: "placementrule-extended", enforce: true, subFilter: ptr(false)}},
+			bindings: []exampleBinding{initial, {name: "extended", rule: "placementrule-extended", enforce: true, subFilter: ptr(false)}},
 			want: []BoundCluster{
 				bound("A", enforce, "extended"), bound("B", enforce, "extended"),
 				bound("C", inform), bound("D", inform),
@@ -142,7 +144,7 @@ func TestSeedExamples(t *testing.T) {
 		},
 		{
 			name:     "example 3: with sub filtering",
-			bindings: []seedBinding{initial, {name: "extended", rule: "placementrule-extended", enforce: true, subFilter: ptr(true)}},
+			bindings: []exampleBinding{initial, {name: "extended", rule: "placementrule-extended", enforce: true, subFilter: ptr(true)}},
 			want: []BoundCluster{
 				bound("A", enforce, "extended"), bound("B", enforce, "extended"),
 				bound("C", inform), bound("D", inform),
@@ -153,7 +155,7 @@ func TestSeedExamples(t *testing.T) {
 		},
 		{
 			name: "example 4: multiple placements with sub filtering",
-			bindings: []seedBinding{
+			bindings: []exampleBinding{
 				initial,
 				{name: "sub-2", rule: "placementrule-sub-2"},
 				{name: "extended", rule: "placementrule-extended", enforce: true, subFilter: ptr(true)},
@@ -170,7 +172,7 @@ func TestSeedExamples(t *testing.T) {
 		},
 		{
 			name:     "example 5: no overlap",
-			bindings: []seedBinding{initial, {name: "sub-2", rule: "placementrule-sub-2", enforce: true, subFilter: ptr(true)}},
+			bindings: []exampleBinding{initial, {name: "sub-2", rule: "placementrule-sub-2", enforce: true, subFilter: ptr(true)}},
 			want: []BoundCluster{
 				bound("A", inform), bound("B", inform), bound("C", inform), bound("D", inform),
 			},
@@ -180,7 +182,7 @@ func TestSeedExamples(t *testing.T) {
 	spellings := []struct {
 		name  string
 		write spelling
-	}{{"ocm", ocmSpelling}, {"seed", seedSpelling}}
+	}{{"ocm", ocmSpelling}, {"fleetpolicy", fleetpolicySpelling}}
 	for _, tt := range tests {
 		for _, sp := range spellings {
 			t.Run(tt.name+"/"+sp.name, func(t *testing.T) {
@@ -190,7 +192,7 @@ func TestSeedExamples(t *testing.T) {
 					sp.write(&pb, b.enforce, b.subFilter)
 					bindings = append(bindings, pb)
 				}
-				got, err := Resolve(rootPolicy(inform), nil, bindings, seedDecisions)
+				got, err := Resolve(rootPolicy(inform), nil, bindings, exampleDecisions)
 				if err != nil {
 					t.Fatalf("Resolve() error = %v", err)
 				}
@@ -447,7 +449,7 @@ func TestResolve(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			decisions := tt.decisions
 			if decisions == nil {
-				decisions = seedDecisions
+				decisions = exampleDecisions
 			}
 			got, err := Resolve(tt.policy, tt.sets, tt.bindings, decisions)
 			if err != nil {
@@ -495,7 +497,7 @@ type resolveCase struct {
 	policy     *policyv1.Policy
 	sets       []policyv1beta1.PolicySet
 	bindings   []policyv1.PlacementBinding
-	decisions  Decisions // nil: seedDecisions
+	decisions  Decisions // nil: exampleDecisions
 	want       []BoundCluster
 	placements []*policyv1.Placement
 	// excludes lists the (placement, cluster) pairs Resolution.Excludes reports.
@@ -564,7 +566,7 @@ func TestResolveRejectsBadOverrides(t *testing.T) {
 	inform.BindingOverrides.RemediationAction = "inform"
 
 	bindings := []policyv1.PlacementBinding{bind("initial", rule("placementrule-initial")), inconsistent, inform}
-	got, err := Resolve(rootPolicy("inform"), nil, bindings, seedDecisions)
+	got, err := Resolve(rootPolicy("inform"), nil, bindings, exampleDecisions)
 	if err == nil {
 		t.Fatalf("Resolve() = %+v, want an error", got)
 	}
@@ -583,11 +585,11 @@ func TestResolveRejectsBadOverrides(t *testing.T) {
 	// A bad binding that does not bind this policy does not stop its resolution.
 	unrelated := inconsistent
 	unrelated.Subjects = []policyv1.Subject{policySubject("test-policy-2")}
-	if _, err := Resolve(rootPolicy("inform"), nil, []policyv1.PlacementBinding{bindings[0], unrelated}, seedDecisions); err != nil {
+	if _, err := Resolve(rootPolicy("inform"), nil, []policyv1.PlacementBinding{bindings[0], unrelated}, exampleDecisions); err != nil {
 		t.Errorf("Resolve() error = %v for a bad binding of another policy", err)
 	}
 
-	if _, err := Resolve(nil, nil, bindings, seedDecisions); err == nil {
+	if _, err := Resolve(nil, nil, bindings, exampleDecisions); err == nil {
 		t.Error("Resolve(nil policy) returned no error")
 	}
 }
@@ -595,7 +597,7 @@ func TestResolveRejectsBadOverrides(t *testing.T) {
 func TestResolutionCluster(t *testing.T) {
 	res, err := Resolve(rootPolicy(inform), nil, []policyv1.PlacementBinding{
 		bind("initial", rule("placementrule-initial")), enforcing(bind("sub", rule("placementrule-sub"))),
-	}, seedDecisions)
+	}, exampleDecisions)
 	if err != nil {
 		t.Fatal(err)
 	}

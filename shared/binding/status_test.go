@@ -8,11 +8,11 @@ import (
 )
 
 func TestRootStatus(t *testing.T) {
-	// Example 5 of the seed: E and F are selected only by the restricted binding.
+	// Example 5 of examples/api/selective-enforcement.yaml: E and F are selected only by the restricted binding.
 	res, err := Resolve(rootPolicy(inform), nil, []policyv1.PlacementBinding{
 		bind("initial", rule("placementrule-initial")),
 		restrictedEnforcing(bind("sub-2", rule("placementrule-sub-2"))),
-	}, seedDecisions)
+	}, exampleDecisions)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -47,7 +47,7 @@ func IndexPolicySets(sets []*policyv1beta1.PolicySet) PolicySets {
 //   - any other dependency is kept as written.
 //
 // A dependency on one of the policy group's kinds written without apiVersion
-// (the template-ordering seed's spelling) gets the policy group's apiVersion
+// (a spelling fleetpolicy accepts and OCM does not) gets the policy group's apiVersion
 // first. Only dependencies of the policy group are rewritten. The result keeps the order
 // of deps.
 func Canonicalize(deps []policyv1.PolicyDependency, namespace string, sets PolicySets) []policyv1.PolicyDependency {
@@ -59,7 +59,7 @@ func Canonicalize(deps []policyv1.PolicyDependency, namespace string, sets Polic
 }
 
 func canonicalize(dep policyv1.PolicyDependency, namespace string, sets PolicySets) []policyv1.PolicyDependency {
-	dep = withSeedAPIVersion(dep)
+	dep = withPolicyGroupAPIVersion(dep)
 	if groupOf(dep.APIVersion) != policyGroup {
 		return []policyv1.PolicyDependency{dep}
 	}
@@ -94,16 +94,16 @@ func canonicalize(dep policyv1.PolicyDependency, namespace string, sets PolicySe
 	return []policyv1.PolicyDependency{dep}
 }
 
-// seedKinds are the policy group's kinds a dependency may name without an
-// apiVersion, as the template-ordering seed writes them ("kind: Policy").
-var seedKinds = []string{kindPolicy, kindPolicySet, "ConfigurationPolicy", "CertificatePolicy", "OperatorPolicy"}
+// kindsWithoutAPIVersion are the policy group's kinds a dependency may name
+// without an apiVersion ("kind: Policy"), a spelling fleetpolicy accepts and OCM does not.
+var kindsWithoutAPIVersion = []string{kindPolicy, kindPolicySet, "ConfigurationPolicy", "CertificatePolicy", "OperatorPolicy"}
 
-// withSeedAPIVersion gives a dependency written without an apiVersion on one of
-// the policy group's kinds the policy group's apiVersion, so that the seed's
+// withPolicyGroupAPIVersion gives a dependency written without an apiVersion on one of
+// the policy group's kinds the policy group's apiVersion, so that this
 // spelling is read, gated and validated exactly like OCM's. Any other
 // dependency is returned as written.
-func withSeedAPIVersion(dep policyv1.PolicyDependency) policyv1.PolicyDependency {
-	if dep.APIVersion == "" && slices.Contains(seedKinds, dep.Kind) {
+func withPolicyGroupAPIVersion(dep policyv1.PolicyDependency) policyv1.PolicyDependency {
+	if dep.APIVersion == "" && slices.Contains(kindsWithoutAPIVersion, dep.Kind) {
 		dep.APIVersion = policyv1.GroupVersion.String()
 	}
 	return dep

@@ -1,7 +1,7 @@
-// Package dependency is the policy-template ordering algorithm of the seed
-// policy-template-ordering.md: which objects a policy template waits for, whether
-// it may be applied now, and whether the waits of a set of policies can ever be
-// satisfied.
+// Package dependency is the policy-template ordering algorithm
+// (spec.dependencies and extraDependencies, examples/api/dependencies.yaml):
+// which objects a policy template waits for, whether it may be applied now, and
+// whether the waits of a set of policies can ever be satisfied.
 //
 // Contract:
 //

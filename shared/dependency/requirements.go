@@ -40,8 +40,8 @@ type Requirement struct {
 // of spec.dependencies and the template's extraDependencies, canonicalised (see
 // Canonicalize) and without duplicates, in declaration order. A template number
 // out of range, or a null template, yields the policy's dependencies only.
-// A dependency on one of the policy group's kinds written without apiVersion (the
-// seed's spelling) is read as the policy group's; other dependencies without
+// A dependency on one of the policy group's kinds written without apiVersion (a
+// spelling fleetpolicy accepts and OCM does not) is read as the policy group's; other dependencies without
 // apiVersion, and those without kind or name, are left out (Validate reports
 // them). The
 // same target asked for in two compliance states is an Issue; the first
@@ -90,7 +90,7 @@ func addRequirements(reqs []Requirement, decls []declaration, p *policyv1.Policy
 	reqs = slices.Clip(reqs)
 	var issues []Issue
 	for _, decl := range decls {
-		written := withSeedAPIVersion(decl.dep)
+		written := withPolicyGroupAPIVersion(decl.dep)
 		if written.APIVersion == "" || written.Kind == "" || written.Name == "" {
 			continue
 		}
@@ -137,9 +137,9 @@ func Validate(p *policyv1.Policy) []Issue {
 		issues = append(issues, Issue{Policy: policyKey(p), Field: field, Message: fmt.Sprintf(format, args...)})
 	}
 	for _, decl := range decls {
-		dep := withSeedAPIVersion(decl.dep)
+		dep := withPolicyGroupAPIVersion(decl.dep)
 		if dep.APIVersion == "" {
-			report(decl.field+".apiVersion", "apiVersion is required (it may be left out only for %s)", strings.Join(seedKinds, ", "))
+			report(decl.field+".apiVersion", "apiVersion is required (it may be left out only for %s)", strings.Join(kindsWithoutAPIVersion, ", "))
 		}
 		if dep.Kind == "" {
 			report(decl.field+".kind", "kind is required")

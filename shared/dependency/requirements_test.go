@@ -106,28 +106,29 @@ func TestIssueString(t *testing.T) {
 	}
 }
 
-// TestSeedSpellingWithoutAPIVersion reads dependencies written as the
-// template-ordering seed writes them (kind without apiVersion) exactly like the
-// OCM spelling, and still refuses an apiVersion-less dependency on another kind.
-func TestSeedSpellingWithoutAPIVersion(t *testing.T) {
-	seed := func(dep policyv1.PolicyDependency) policyv1.PolicyDependency {
+// TestDependencyWithoutAPIVersion reads dependencies on the policy group's
+// kinds written without apiVersion (a spelling fleetpolicy accepts) exactly
+// like the OCM spelling, and still refuses an apiVersion-less dependency on
+// another kind.
+func TestDependencyWithoutAPIVersion(t *testing.T) {
+	withoutAPIVersion := func(dep policyv1.PolicyDependency) policyv1.PolicyDependency {
 		dep.APIVersion = ""
 		return dep
 	}
 	ocm := policy("app",
 		[]policyv1.PolicyDependency{onPolicy("setup", policyv1.Compliant), onSet("base", policyv1.Compliant)},
 		config("first", onConfig("bar", policyv1.NonCompliant)))
-	seeded := policy("app",
-		[]policyv1.PolicyDependency{seed(onPolicy("setup", policyv1.Compliant)), seed(onSet("base", policyv1.Compliant))},
-		config("first", seed(onConfig("bar", policyv1.NonCompliant))))
+	kindOnly := policy("app",
+		[]policyv1.PolicyDependency{withoutAPIVersion(onPolicy("setup", policyv1.Compliant)), withoutAPIVersion(onSet("base", policyv1.Compliant))},
+		config("first", withoutAPIVersion(onConfig("bar", policyv1.NonCompliant))))
 	sets := IndexPolicySets([]*policyv1beta1.PolicySet{policySet("base", "ns-setup")})
 	want, _ := Requirements(ocm, 0, sets)
-	got, issues := Requirements(seeded, 0, sets)
+	got, issues := Requirements(kindOnly, 0, sets)
 	if len(want) != 3 || !reflect.DeepEqual(got, want) || issues != nil {
-		t.Errorf("seed spelling:\n got  %+v %v\n want %+v", got, issues, want)
+		t.Errorf("without apiVersion:\n got  %+v %v\n want %+v", got, issues, want)
 	}
-	if issues := Validate(seeded); issues != nil {
-		t.Errorf("Validate refuses the seed spelling: %v", issues)
+	if issues := Validate(kindOnly); issues != nil {
+		t.Errorf("Validate refuses dependencies without apiVersion: %v", issues)
 	}
 	other := policy("app", []policyv1.PolicyDependency{{Kind: "ConfigMap", Name: "cm", Compliance: policyv1.Compliant}})
 	if got, _ := Requirements(other, 0, nil); got != nil {

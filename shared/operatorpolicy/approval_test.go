@@ -116,7 +116,7 @@ func TestBundlePackage(t *testing.T) {
 	tests := []struct {
 		name, properties, want, err string
 	}{
-		{"seed example", `{"properties":[{"type":"olm.gvk","value":{"group":"etcd.database.coreos.com","kind":"EtcdCluster","version":"v1beta2"}},` +
+		{"etcd bundle", `{"properties":[{"type":"olm.gvk","value":{"group":"etcd.database.coreos.com","kind":"EtcdCluster","version":"v1beta2"}},` +
 			`{"type":"olm.package","value":{"packageName":"etcd","version":"0.9.4"}}]}`, "etcd", ""},
 		{"required package is not the package", `{"properties":[{"type":"olm.package.required","value":{"packageName":"dep"}},` +
 			`{"type":"olm.package","value":{"packageName":"etcd"}}]}`, "etcd", ""},

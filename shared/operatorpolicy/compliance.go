@@ -37,7 +37,7 @@ const (
 )
 
 // copiedSubscriptionConditions are the Subscription condition types copied into
-// the policy's status, as the seed asks. They never decide compliance.
+// the policy's status as they are. They never decide compliance.
 var copiedSubscriptionConditions = []operatorsv1alpha1.SubscriptionConditionType{
 	operatorsv1alpha1.SubscriptionInstallPlanPending,
 	operatorsv1alpha1.SubscriptionInstallPlanMissing,
@@ -47,7 +47,7 @@ var copiedSubscriptionConditions = []operatorsv1alpha1.SubscriptionConditionType
 }
 
 // Related object reasons (ConfigurationPolicy's strings where OCM reuses them,
-// the seed's for InstallPlans).
+// fleetpolicy's own for InstallPlans).
 const (
 	relatedFound          = "Resource found as expected"
 	relatedCreated        = "K8s creation success"

@@ -626,9 +626,9 @@ func TestParseMinorChannel(t *testing.T) {
 	}
 }
 
-// TestEvaluateTransitions follows one policy through three evaluations: the
-// seed's status example, where the Deployments changed last and the Compliant
-// condition carries their reason.
+// TestEvaluateTransitions follows one policy through three evaluations
+// (healthy, a Deployment unavailable, healthy again): the Deployments changed
+// last, so the Compliant condition carries their reason.
 func TestEvaluateTransitions(t *testing.T) {
 	p := normalized(t, 1, nil)
 	healthy := healthyInstall(t, p, csv350)

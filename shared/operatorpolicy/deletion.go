@@ -13,16 +13,16 @@ import (
 type Spelling string
 
 const (
-	// SpellingSeed is the operator-policy seed's: deleting the policy removes
-	// its operator per removalBehavior.
-	SpellingSeed Spelling = "seed"
+	// SpellingFleetpolicy is fleetpolicy's own (fields OCM does not have):
+	// deleting the policy removes its operator per removalBehavior.
+	SpellingFleetpolicy Spelling = "fleetpolicy"
 	// SpellingOCM is the one OCM v0.19 shipped: deleting the policy removes
 	// nothing; only complianceType mustnothave removes.
 	SpellingOCM Spelling = "OCM"
 )
 
-// SpellingOf decides the spelling of spec. A policy is in the seed's spelling
-// when it sets at least one field only the seed has — allowedCSVs,
+// SpellingOf decides the spelling of spec. A policy is in fleetpolicy's spelling
+// when it sets at least one field only fleetpolicy has — allowedCSVs,
 // statusConfig, subscription.installPlanApproval, operatorGroup.target,
 // removalBehavior.installPlans or removalBehavior.apiServiceDefinitions — and
 // no field only OCM has — complianceType, upgradeApproval, versions,
@@ -30,14 +30,14 @@ const (
 // Every other policy, including one that sets neither kind or mixes both, is
 // in OCM's spelling: when in doubt, deleting a policy uninstalls nothing.
 func SpellingOf(spec *v1beta1.OperatorPolicySpec) Spelling {
-	if len(seedOnlyFields(spec)) > 0 && len(ocmOnlyFields(spec)) == 0 {
-		return SpellingSeed
+	if len(fleetpolicyOnlyFields(spec)) > 0 && len(ocmOnlyFields(spec)) == 0 {
+		return SpellingFleetpolicy
 	}
 	return SpellingOCM
 }
 
-// seedOnlyFields names the fields set in spec that only the seed's spelling has.
-func seedOnlyFields(spec *v1beta1.OperatorPolicySpec) []string {
+// fleetpolicyOnlyFields names the fields set in spec that only fleetpolicy's spelling has.
+func fleetpolicyOnlyFields(spec *v1beta1.OperatorPolicySpec) []string {
 	return setFields(map[string]bool{
 		fieldAllowedCSVs:                             spec.AllowedCSVs != nil,
 		"spec.statusConfig":                          spec.StatusConfig != nil,
@@ -50,11 +50,11 @@ func seedOnlyFields(spec *v1beta1.OperatorPolicySpec) []string {
 
 // FleetpolicyOnly names what op sets that only fleetpolicy's OperatorPolicy
 // controller understands and OCM's config-policy-controller v0.19 would
-// ignore: the fields only the seed's spelling has and the AnnotationOnDeletion
+// ignore: the fields only fleetpolicy's spelling has and the AnnotationOnDeletion
 // annotation (sorted, the annotation last). A spoke that leaves OperatorPolicies
 // to OCM's controller refuses a template that sets any of them.
 func FleetpolicyOnly(op *v1beta1.OperatorPolicy) []string {
-	fields := seedOnlyFields(&op.Spec)
+	fields := fleetpolicyOnlyFields(&op.Spec)
 	if _, set := op.Annotations[AnnotationOnDeletion]; set {
 		fields = append(fields, "metadata.annotations["+AnnotationOnDeletion+"]")
 	}
@@ -93,7 +93,7 @@ const (
 	// RemoveNever: deleting the policy removes nothing (OCM's spelling).
 	RemoveNever OnDeletion = "Never"
 	// RemoveOnUserDeletion: a deletion the spoke did not make for a transient
-	// reason removes the operator (the seed's spelling): see DeletionCause.
+	// reason removes the operator (fleetpolicy's spelling): see DeletionCause.
 	RemoveOnUserDeletion OnDeletion = "UserDeletion"
 	// RemoveAlways: every deletion removes the operator, including the spoke's
 	// own for a transient reason. Only the annotation asks for it.
@@ -108,7 +108,7 @@ const AnnotationOnDeletion = "operatorpolicy.fleetpolicy.io/remove-on-deletion"
 func (n *normalizer) onDeletion(annotations map[string]string, spec *v1beta1.OperatorPolicySpec) OnDeletion {
 	value, set := annotations[AnnotationOnDeletion]
 	if !set {
-		if SpellingOf(spec) == SpellingSeed {
+		if SpellingOf(spec) == SpellingFleetpolicy {
 			return RemoveOnUserDeletion
 		}
 		return RemoveNever

@@ -1,15 +1,16 @@
-// Package operatorpolicy is the logic of an OperatorPolicy (seed
-// operator-policy.md): one policy installs and governs one OLM operator. The
+// Package operatorpolicy is the logic of an OperatorPolicy: one policy
+// installs and governs one OLM operator. The
 // expand-operator-policy KRM function and the spoke operator-policy controller
 // both call it. It is pure: it reads only its arguments (time is passed in) and
 // never talks to a cluster.
 //
 // # One model from two spellings
 //
-// Normalize turns an OperatorPolicy into a Policy. The seed's spelling and the
-// one OCM shipped are both accepted; when both set a setting they must agree:
+// Normalize turns an OperatorPolicy into a Policy. fleetpolicy's own spelling
+// and the one OCM shipped are both accepted; when both set a setting they must
+// agree:
 //
-//	seed                                     OCM                          Policy
+//	fleetpolicy                              OCM                          Policy
 //	allowedCSVs (exact; "*" = all;           versions (entries split at   Allowed
 //	  must not be empty when given)            commas, blanks ignored,
 //	                                           none = all; "*" = all)
@@ -26,8 +27,8 @@
 // Effect defaults are OCM's: catalogSourceUnhealthy Condition,
 // deploymentsUnavailable NonCompliant, upgradesAvailable Condition,
 // deprecationsPresent Condition, minorChannelUpgradeAvailable Condition; the
-// seed-only upgradesProgressing defaults to NonCompliant (OCM always counts an
-// installing InstallPlan as NonCompliant). Removal defaults are the seed's:
+// fleetpolicy-only upgradesProgressing defaults to NonCompliant (OCM always
+// counts an installing InstallPlan as NonCompliant). Removal defaults:
 // operatorGroups DeleteIfUnused, subscriptions Delete, clusterServiceVersions
 // Delete, installPlans, customResourceDefinitions and apiServiceDefinitions Keep.
 // Enum values are matched ignoring case. spec.operatorGroup.namespace must be
@@ -86,8 +87,9 @@
 // allowed, Automatic approves any CSV and Manual only a first install. Anything
 // else, including a lookup no policy covers, is never approved. Unlike OCM,
 // which approves upgrades only with upgradeApproval Automatic, a CSV listed in
-// allowedCSVs/versions is approved under Manual too: that is how the seed's
-// story 2 upgrades.
+// allowedCSVs/versions is approved under Manual too: that is how story 2 of
+// examples/api/operator-policy.yaml (the upgrade is allowed only once listed)
+// upgrades.
 //
 // # Compliance
 //
@@ -97,14 +99,14 @@
 // InstallPlanCompliant, ClusterServiceVersionCompliant, DeploymentCompliant,
 // CatalogSourcesUnhealthy, NoDeprecations, MinorChannelUpgradeAvailable) plus
 // the Subscription's InstallPlanPending, InstallPlanMissing, InstallPlanFailed,
-// BundleUnpacking and BundleUnpackFailed, copied as the seed asks. A status
+// BundleUnpacking and BundleUnpackFailed, copied from it. A status
 // governed by an Effect makes the policy NonCompliant only with NonCompliant;
 // otherwise its message ends in " but not causing noncompliance", and with
 // StatusMessageOnly it appears only in the event message. "…Compliant"
 // conditions read True when the policy is compliant on their account;
 // CatalogSourcesUnhealthy and MinorChannelUpgradeAvailable read True when the
-// problem is there, NoDeprecations False, whatever the effect (the seed's
-// statusConfig records the status either way). RelatedObjects report each
+// problem is there, NoDeprecations False, whatever the effect (statusConfig
+// records the status either way). RelatedObjects report each
 // object's own state. The Compliant condition carries the reason and message of
 // the most recently changed condition that decides the verdict; the event
 // message is "Compliant; " or "NonCompliant; " and every condition message,
@@ -124,14 +126,14 @@
 // # Deletion
 //
 // What deleting an enforcing policy does depends on its spelling, decided once
-// by SpellingOf: the seed's when the spec sets a field only the seed has
+// by SpellingOf: fleetpolicy's when the spec sets a field only fleetpolicy has
 // (allowedCSVs, statusConfig, subscription.installPlanApproval,
 // operatorGroup.target, removalBehavior.installPlans or .apiServiceDefinitions)
 // and no field only OCM has (complianceType, upgradeApproval, versions,
 // complianceConfig, operatorGroup.targetNamespaces or .selector); OCM's
 // otherwise, a mix included. Policy.OnDeletion is the annotation
 // AnnotationOnDeletion when set (Never, UserDeletion or Always), else
-// UserDeletion for the seed's spelling and Never for OCM's. CauseOfDeletion
+// UserDeletion for fleetpolicy's spelling and Never for OCM's. CauseOfDeletion
 // reads why a template was deleted: the AnnotationDeletionCause the spoke's
 // template sync writes before deleting (DependenciesUnsatisfied, PolicyGone,
 // TemplateError, TemplateRemoved; an unknown value counts as transient), else PolicyGone when
@@ -142,6 +144,6 @@
 // policy whose OnDeletion is not Never.
 //
 // FleetpolicyOnly names what a policy sets that OCM's config-policy-controller
-// would ignore (the seed-only fields above and AnnotationOnDeletion), for a
+// would ignore (the fleetpolicy-only fields above and AnnotationOnDeletion), for a
 // spoke that leaves OperatorPolicies to OCM's controller.
 package operatorpolicy

@@ -19,7 +19,7 @@ import (
 	"github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1beta1"
 )
 
-// Names shared by the seed's stories.
+// Names shared by the OperatorPolicy user stories (testdata/stories).
 const (
 	strimzi    = "strimzi-kafka-operator"
 	csv350     = "strimzi-cluster-operator.v0.35.0"

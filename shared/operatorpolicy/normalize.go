@@ -36,7 +36,7 @@ type Policy struct {
 	// OnDeletion's (see RemovesOnDeletion).
 	Remove bool
 	// OnDeletion says which deletions of the policy remove the operator: the
-	// AnnotationOnDeletion annotation, else RemoveOnUserDeletion in the seed's
+	// AnnotationOnDeletion annotation, else RemoveOnUserDeletion in fleetpolicy's
 	// spelling and RemoveNever in OCM's (SpellingOf).
 	OnDeletion OnDeletion
 	// Subscription is the wanted Subscription.
@@ -108,7 +108,7 @@ func (a AllowedCSVs) Lists(csv string) bool {
 	return found
 }
 
-// Effect is what an observed status does to a policy: the seed's statusConfig
+// Effect is what an observed status does to a policy: fleetpolicy's statusConfig
 // values. OCM's complianceConfig Compliant is EffectCondition.
 type Effect string
 
@@ -165,7 +165,7 @@ func (n *normalizer) fail(reason string, fields ...string) {
 	n.errs = append(n.errs, &FieldError{Policy: n.ref, Fields: fields, Reason: reason})
 }
 
-// Normalize returns op as a Policy. Both spellings are accepted: the seed's
+// Normalize returns op as a Policy. Both spellings are accepted: fleetpolicy's
 // (allowedCSVs, statusConfig, subscription.installPlanApproval, removal on
 // deletion, operatorGroup.target) and OCM's (versions, complianceConfig,
 // upgradeApproval, complianceType mustnothave, operatorGroup.targetNamespaces /
@@ -311,16 +311,16 @@ const (
 
 // approval maps installPlanApproval (Automatic|Manual) and upgradeApproval
 // (Automatic|None) onto one Approval; Automatic, OLM's default, when neither is set.
-func (n *normalizer) approval(seed operatorsv1alpha1.Approval, ocm string) operatorsv1alpha1.Approval {
-	var fromSeed, fromOCM operatorsv1alpha1.Approval
+func (n *normalizer) approval(installPlan operatorsv1alpha1.Approval, ocm string) operatorsv1alpha1.Approval {
+	var fromInstallPlan, fromOCM operatorsv1alpha1.Approval
 	switch {
-	case seed == "":
-	case strings.EqualFold(string(seed), string(operatorsv1alpha1.ApprovalAutomatic)):
-		fromSeed = operatorsv1alpha1.ApprovalAutomatic
-	case strings.EqualFold(string(seed), string(operatorsv1alpha1.ApprovalManual)):
-		fromSeed = operatorsv1alpha1.ApprovalManual
+	case installPlan == "":
+	case strings.EqualFold(string(installPlan), string(operatorsv1alpha1.ApprovalAutomatic)):
+		fromInstallPlan = operatorsv1alpha1.ApprovalAutomatic
+	case strings.EqualFold(string(installPlan), string(operatorsv1alpha1.ApprovalManual)):
+		fromInstallPlan = operatorsv1alpha1.ApprovalManual
 	default:
-		n.fail(fmt.Sprintf("unsupported value %q: must be Automatic or Manual", seed), fieldInstallPlanApproval)
+		n.fail(fmt.Sprintf("unsupported value %q: must be Automatic or Manual", installPlan), fieldInstallPlanApproval)
 	}
 	switch {
 	case ocm == "":
@@ -331,12 +331,12 @@ func (n *normalizer) approval(seed operatorsv1alpha1.Approval, ocm string) opera
 	default:
 		n.fail(fmt.Sprintf("unsupported value %q: must be Automatic or None", ocm), fieldUpgradeApproval)
 	}
-	if fromSeed != "" && fromOCM != "" && fromSeed != fromOCM {
-		n.fail(fmt.Sprintf("disagree (%q and %q; Manual pairs with None)", seed, ocm), fieldInstallPlanApproval, fieldUpgradeApproval)
+	if fromInstallPlan != "" && fromOCM != "" && fromInstallPlan != fromOCM {
+		n.fail(fmt.Sprintf("disagree (%q and %q; Manual pairs with None)", installPlan, ocm), fieldInstallPlanApproval, fieldUpgradeApproval)
 	}
 	switch {
-	case fromSeed != "":
-		return fromSeed
+	case fromInstallPlan != "":
+		return fromInstallPlan
 	case fromOCM != "":
 		return fromOCM
 	}
@@ -346,8 +346,8 @@ func (n *normalizer) approval(seed operatorsv1alpha1.Approval, ocm string) opera
 const (
 	fieldOGTargetNamespaces = "spec.operatorGroup.targetNamespaces"
 	fieldOGSelector         = "spec.operatorGroup.selector"
-	fieldSeedNamespaces     = "spec.operatorGroup.target.namespaces"
-	fieldSeedSelector       = "spec.operatorGroup.target.selector"
+	fieldTargetNamespaces   = "spec.operatorGroup.target.namespaces"
+	fieldTargetSelector     = "spec.operatorGroup.target.selector"
 )
 
 func (n *normalizer) operatorGroup(og *v1beta1.OperatorGroup, subscriptionNamespace string) *OperatorGroup {
@@ -364,10 +364,10 @@ func (n *normalizer) operatorGroup(og *v1beta1.OperatorGroup, subscriptionNamesp
 		n.errs = append(n.errs, err)
 	}
 
-	var seedNamespaces []string
-	var seedSelector *metav1.LabelSelector
+	var ownNamespaces []string
+	var ownSelector *metav1.LabelSelector
 	if og.Target != nil {
-		seedNamespaces, seedSelector = og.Target.Namespaces, og.Target.Selector
+		ownNamespaces, ownSelector = og.Target.Namespaces, og.Target.Selector
 	}
 	var olmNamespaces []string
 	n.templatable(og.TargetNamespaces, fieldOGTargetNamespaces, &olmNamespaces)
@@ -375,29 +375,29 @@ func (n *normalizer) operatorGroup(og *v1beta1.OperatorGroup, subscriptionNamesp
 	if selector := (&metav1.LabelSelector{}); n.templatable(og.Selector, fieldOGSelector, selector) {
 		olmSelector = selector
 	}
-	seedSet := n.namespaceSet(seedNamespaces, fieldSeedNamespaces)
+	ownSet := n.namespaceSet(ownNamespaces, fieldTargetNamespaces)
 	olmSet := n.namespaceSet(olmNamespaces, fieldOGTargetNamespaces)
-	n.validSelector(seedSelector, fieldSeedSelector)
+	n.validSelector(ownSelector, fieldTargetSelector)
 	n.validSelector(olmSelector, fieldOGSelector)
 
-	if len(seedSet) > 0 && seedSelector != nil {
-		n.fail("only one of namespaces or selector is allowed", fieldSeedNamespaces, fieldSeedSelector)
+	if len(ownSet) > 0 && ownSelector != nil {
+		n.fail("only one of namespaces or selector is allowed", fieldTargetNamespaces, fieldTargetSelector)
 	}
 	if len(olmSet) > 0 && olmSelector != nil {
 		n.fail("only one of targetNamespaces or selector is allowed", fieldOGTargetNamespaces, fieldOGSelector)
 	}
-	if len(seedSet) > 0 && len(olmSet) > 0 && !slices.Equal(seedSet, olmSet) {
-		n.fail(fmt.Sprintf("disagree (%v and %v)", seedSet, olmSet), fieldSeedNamespaces, fieldOGTargetNamespaces)
+	if len(ownSet) > 0 && len(olmSet) > 0 && !slices.Equal(ownSet, olmSet) {
+		n.fail(fmt.Sprintf("disagree (%v and %v)", ownSet, olmSet), fieldTargetNamespaces, fieldOGTargetNamespaces)
 	}
-	if seedSelector != nil && olmSelector != nil && !equality.Semantic.DeepEqual(seedSelector, olmSelector) {
-		n.fail("disagree", fieldSeedSelector, fieldOGSelector)
+	if ownSelector != nil && olmSelector != nil && !equality.Semantic.DeepEqual(ownSelector, olmSelector) {
+		n.fail("disagree", fieldTargetSelector, fieldOGSelector)
 	}
 
-	out.TargetNamespaces = seedSet
+	out.TargetNamespaces = ownSet
 	if len(olmSet) > 0 {
 		out.TargetNamespaces = olmSet
 	}
-	out.Selector = seedSelector
+	out.Selector = ownSelector
 	if olmSelector != nil {
 		out.Selector = olmSelector
 	}
@@ -471,7 +471,7 @@ const (
 	fieldVersions    = "spec.versions"
 )
 
-// allowed merges the seed's allowedCSVs (exact names, "*" = all, must not be
+// allowed merges fleetpolicy's allowedCSVs (exact names, "*" = all, must not be
 // empty when given) and OCM's versions (entries split at commas, blanks
 // ignored, nothing left = all).
 func (n *normalizer) allowed(allowedCSVs, versions []string) AllowedCSVs {
@@ -491,19 +491,19 @@ func (n *normalizer) allowed(allowedCSVs, versions []string) AllowedCSVs {
 	if len(allowedCSVs) == 0 {
 		n.fail(`must have at least one item; use "*" to allow any version`, fieldAllowedCSVs)
 	}
-	var fromSeed []string
+	var fromAllowedCSVs []string
 	for i, name := range allowedCSVs {
 		if name = strings.TrimSpace(name); name == "" {
 			n.fail("must not be empty", fmt.Sprintf("%s[%d]", fieldAllowedCSVs, i))
 			continue
 		}
-		fromSeed = append(fromSeed, name)
+		fromAllowedCSVs = append(fromAllowedCSVs, name)
 	}
-	seed := canonicalAllowed(fromSeed)
-	if len(fromVersions) > 0 && (seed.All != ocm.All || !slices.Equal(seed.Names, ocm.Names)) {
-		n.fail(fmt.Sprintf("disagree (%s and %s)", seed, ocm), fieldAllowedCSVs, fieldVersions)
+	listed := canonicalAllowed(fromAllowedCSVs)
+	if len(fromVersions) > 0 && (listed.All != ocm.All || !slices.Equal(listed.Names, ocm.Names)) {
+		n.fail(fmt.Sprintf("disagree (%s and %s)", listed, ocm), fieldAllowedCSVs, fieldVersions)
 	}
-	return seed
+	return listed
 }
 
 func canonicalAllowed(names []string) AllowedCSVs {
@@ -523,7 +523,7 @@ func (a AllowedCSVs) String() string {
 }
 
 // Defaults are OCM's complianceConfig defaults; upgradesProgressing, which
-// only the seed has, defaults to NonCompliant as OCM's InstallPlansInstalling is.
+// only fleetpolicy has, defaults to NonCompliant as OCM's InstallPlansInstalling is.
 var defaultEffects = Effects{
 	CatalogSourceUnhealthy:       EffectCondition,
 	DeploymentsUnavailable:       EffectNonCompliant,
@@ -533,9 +533,9 @@ var defaultEffects = Effects{
 	MinorChannelUpgradeAvailable: EffectCondition,
 }
 
-func (n *normalizer) effects(seed *v1beta1.StatusConfig, ocm *v1beta1.ComplianceConfig) Effects {
-	if seed == nil {
-		seed = &v1beta1.StatusConfig{}
+func (n *normalizer) effects(status *v1beta1.StatusConfig, ocm *v1beta1.ComplianceConfig) Effects {
+	if status == nil {
+		status = &v1beta1.StatusConfig{}
 	}
 	if ocm == nil {
 		ocm = &v1beta1.ComplianceConfig{}
@@ -543,26 +543,26 @@ func (n *normalizer) effects(seed *v1beta1.StatusConfig, ocm *v1beta1.Compliance
 	out := defaultEffects
 	for _, f := range []struct {
 		name   string
-		seed   v1beta1.StatusConfigAction
+		status v1beta1.StatusConfigAction
 		ocm    v1beta1.ComplianceConfigAction
 		effect *Effect
 	}{
-		{"catalogSourceUnhealthy", seed.CatalogSourceUnhealthy, ocm.CatalogSourceUnhealthy, &out.CatalogSourceUnhealthy},
-		{"deploymentsUnavailable", seed.DeploymentsUnavailable, ocm.DeploymentsUnavailable, &out.DeploymentsUnavailable},
-		{"upgradesAvailable", seed.UpgradesAvailable, ocm.UpgradesAvailable, &out.UpgradesAvailable},
-		{"upgradesProgressing", seed.UpgradesProgressing, "", &out.UpgradesProgressing},
+		{"catalogSourceUnhealthy", status.CatalogSourceUnhealthy, ocm.CatalogSourceUnhealthy, &out.CatalogSourceUnhealthy},
+		{"deploymentsUnavailable", status.DeploymentsUnavailable, ocm.DeploymentsUnavailable, &out.DeploymentsUnavailable},
+		{"upgradesAvailable", status.UpgradesAvailable, ocm.UpgradesAvailable, &out.UpgradesAvailable},
+		{"upgradesProgressing", status.UpgradesProgressing, "", &out.UpgradesProgressing},
 		{"deprecationsPresent", "", ocm.DeprecationsPresent, &out.DeprecationsPresent},
 		{"minorChannelUpgradeAvailable", "", ocm.MinorChannelUpgradeAvailable, &out.MinorChannelUpgradeAvailable},
 	} {
-		seedField, ocmField := "spec.statusConfig."+f.name, "spec.complianceConfig."+f.name
-		fromSeed := n.seedEffect(f.seed, seedField)
+		statusField, ocmField := "spec.statusConfig."+f.name, "spec.complianceConfig."+f.name
+		fromStatus := n.statusEffect(f.status, statusField)
 		fromOCM := n.ocmEffect(f.ocm, ocmField)
-		if fromSeed != "" && fromOCM != "" && (fromSeed == EffectNonCompliant) != (fromOCM == EffectNonCompliant) {
-			n.fail(fmt.Sprintf("disagree (%q and %q)", f.seed, f.ocm), seedField, ocmField)
+		if fromStatus != "" && fromOCM != "" && (fromStatus == EffectNonCompliant) != (fromOCM == EffectNonCompliant) {
+			n.fail(fmt.Sprintf("disagree (%q and %q)", f.status, f.ocm), statusField, ocmField)
 		}
 		switch {
-		case fromSeed != "":
-			*f.effect = fromSeed
+		case fromStatus != "":
+			*f.effect = fromStatus
 		case fromOCM != "":
 			*f.effect = fromOCM
 		}
@@ -570,7 +570,7 @@ func (n *normalizer) effects(seed *v1beta1.StatusConfig, ocm *v1beta1.Compliance
 	return out
 }
 
-func (n *normalizer) seedEffect(value v1beta1.StatusConfigAction, field string) Effect {
+func (n *normalizer) statusEffect(value v1beta1.StatusConfigAction, field string) Effect {
 	if value == "" {
 		return ""
 	}

@@ -63,8 +63,8 @@ func TestNormalizeStories(t *testing.T) {
 	}
 }
 
-// TestNormalizeSpellings checks each seed/OCM pair, from story 1 (seed
-// spelling) with the seed's field cleared where OCM's is tested.
+// TestNormalizeSpellings checks each fleetpolicy/OCM pair, from story 1
+// (fleetpolicy's spelling) with fleetpolicy's field cleared where OCM's is tested.
 func TestNormalizeSpellings(t *testing.T) {
 	selector := &metav1.LabelSelector{MatchLabels: map[string]string{"env": "prod"}}
 	tests := []struct {
@@ -116,7 +116,7 @@ func TestNormalizeSpellings(t *testing.T) {
 				UpgradesAvailable: "NonCompliant", UpgradesProgressing: "condition"}
 		}, effects, Effects{CatalogSourceUnhealthy: EffectMessageOnly, DeploymentsUnavailable: EffectCondition, UpgradesAvailable: EffectNonCompliant,
 			UpgradesProgressing: EffectCondition, DeprecationsPresent: EffectCondition, MinorChannelUpgradeAvailable: EffectCondition}},
-		{"both spellings agreeing keep the seed's value", func(op *v1beta1.OperatorPolicy) {
+		{"both spellings agreeing keep fleetpolicy's value", func(op *v1beta1.OperatorPolicy) {
 			op.Spec.StatusConfig = &v1beta1.StatusConfig{CatalogSourceUnhealthy: "StatusMessageOnly", DeploymentsUnavailable: "NonCompliant"}
 			op.Spec.ComplianceConfig = &v1beta1.ComplianceConfig{CatalogSourceUnhealthy: "Compliant", DeploymentsUnavailable: "NonCompliant"}
 		}, func(p Policy) any {
@@ -135,10 +135,10 @@ func TestNormalizeSpellings(t *testing.T) {
 				"upgradeStrategy": {Raw: []byte(`"TechPreviewUnsafeFailForward"`)}, "staticProvidedAPIs": {Raw: []byte(`false`)},
 			}}
 		}, operatorGroup, &OperatorGroup{Name: "og", Namespace: opsNS, UpgradeStrategy: "TechPreviewUnsafeFailForward", StaticProvidedAPIs: ptr.To(false)}},
-		{"seed spelling: removal on a user's deletion", func(op *v1beta1.OperatorPolicy) {}, onDeletion, RemoveOnUserDeletion},
+		{"fleetpolicy spelling: removal on a user's deletion", func(op *v1beta1.OperatorPolicy) {}, onDeletion, RemoveOnUserDeletion},
 		{"OCM spelling: no removal on deletion", ocmSpelling, onDeletion, RemoveNever},
-		{"seed spelling, annotation Never", annotated("never", nil), onDeletion, RemoveNever},
-		{"seed spelling, annotation Always", annotated("Always", nil), onDeletion, RemoveAlways},
+		{"fleetpolicy spelling, annotation Never", annotated("never", nil), onDeletion, RemoveNever},
+		{"fleetpolicy spelling, annotation Always", annotated("Always", nil), onDeletion, RemoveAlways},
 		{"OCM spelling, annotation UserDeletion", annotated("UserDeletion", ocmSpelling), onDeletion, RemoveOnUserDeletion},
 		{"OCM spelling, annotation Always", annotated("ALWAYS", ocmSpelling), onDeletion, RemoveAlways},
 		{"deletion alone does not remove (RemovesOnDeletion decides)", func(op *v1beta1.OperatorPolicy) { op.DeletionTimestamp = &metav1.Time{Time: t0} }, remove, false},

@@ -12,8 +12,10 @@ import (
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 )
 
-// The tests below walk through the user stories of seeds/operator-policy.md,
-// using the stories' policies verbatim (testdata/stories).
+// The tests below walk through the six OperatorPolicy user stories (install,
+// gated upgrade, upgrade available, health, own namespace, clean-up on
+// removal; examples/api/operator-policy.yaml), using the stories' policies as
+// testdata/stories has them.
 
 // Story 1: install a specific version from a specific source in AllNamespaces
 // mode; Compliant once the InstallPlan is complete and the Deployments healthy.

@@ -23,7 +23,7 @@ func benchFleet(n int) []Cluster {
 }
 
 // BenchmarkAdmission is the placement decision of one admission request with
-// the seed's example policy over 1,000 clusters: Evaluate per request (what
+// the EU/PCI example policy (examples/placement) over 1,000 clusters: Evaluate per request (what
 // the webhook does), and Explain (the dry run). A request that the policy does
 // not concern (no EU jurisdiction asked) is the floor. Each request is a
 // resource of its own (an annotation that differs per request, copying it

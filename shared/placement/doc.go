@@ -1,8 +1,8 @@
-// Package placement is the policy-based placement engine of
-// seeds/policy-based-placement.md, applied to the fleet: the resources placed
-// are root Policies and Placements, the clusters are ManagedClusters. The hub's
-// admission webhook and remediator and the check-placement KRM function are
-// its adapters. The package does no I/O and reads no clock.
+// Package placement is the policy-based placement engine (Rego or CEL placement
+// policies in ConfigMaps, README "Placement policies"), applied to the fleet:
+// the resources placed are root Policies and Placements, the clusters are
+// ManagedClusters. The hub's admission webhook and remediator and the
+// check-placement KRM function are its adapters. The package does no I/O and reads no clock.
 //
 // Contract:
 //

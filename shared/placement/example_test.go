@@ -8,12 +8,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 )
 
-// The seed's example, "apps that require EU jurisdiction go only to EU clusters
+// The EU/PCI example, "apps that require EU jurisdiction go only to EU clusters
 // with sufficient PCI compliance", as committed in examples/placement: the Rego
 // policy and the CEL policy must each give exactly these results over the
 // example inventory (eu-dublin PCI 2, eu-frankfurt PCI 3, eu-paris PCI 1,
 // us-virginia PCI 3, ap-tokyo no jurisdiction and no claim).
-func TestSeedExample(t *testing.T) {
+func TestEUPCIExample(t *testing.T) {
 	const (
 		notEU    = "not in the EU jurisdiction (label jurisdiction is not eu)"
 		badLevel = "the requested PCI compliance level is not a whole number"

@@ -1,6 +1,7 @@
 // Package rollout plans and steps the progressive rollout of a policy's
-// enforcement over a fleet (seed policy-rollout-strategy.md), on top of OCM's
-// rollout library (open-cluster-management.io/sdk-go/pkg/apis/cluster/v1alpha1
+// enforcement over a fleet (the root's spec.rolloutStrategy,
+// examples/api/rollout.yaml), on top of OCM's rollout library
+// (open-cluster-management.io/sdk-go/pkg/apis/cluster/v1alpha1
 // RolloutHandler over an in-memory .../v1beta1 PlacementDecisionClustersTracker)
 // and OCM's RolloutStrategy type (open-cluster-management.io/api/cluster/v1alpha1).
 // The plan-rollout KRM function calls PlanWaves; the hub's rollout executor calls
@@ -36,9 +37,9 @@
 // must run from 0 without gaps with one name per index, and cluster names must
 // not be empty; otherwise Step and PlanWaves fail naming the placement and group.
 // The placements are merged, in name order, into one group list walked in order:
-// placement by placement, group by group (the seed's rule for
-// ProgressivePerGroup; for All and Progressive the order only matters for
-// mandatory groups, as clusters go in name order). A cluster decided by several
+// placement by placement, group by group (the order ProgressivePerGroup walks;
+// for All and Progressive the order only matters for mandatory groups, as
+// clusters go in name order). A cluster decided by several
 // groups or placements belongs to the first. A mandatory decision group given by
 // groupName selects the groups of that name in every placement; one given by
 // groupIndex selects that index in every placement.
@@ -57,7 +58,7 @@
 // root generation it belongs to), the compliance the replica reports and whether
 // that report is current. A Progress of another generation, or a new cluster,
 // starts again: ToApply, transition time now (ocm PR #1207: a stale transition
-// time cut soaks short). A cluster the rollout reached takes the seed's status:
+// time cut soaks short). A cluster the rollout reached takes this status:
 // Progressing until its report is current; then Succeeded when compliant (or when
 // its action does not enforce, on any report), Failed when non-compliant,
 // Progressing while Pending. A TimeOut stays TimeOut until the cluster succeeds.

@@ -40,7 +40,7 @@ type ClusterState struct {
 	// RemediationAction is the cluster's action without a rollout: the bound
 	// action of package binding (selective enforcement); empty means the root's.
 	// It is used only when the rollout is not progressive; a progressive rollout
-	// ignores binding overrides, as the seeds say.
+	// ignores binding overrides: the rollout alone decides when a cluster enforces.
 	RemediationAction policyv1.RemediationAction
 	// Progress is what the previous step recorded (zero for a new cluster).
 	Progress Progress
@@ -251,7 +251,7 @@ func timePtr(t time.Time) *metav1.Time {
 	return &metav1.Time{Time: t}
 }
 
-// observe is the status a reached cluster's replica reports (the seed's table):
+// observe is the status a reached cluster's replica reports:
 // Progressing until the replica's status is current, then Succeeded when it is
 // compliant (or, for a replica that does not enforce, as soon as it has any
 // status), Failed when it is non-compliant and Progressing while Pending. A

@@ -323,8 +323,9 @@ func fmtDurationPtr(d *time.Duration) string {
 	return d.String()
 }
 
-// TestStepStatusTable checks the per-cluster status table of the seed for a
-// cluster the rollout has reached, and the transition times.
+// TestStepStatusTable checks the per-cluster rollout status (ToApply,
+// Progressing, Succeeded, Failed, TimeOut) of a cluster the rollout has
+// reached, and the transition times.
 func TestStepStatusTable(t *testing.T) {
 	fleet := []DecisionGroup{{Placement: "p", Clusters: []string{"c1"}}}
 	cases := []struct {
@@ -648,11 +649,11 @@ func TestStepMultiplePlacements(t *testing.T) {
 	}
 }
 
-// TestStepSeedExample runs the seed's ProgressivePerGroup example to the end: an
-// enforced policy with minSuccessTime 5m, progressDeadline 10m and maxFailures 2%
-// over a placement whose decision groups are dev-emea and dev-apac, 10 clusters per
-// group, the rest ungrouped. Every reached cluster becomes compliant at once.
-func TestStepSeedExample(t *testing.T) {
+// TestStepProgressivePerGroupExample runs the ProgressivePerGroup example of
+// examples/api/rollout.yaml to the end: an enforced policy with minSuccessTime
+// 5m, progressDeadline 10m and maxFailures 2% over a placement whose decision
+// groups are dev-emea and dev-apac, 10 clusters per group, the rest ungrouped. Every reached cluster becomes compliant at once.
+func TestStepProgressivePerGroupExample(t *testing.T) {
 	var emea, apac, rest []string
 	for i := range 12 {
 		emea = append(emea, fmt.Sprintf("emea-%02d", i))

@@ -26,9 +26,10 @@ import (
 )
 
 // benchAdmission measures the placement webhook: the latency of creating a root
-// Policy through the API server while the hub's webhook evaluates the seed's
-// placement policy (Rego, then CEL) over `clusters` ManagedClusters, against the
-// floor of the same creates through a webhook that allows everything at once.
+// Policy through the API server while the hub's webhook evaluates the EU/PCI
+// example placement policy of examples/placement (Rego, then CEL) over
+// `clusters` ManagedClusters, against the floor of the same creates through a
+// webhook that allows everything at once.
 // Each run measures the floor and both languages and writes, per language, one
 // line for the median and one for the p90.
 func benchAdmission(ctx context.Context, res *results, root string, clusters, requests, runs int) error {

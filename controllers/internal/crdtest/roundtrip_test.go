@@ -39,7 +39,7 @@ func TestMain(m *testing.M) {
 }
 
 // TestExamplesRoundTrip applies every manifest under examples/ (which include
-// every resource snippet of the five seeds, see examples/api) to a real API
+// every resource snippet of examples/api, one file per design) to a real API
 // server, reads each object back, and fails if the server pruned or changed any
 // field that was written. It then decodes the stored object into fleetpolicy's Go
 // types and encodes it again, failing if the Go types lose a field: the

@@ -33,7 +33,7 @@ var knownSchemaGaps = map[string]string{
 	// of the schema, so that strict field validation refuses them by name
 	// rather than the spoke ignoring them.
 	"operatorpolicies v1beta1 required only by us spec":                                "OCM's controller refuses an OperatorPolicy without spec too",
-	"operatorpolicies v1beta1 required only by us spec.subscription.name":              "the seed spelling needs a package name; OCM's controller refuses it missing too",
+	"operatorpolicies v1beta1 required only by us spec.subscription.name":              "fleetpolicy's spelling needs a package name; OCM's controller refuses it missing too",
 	"policies v1 required only by us spec.dependencies[].kind":                         "a dependency without kind cannot be evaluated; OCM reports it at runtime",
 	"policies v1 required only by us spec.policy-templates[].extraDependencies[].kind": "a dependency without kind cannot be evaluated; OCM reports it at runtime",
 }

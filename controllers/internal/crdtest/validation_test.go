@@ -74,7 +74,7 @@ func TestInvalidObjectsRefused(t *testing.T) {
 		{"binding without subjects", validBinding, "subjects: []", "subjects"},
 		{"binding subject kind enum", validBinding, "subjects: [{apiGroup: policy.open-cluster-management.io, kind: ConfigMap, name: p}]", "subjects[0].kind"},
 		{"binding override enum (OCM)", validBinding, "bindingOverrides: {remediationAction: inform}", "bindingOverrides.remediationAction"},
-		{"binding override enum (seed)", validBinding, "remediationActionOverride: {remediationAction: inform}", "remediationActionOverride.remediationAction"},
+		{"binding override enum (fleetpolicy)", validBinding, "remediationActionOverride: {remediationAction: inform}", "remediationActionOverride.remediationAction"},
 		{"binding subFilter enum", validBinding, "subFilter: everything", "subFilter"},
 		{"binding spellings disagree on subFilter", validBinding, "remediationActionOverride: {remediationAction: enforce, subFilter: false}\nsubFilter: restricted", "remediationActionOverride.subFilter and subFilter disagree"},
 		{"operator policy without subscription name", validOperatorPolicy, "spec: {subscription: {name: null}}", "spec.subscription.name"},

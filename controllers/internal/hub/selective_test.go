@@ -20,11 +20,11 @@ import (
 
 func logrDiscard() logr.Logger { return logr.Discard() }
 
-// TestSeedExamplesLive applies the five examples of the selective-enforcement
-// seed (examples/api/selective-enforcement.yaml) and checks the replicas the hub
-// writes. Example 2 follows the seed's rule, not its stated result (see
-// shared/binding): C and D stay inform.
-func TestSeedExamplesLive(t *testing.T) {
+// TestSelectiveEnforcementExamplesLive applies the five selective-enforcement
+// examples (examples/api/selective-enforcement.yaml) and checks the replicas
+// the hub writes. In Example 2 an override enforces only the clusters its own
+// binding selects (see shared/binding): C and D stay inform.
+func TestSelectiveEnforcementExamplesLive(t *testing.T) {
 	applyFile(t, "examples/api/managedclusters.yaml")
 	applyFile(t, "examples/api/selective-enforcement.yaml")
 	abcd := clusters[:4]

@@ -35,7 +35,7 @@
 // spec sync, the encryption key copy, template sync, dependency gating,
 // evaluation and enforcement by OCM's controller only, status to the root,
 // pruning by OCM's controller and the OperatorPolicy path (template sync,
-// OCM's evaluation, the seed's spelling refused, fleetpolicy's finalizer
+// OCM's evaluation, fleetpolicy's own spelling refused, fleetpolicy's finalizer
 // released).
 //
 // Each direction is one test whose hub and managed clusters every hop

@@ -109,7 +109,7 @@ func checkReplicaCompliance(t *testing.T, hubClient client.Client, m managedClus
 
 // checkSelectiveEnforcement applies inform policy on both clusters and a
 // second PlacementBinding of it, carrying override (YAML lines: the override
-// and its sub-filter, in OCM's or the seed's spelling), whose Placement
+// and its sub-filter, in OCM's or fleetpolicy's spelling), whose Placement
 // selects enforced only, and checks that policy is enforced there and only
 // informs (NonCompliant) on informed.
 func checkSelectiveEnforcement(t *testing.T, hubClient client.Client, enforced, informed managedCluster, a agents, policy, override string) {

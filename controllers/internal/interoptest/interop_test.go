@@ -270,7 +270,7 @@ func TestFleetpolicyHubWithOCMSpoke(t *testing.T) {
 
 	// Selective enforcement: s informs everywhere but a binding with
 	// bindingOverrides and subFilter restricted enforces it on cluster1 only;
-	// s2 the same with the seed's spelling, which only fleetpolicy's hub reads
+	// s2 the same with fleetpolicy's own spelling, which only fleetpolicy's hub reads
 	// (OCM's add-on sees the resolved replicas either way).
 	checkSelectiveEnforcement(t, hubClient, managed[0], managed[1], a, "s", ocmOverride)
 	checkSelectiveEnforcement(t, hubClient, managed[0], managed[1], a, "s2",

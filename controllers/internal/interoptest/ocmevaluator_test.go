@@ -47,7 +47,7 @@ const ocmControllerComponent = "configuration-policy-controller"
 // fleetpolicy's evaluators; OCM's history and pruning fields survive the CRD;
 // deleting the root makes OCM's controller prune what it created. An
 // OperatorPolicy is synced by the spoke and evaluated by OCM's controller
-// only (no OLM runs: inform and NonCompliant); one in the seed's spelling,
+// only (no OLM runs: inform and NonCompliant); one in fleetpolicy's spelling,
 // which OCM's controller would ignore, is a template error; the finalizer
 // fleetpolicy's OperatorPolicy controller set before the switch is released.
 func TestFleetpolicySpokeWithOCMEvaluator(t *testing.T) {
@@ -244,22 +244,22 @@ spec:
 	if msg := onlyOCMEvaluated(ctx, managed, cluster, "op-template"); msg != "" {
 		t.Fatalf("hop \"fleetpolicy's OperatorPolicy evaluator stays off\": %s", msg)
 	}
-	// The seed's spelling is refused, not left for OCM's controller to ignore.
-	applyInformPolicy(t, hubClient, "seed-op", cluster, `{apiVersion: policy.open-cluster-management.io/v1beta1, kind: OperatorPolicy,
-        metadata: {name: seed-op-template},
+	// fleetpolicy's own spelling (allowedCSVs) is refused, not left for OCM's controller to ignore.
+	applyInformPolicy(t, hubClient, "own-spelling-op", cluster, `{apiVersion: policy.open-cluster-management.io/v1beta1, kind: OperatorPolicy,
+        metadata: {name: own-spelling-op-template},
         spec: {remediationAction: inform, allowedCSVs: ["*"],
-          subscription: {name: seed-operator, namespace: default, channel: stable, source: example-catalog, sourceNamespace: default}}}`)
-	hop(t, m, "template error (fleetpolicy spoke refuses an OperatorPolicy in the seed's spelling that OCM's controller would ignore)", func() string {
+          subscription: {name: own-spelling-operator, namespace: default, channel: stable, source: example-catalog, sourceNamespace: default}}}`)
+	hop(t, m, "template error (fleetpolicy spoke refuses an OperatorPolicy in fleetpolicy's spelling that OCM's controller would ignore)", func() string {
 		r := &policyv1.Policy{}
-		if err := hubClient.Get(ctx, client.ObjectKey{Namespace: cluster, Name: "interop.seed-op"}, r); err != nil {
+		if err := hubClient.Get(ctx, client.ObjectKey{Namespace: cluster, Name: "interop.own-spelling-op"}, r); err != nil {
 			return err.Error()
 		}
 		const want = "spec.allowedCSVs: only fleetpolicy's OperatorPolicy controller understands this"
 		if r.Status.ComplianceState != policyv1.NonCompliant || len(r.Status.Details) == 0 || len(r.Status.Details[0].History) == 0 ||
 			!strings.Contains(r.Status.Details[0].History[0].Message, want) {
-			return fmt.Sprintf("replica seed-op status %+v, want NonCompliant with %q", r.Status, want)
+			return fmt.Sprintf("replica own-spelling-op status %+v, want NonCompliant with %q", r.Status, want)
 		}
-		if err := managed.Get(ctx, client.ObjectKey{Namespace: cluster, Name: "seed-op-template"}, &v1beta1.OperatorPolicy{}); !apierrors.IsNotFound(err) {
+		if err := managed.Get(ctx, client.ObjectKey{Namespace: cluster, Name: "own-spelling-op-template"}, &v1beta1.OperatorPolicy{}); !apierrors.IsNotFound(err) {
 			return fmt.Sprintf("the refused OperatorPolicy is on the cluster: %v", err)
 		}
 		return ""

@@ -34,10 +34,10 @@ const enableEnv = "FLEETPOLICY_E2E_OLM"
 
 // TestRealOLM installs tiny-operator from the example catalog with the real
 // OLM through the enforcing OperatorPolicy of examples/olm-catalog until it is
-// Compliant (seed story 1), then checks that the upgrade OLM offers waits for
-// allowedCSVs and goes through once allowed (story 2). Without bundle lookups
-// (the bundles are embedded), approval maps the plan's CSVs to packages
-// through the Subscriptions' currentCSV.
+// Compliant (OperatorPolicy user story 1), then checks that the upgrade OLM
+// offers waits for allowedCSVs and goes through once allowed (story 2).
+// Without bundle lookups (the bundles are embedded), approval maps the plan's
+// CSVs to packages through the Subscriptions' currentCSV.
 func TestRealOLM(t *testing.T) {
 	if os.Getenv(enableEnv) != "1" {
 		t.Skipf("the real-OLM end-to-end test runs with %s=1: run `make e2e-olm`", enableEnv)

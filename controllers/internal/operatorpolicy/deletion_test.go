@@ -16,7 +16,7 @@ import (
 	sharedop "github.com/fleetpolicy/fleetpolicy/shared/operatorpolicy"
 )
 
-// ocmSpelling turns policySpec's seed spelling (allowedCSVs) into OCM's.
+// ocmSpelling turns policySpec's fleetpolicy spelling (allowedCSVs) into OCM's.
 func ocmSpelling(s *v1beta1.OperatorPolicySpec) {
 	s.AllowedCSVs = nil
 	s.ComplianceType = policyv1.MustHave
@@ -24,7 +24,7 @@ func ocmSpelling(s *v1beta1.OperatorPolicySpec) {
 }
 
 // TestDeletion: deleting an enforcing OperatorPolicy removes its operator only
-// in the seed's spelling (or when its annotation asks for it), and never when
+// in fleetpolicy's spelling (or when its annotation asks for it), and never when
 // the spoke deleted it for a transient reason: template sync's mark
 // DependenciesUnsatisfied, or its owner Policy gone (the garbage collector). In
 // OCM's spelling only complianceType mustnothave removes, per removalBehavior.
@@ -84,15 +84,15 @@ func TestDeletion(t *testing.T) {
 		{name: "OCM spelling with remove-on-deletion UserDeletion, deleted by the user: removed", pkg: "del-ocm-opt-in", ocm: true,
 			annotations: map[string]string{sharedop.AnnotationOnDeletion: "UserDeletion"},
 			act:         deleteByUser, wantFinalizer: true, want: state{}},
-		{name: "seed spelling deleted by the user: removed", pkg: "del-seed",
+		{name: "fleetpolicy spelling deleted by the user: removed", pkg: "del-user",
 			act: deleteByUser, wantFinalizer: true, want: state{}},
-		{name: "seed spelling deleted by template sync for an unmet dependency: kept", pkg: "del-pending",
+		{name: "fleetpolicy spelling deleted by template sync for an unmet dependency: kept", pkg: "del-pending",
 			act: deleteAsTemplateSync(sharedop.DeletedDependenciesUnsatisfied), wantFinalizer: true, want: kept},
-		{name: "seed spelling deleted by the garbage collector once its Policy is gone: kept", pkg: "del-owner-gone",
+		{name: "fleetpolicy spelling deleted by the garbage collector once its Policy is gone: kept", pkg: "del-owner-gone",
 			act: deleteAsGarbageCollector, wantFinalizer: true, want: kept},
-		{name: "seed spelling removed from its Policy (template sync): removed", pkg: "del-template-removed",
+		{name: "fleetpolicy spelling removed from its Policy (template sync): removed", pkg: "del-template-removed",
 			act: deleteAsTemplateSync(sharedop.DeletedTemplateRemoved), wantFinalizer: true, want: state{}},
-		{name: "seed spelling with remove-on-deletion Always, unmet dependency: removed", pkg: "del-always",
+		{name: "fleetpolicy spelling with remove-on-deletion Always, unmet dependency: removed", pkg: "del-always",
 			annotations: map[string]string{sharedop.AnnotationOnDeletion: "Always"},
 			act:         deleteAsTemplateSync(sharedop.DeletedDependenciesUnsatisfied), wantFinalizer: true, want: state{}},
 	}

@@ -1,9 +1,9 @@
-// Package operatorpolicy is the spoke's OperatorPolicy controller (seed
-// operator-policy.md): it runs on the managed cluster and makes one
-// OperatorPolicy install and govern one OLM operator. It is a thin adapter:
-// every decision is shared/operatorpolicy's (Normalize, DesiredOperatorGroup,
-// DesiredSubscription, DecideInstallPlanApproval, Evaluate, PlanRemoval); this
-// package reads the cluster, calls them and writes what they decide.
+// Package operatorpolicy is the spoke's OperatorPolicy controller: it runs on
+// the managed cluster and makes one OperatorPolicy install and govern one OLM
+// operator. It is a thin adapter: every decision is shared/operatorpolicy's
+// (Normalize, DesiredOperatorGroup, DesiredSubscription,
+// DecideInstallPlanApproval, Evaluate, PlanRemoval); this package reads the
+// cluster, calls them and writes what they decide.
 //
 // Setup registers the controller on a manager of the managed cluster. Per
 // OperatorPolicy, a reconcile:
@@ -49,7 +49,7 @@
 //   - Removal, per spec.removalBehavior: when the policy is complianceType
 //     mustnothave, the Delete steps of PlanRemoval are deleted. An enforcing
 //     musthave policy that some deletion would remove
-//     (operatorpolicy.HoldsFinalizer: the seed's spelling, or the
+//     (operatorpolicy.HoldsFinalizer: fleetpolicy's spelling, or the
 //     remove-on-deletion annotation) carries the finalizer Finalizer. When it
 //     is deleted, the cause is read (the mark template sync wrote, or whether
 //     its owner Policy is gone, read from the API server) and, if

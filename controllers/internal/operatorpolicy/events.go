@@ -14,7 +14,7 @@ import (
 
 const (
 	// eventComponent is the source component of the compliance events, as
-	// the seed's example names it.
+	// OCM's OperatorPolicy controller names itself.
 	eventComponent = "operator-policy-controller"
 	// eventAction is the action of a compliance event, as OCM's.
 	eventAction = "ComplianceStateUpdate"

@@ -104,7 +104,7 @@ func runMain(m *testing.M) int {
 			bundle("del-ocm", "del-ocm.v1", ""),
 			bundle("del-ocm-mustnothave", "del-ocm-mustnothave.v1", ""),
 			bundle("del-ocm-opt-in", "del-ocm-opt-in.v1", ""),
-			bundle("del-seed", "del-seed.v1", ""),
+			bundle("del-user", "del-user.v1", ""),
 			bundle("del-pending", "del-pending.v1", ""),
 			bundle("del-owner-gone", "del-owner-gone.v1", ""),
 			bundle("del-template-removed", "del-template-removed.v1", ""),

@@ -28,10 +28,10 @@ const (
 	defaultOG    = sharedop.DefaultOperatorGroupName
 )
 
-// TestInstall is the seed's story 1: an enforcing policy with one allowed CSV
-// creates the OperatorGroup and a Manual Subscription, approves the
-// InstallPlan and becomes Compliant once the CSV succeeded and its Deployment
-// is available. Compliance events go to the policy and to the Policy that
+// TestInstall is OperatorPolicy user story 1 (examples/api/operator-policy.yaml):
+// an enforcing policy with one allowed CSV creates the OperatorGroup and a
+// Manual Subscription, approves the InstallPlan and becomes Compliant once the
+// CSV succeeded and its Deployment is available. Compliance events go to the policy and to the Policy that
 // owns it.
 func TestInstall(t *testing.T) {
 	ctx := context.Background()
@@ -167,8 +167,8 @@ func TestInformReportsWithoutWriting(t *testing.T) {
 	))
 }
 
-// TestUpgradeGatedByAllowedCSVs is the seed's story 2: a newer CSV is not
-// approved until the policy allows it, then it is installed.
+// TestUpgradeGatedByAllowedCSVs is OperatorPolicy user story 2: a newer CSV is
+// not approved until the policy allows it, then it is installed.
 func TestUpgradeGatedByAllowedCSVs(t *testing.T) {
 	ctx := context.Background()
 	ns := newNamespace(t, "upgrade")

@@ -137,7 +137,7 @@ func TestReleaseFinalizers(t *testing.T) {
 		}()
 		defer func() { stop(); <-done }()
 
-		localplane.Eventually(t, 30*time.Second, "the enforcing seed-spelled policy holds the finalizer", func() string {
+		localplane.Eventually(t, 30*time.Second, "the enforcing policy in fleetpolicy's spelling holds the finalizer", func() string {
 			op := &v1beta1.OperatorPolicy{}
 			if err := pc.Get(ctx, client.ObjectKey{Namespace: ns, Name: "free"}, op); err != nil {
 				return err.Error()

@@ -223,11 +223,11 @@ func TestFailOpenWithoutPolicies(t *testing.T) {
 	mustApply(t, policyDoc("open", "q", nil)) // the webhook is down: allowed (Ignore)
 }
 
-// TestSeedExampleLive runs the seed's example (apps that require EU jurisdiction
-// go only to EU clusters with sufficient PCI compliance) live, in Rego and in
-// CEL: admission annotates, the hub propagates only there, and a cluster
+// TestEUPCIExampleLive runs the EU/PCI example of examples/placement (apps that
+// require EU jurisdiction go only to EU clusters with sufficient PCI
+// compliance) live, in Rego and in CEL: admission annotates, the hub propagates only there, and a cluster
 // relabelled out of the EU loses its replica.
-func TestSeedExampleLive(t *testing.T) {
+func TestEUPCIExampleLive(t *testing.T) {
 	for _, lang := range []string{"rego", "cel"} {
 		t.Run(lang, func(t *testing.T) {
 			startHub(t)
@@ -247,7 +247,7 @@ func TestSeedExampleLive(t *testing.T) {
 				return ""
 			})
 
-			ns := "seed-" + lang
+			ns := "example-" + lang
 			mustApply(t, policyDoc(ns, "payments", map[string]string{
 				"fleetpolicy.io/eu-jurisdiction-required": "true", "fleetpolicy.io/pci-compliance-level": "2",
 			}))

@@ -112,7 +112,7 @@
 // above still runs. With OperatorPolicies left to OCM, the spoke releases the
 // finalizer its own OperatorPolicy controller set (nothing would remove it),
 // and template sync refuses an OperatorPolicy template that sets what OCM's
-// controller would ignore (shared/operatorpolicy FleetpolicyOnly: the seed's
+// controller would ignore (shared/operatorpolicy FleetpolicyOnly: fleetpolicy's
 // spelling, the remove-on-deletion annotation) as a template error.
 // OperatorPolicies can go to OCM only with the ConfigurationPolicies (OCM
 // v0.19's controller always evaluates those); NewManager refuses the rest.

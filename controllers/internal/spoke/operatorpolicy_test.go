@@ -18,7 +18,7 @@ import (
 )
 
 // TestOperatorPolicyKeptWhenTemplateSyncDeletes: an enforcing OperatorPolicy
-// in the seed's spelling (which removes its operator when a user deletes it)
+// in fleetpolicy's spelling (which removes its operator when a user deletes it)
 // keeps its operator when template sync deletes it because its dependency is
 // no longer met, because the hub could not resolve it (hub-templates-error),
 // and when its policy leaves the cluster (the root deleted): those deletions
@@ -77,7 +77,7 @@ func TestOperatorPolicyKeptWhenTemplateSyncDeletes(t *testing.T) {
 		}
 	}
 
-	waitHeld("the enforcing seed-spelled OperatorPolicy is synced once its dependency is met")
+	waitHeld("the enforcing OperatorPolicy in fleetpolicy's spelling is synced once its dependency is met")
 	deleteConfigMap(t, data, "gate")
 	waitDeletedKeeping("the template is deleted while its dependency is NonCompliant")
 

@@ -15,7 +15,7 @@ import (
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 )
 
-// TestChainAppliesInOrder walks the chain A -> B -> C of the ordering seed: B's
+// TestChainAppliesInOrder walks a dependency chain A -> B -> C: B's
 // template exists only while A is Compliant, C's only while B is, and the
 // spoke's status (Pending with the unmet dependency named, then Compliant)
 // reaches the hub replicas and the root policies.
@@ -278,29 +278,29 @@ func TestCycleStaysPendingAndIsNamed(t *testing.T) {
 	}
 }
 
-// TestSeedSpellingGates gates a policy and a template on dependencies written
-// as the template-ordering seed writes them, without apiVersion, exactly like
-// the OCM spelling.
-func TestSeedSpellingGates(t *testing.T) {
-	const ns, data = "seedspell", "seedspell-data"
-	configMap(t, data, "seed-gated")
-	configMap(t, data, "seed-gated2")
-	withExtra := policyOf(ns, "seed-gated", configPolicy("seed-gated-cm", "inform", "musthave", data, "seed-gated"),
-		"[{kind: Policy, name: seed-first, compliance: Compliant}]") +
-		"  - objectDefinition: " + configPolicy("seed-gated2-cm", "inform", "musthave", data, "seed-gated2") + "\n" +
-		"    extraDependencies: [{kind: ConfigurationPolicy, name: seed-first-cm, compliance: Compliant}]\n"
-	apply(t, hubC, policyOf(ns, "seed-first", configPolicy("seed-first-cm", "inform", "musthave", data, "seed-first"), "")+"---"+withExtra)
-	bindToCluster(t, ns, "seed-first", "seed-gated")
+// TestDependenciesWithoutAPIVersionGate gates a policy and a template on
+// dependencies written without apiVersion (a spelling fleetpolicy accepts on
+// the policy group's kinds) exactly like the OCM spelling.
+func TestDependenciesWithoutAPIVersionGate(t *testing.T) {
+	const ns, data = "noapiversion", "noapiversion-data"
+	configMap(t, data, "kind-gated")
+	configMap(t, data, "kind-gated2")
+	withExtra := policyOf(ns, "kind-gated", configPolicy("kind-gated-cm", "inform", "musthave", data, "kind-gated"),
+		"[{kind: Policy, name: kind-first, compliance: Compliant}]") +
+		"  - objectDefinition: " + configPolicy("kind-gated2-cm", "inform", "musthave", data, "kind-gated2") + "\n" +
+		"    extraDependencies: [{kind: ConfigurationPolicy, name: kind-first-cm, compliance: Compliant}]\n"
+	apply(t, hubC, policyOf(ns, "kind-first", configPolicy("kind-first-cm", "inform", "musthave", data, "kind-first"), "")+"---"+withExtra)
+	bindToCluster(t, ns, "kind-first", "kind-gated")
 
-	expectCompliance(t, ns, map[string]policyv1.ComplianceState{"seed-first": policyv1.NonCompliant, "seed-gated": policyv1.Pending})
-	for _, name := range []string{"seed-gated-cm", "seed-gated2-cm"} {
+	expectCompliance(t, ns, map[string]policyv1.ComplianceState{"kind-first": policyv1.NonCompliant, "kind-gated": policyv1.Pending})
+	for _, name := range []string{"kind-gated-cm", "kind-gated2-cm"} {
 		if spokeConfigPolicy(t, name) != nil {
-			t.Errorf("template %s exists although its seed-spelled dependency is not met", name)
+			t.Errorf("template %s exists although its dependency without apiVersion is not met", name)
 		}
 	}
-	configMap(t, data, "seed-first")
-	expectCompliance(t, ns, map[string]policyv1.ComplianceState{"seed-first": policyv1.Compliant, "seed-gated": policyv1.Compliant})
-	if spokeConfigPolicy(t, "seed-gated2-cm") == nil {
-		t.Error("template seed-gated2-cm was not applied once its dependency was met")
+	configMap(t, data, "kind-first")
+	expectCompliance(t, ns, map[string]policyv1.ComplianceState{"kind-first": policyv1.Compliant, "kind-gated": policyv1.Compliant})
+	if spokeConfigPolicy(t, "kind-gated2-cm") == nil {
+		t.Error("template kind-gated2-cm was not applied once its dependency was met")
 	}
 }

@@ -315,11 +315,11 @@ func TestPruneDroppedObject(t *testing.T) {
 	}
 }
 
-// TestPruneWhenDependencyRegresses: the template-ordering seed's "if a
-// dependency is no longer satisfied, any objects created on the cluster as a
-// result of that dependency will be deleted" follows from pruning: the
-// dependent template turns Pending and is deleted, and with DeleteIfCreated
-// its ConfigMap goes; when the dependency is met again, it comes back.
+// TestPruneWhenDependencyRegresses: objects created on the cluster because a
+// dependency was met are deleted once it no longer is, which follows from
+// pruning: the dependent template turns Pending and is deleted, and with
+// DeleteIfCreated its ConfigMap goes; when the dependency is met again, it
+// comes back.
 func TestPruneWhenDependencyRegresses(t *testing.T) {
 	const ns, data = "prune-dependency", "prune-dependency-data"
 	configMap(t, data, "gate")

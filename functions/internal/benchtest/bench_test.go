@@ -261,11 +261,10 @@ spec:
 	return strings.Join(docs, "---\n")
 }
 
-// placedPolicies: the seed's Rego placement policy, 100 ManagedClusters, and
-// n-101 Policies asking for EU jurisdiction.
-// placedPolicies: the placement policy, 100 ManagedClusters and n-101
-// Policies that ask for the same placement, as a fleet's Policies of one tier
-// do; the policy engine answers all but the first from its memo.
+// placedPolicies: the EU/PCI Rego placement policy (examples/placement), 100
+// ManagedClusters and n-101 Policies that ask for the same placement (EU
+// jurisdiction), as a fleet's Policies of one tier do; the policy engine
+// answers all but the first from its memo.
 func placedPolicies(n int) string { return placedPoliciesAsking(n, false) }
 
 // placedPoliciesAsking is placedPolicies whose Policies, if distinct is set,

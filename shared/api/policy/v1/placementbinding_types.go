@@ -40,8 +40,9 @@ type BindingOverrides struct {
 	RemediationAction string `json:"remediationAction,omitempty"`
 }
 
-// RemediationActionOverride is the selective-enforcement seed's spelling of the
-// override: remediationAction plus a boolean subFilter.
+// RemediationActionOverride is fleetpolicy's own spelling of the
+// selective-enforcement override (OCM has no such field): remediationAction
+// plus a boolean subFilter.
 type RemediationActionOverride struct {
 	// RemediationAction, when enforce, enforces the bound policies on the clusters
 	// this binding selects. Unset means no override.
@@ -70,7 +71,7 @@ type PlacementBindingStatus struct{}
 // PlacementBinding binds Policies and PolicySets to the clusters a Placement or
 // PlacementRule selects. Its fields are at the top level (there is no spec), as in
 // OCM. The override may be written in OCM's spelling (bindingOverrides + subFilter:
-// restricted) or the seed's (remediationActionOverride); both together must agree.
+// restricted) or fleetpolicy's (remediationActionOverride); both together must agree.
 //
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
@@ -92,7 +93,7 @@ type PlacementBinding struct {
 	//
 	// +optional
 	SubFilter SubFilter `json:"subFilter,omitempty"`
-	// RemediationActionOverride is the seed's override spelling.
+	// RemediationActionOverride is fleetpolicy's own override spelling (not in OCM).
 	//
 	// +optional
 	RemediationActionOverride *RemediationActionOverride `json:"remediationActionOverride,omitempty"`

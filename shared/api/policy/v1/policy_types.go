@@ -65,7 +65,7 @@ const (
 )
 
 // RolloutStatus is the state of a progressive rollout, per cluster and aggregated
-// on the root policy (seed policy-rollout-strategy.md).
+// on the root policy (package shared/rollout).
 //
 // +kubebuilder:validation:Enum=ToApply;Progressing;Succeeded;Failed;TimeOut;Skip
 type RolloutStatus string
@@ -107,7 +107,7 @@ type PolicyTemplate struct {
 // +kubebuilder:validation:XValidation:rule="!(self.kind in ['ConfigurationPolicy', 'CertificatePolicy']) || !has(self.__namespace__) || size(self.__namespace__) == 0",message="namespace must be empty for ConfigurationPolicy and CertificatePolicy dependencies"
 type PolicyDependency struct {
 	// APIVersion of the dependency, e.g. policy.open-cluster-management.io/v1.
-	// OCM requires it; the ordering seed omits it. When empty, the policy group's
+	// OCM requires it; fleetpolicy also accepts it left out. When empty, the policy group's
 	// version that serves Kind is meant (shared/dependency resolves it).
 	//
 	// +optional

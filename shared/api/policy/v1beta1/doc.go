@@ -1,6 +1,6 @@
 // Package v1beta1 holds the policy.open-cluster-management.io/v1beta1 types:
-// PolicySet and OperatorPolicy. OperatorPolicy accepts both the operator-policy
-// seed's spelling (allowedCSVs, statusConfig, subscription.installPlanApproval,
+// PolicySet and OperatorPolicy. OperatorPolicy accepts both fleetpolicy's own
+// spelling (allowedCSVs, statusConfig, subscription.installPlanApproval,
 // removalBehavior with six kinds) and the spelling OCM shipped (versions,
 // complianceConfig, upgradeApproval, complianceType: mustnothave); package
 // shared/operatorpolicy normalises the two into one model. The keys of

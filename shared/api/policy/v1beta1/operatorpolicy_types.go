@@ -8,7 +8,7 @@ import (
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 )
 
-// OperatorGroupTarget is the seed's spelling of an OperatorGroup's targets.
+// OperatorGroupTarget is fleetpolicy's own spelling of an OperatorGroup's targets (not in OCM).
 type OperatorGroupTarget struct {
 	// Namespaces the operator watches.
 	//
@@ -21,7 +21,7 @@ type OperatorGroupTarget struct {
 }
 
 // OperatorGroup is the OperatorGroup an OperatorPolicy wants. Targets may be given
-// in the seed's spelling (target.namespaces / target.selector) or OLM's
+// in fleetpolicy's spelling (target.namespaces / target.selector) or OLM's
 // (targetNamespaces / selector); given in both, they must agree (the
 // controller checks it: targetNamespaces and selector may be templates, which
 // the API server cannot compare). Fields OLM adds later are preserved.
@@ -78,7 +78,7 @@ type Subscription struct {
 	SourceNamespace string `json:"sourceNamespace,omitempty"`
 	// +optional
 	StartingCSV string `json:"startingCSV,omitempty"`
-	// InstallPlanApproval is the seed's spelling; OCM's is spec.upgradeApproval.
+	// InstallPlanApproval is fleetpolicy's spelling (OCM refuses it); OCM's is spec.upgradeApproval.
 	// In enforce mode with restricted allowedCSVs the Subscription is always Manual.
 	//
 	// +kubebuilder:validation:Enum=Automatic;Manual
@@ -105,8 +105,9 @@ const (
 	RemovalDeleteIfUnused RemovalAction = "DeleteIfUnused"
 )
 
-// RemovalBehavior says what is removed when the policy is deleted (seed) or set to
-// complianceType mustnothave (OCM). Unset fields take the seed's defaults.
+// RemovalBehavior says what is removed when the policy is deleted (fleetpolicy's
+// spelling) or set to complianceType mustnothave (OCM). Unset fields take
+// fleetpolicy's defaults (shared/operatorpolicy).
 type RemovalBehavior struct {
 	// +kubebuilder:validation:Enum=Keep;Delete;DeleteIfUnused
 	// +optional
@@ -128,7 +129,8 @@ type RemovalBehavior struct {
 	APIServiceDefinitions RemovalAction `json:"apiServiceDefinitions,omitempty"`
 }
 
-// StatusConfigAction is the seed's effect of a status on the policy.
+// StatusConfigAction is the effect of a status on the policy in fleetpolicy's
+// spelling (statusConfig; OCM's is complianceConfig).
 //
 // +kubebuilder:validation:Enum=StatusMessageOnly;Condition;NonCompliant
 type StatusConfigAction string
@@ -141,7 +143,8 @@ const (
 	ComplianceNonCompliant ComplianceConfigAction = "NonCompliant"
 )
 
-// StatusConfig is the seed's spelling of what statuses make the policy NonCompliant.
+// StatusConfig is fleetpolicy's spelling (OCM's is complianceConfig) of what
+// statuses make the policy NonCompliant.
 type StatusConfig struct {
 	// +optional
 	CatalogSourceUnhealthy StatusConfigAction `json:"catalogSourceUnhealthy,omitempty"`
@@ -196,8 +199,9 @@ type OperatorPolicySpec struct {
 	// +optional
 	OperatorGroup *OperatorGroup `json:"operatorGroup,omitempty"`
 	Subscription  Subscription   `json:"subscription"`
-	// AllowedCSVs is the seed's list of CSVs that count as compliant and whose
-	// InstallPlans may be approved; "*" allows any.
+	// AllowedCSVs (fleetpolicy's spelling of OCM's versions) lists the CSVs
+	// that count as compliant and whose InstallPlans may be approved; "*"
+	// allows any.
 	//
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=64
