@@ -54,7 +54,24 @@
 //     replica status changes into one reconcile after --status-batch-delay: the
 //     suite runs once per entry of --rollout-batch-delays (default 1s, the hub's
 //     default, and 100ms, what a user who wants a fast rollout would set).
-//     --runs runs, about a minute each.
+//     --runs runs, about a minute each. Each run at the first delay also rolls
+//     --rollout-parallel-roots roots (default 10) out at once over the same
+//     clusters; the figure is their total time against the single root's of the
+//     same run (x-one-root): roots whose rollouts progressed one after the
+//     other would take 10 times as long.
+//   - churn (compliance churn, the scenario OCM's own scale tests use): one
+//     root on --churn-clusters clusters (default 3,000). Once every replica has
+//     reported Compliant, every second for --churn-seconds seconds the next
+//     --churn-fraction of the clusters (default 10%) flips compliance, written
+//     by this command as spokes write it (a status merge patch per replica).
+//     Figures: the lag from the API server's answer to each status write until
+//     a watch of the root sees the cluster's new state in the root's status
+//     (p50 and p99), and the CPU per 1,000 changes of the process keeping the
+//     root status (read from /proc before the first change and after the root
+//     showed the last). The floor (runChurnFloor, a child process) only
+//     watches the replicas through a controller-runtime cache and, one batch
+//     delay (the hub's default, 1s) after a change, writes the root's
+//     status.status from its cache. --runs runs, about two minutes each.
 //   - templates: one root policy with two hub templates per replica
 //     ({{hub .ManagedClusterName hub}} and a fromConfigMap) on
 //     --templates-clusters clusters (default 1000) against the same root
@@ -67,8 +84,9 @@
 //     webhook that allows everything. --runs runs, about 20 s each.
 //
 // With the defaults the command takes well over 15 minutes because of the
-// 100x1000 propagation; everything else takes about 12 minutes
-// (--propagation=1x1000,1x3000 for a quicker pass).
+// 100x1000 propagation; everything else takes about 25 minutes, half of it the
+// 10 parallel roots of the rollout suite and the churn suite
+// (--propagation=1x1000,1x3000 --rollout-parallel-roots=0 for a quicker pass).
 package main
 
 import (
