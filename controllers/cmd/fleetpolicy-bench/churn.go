@@ -1,12 +1,10 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
@@ -99,15 +97,7 @@ func (h *hubProcess) pid() int { return h.cmd.Process.Pid }
 func (b *bench) churnRun(ctx context.Context, cs churnSettings, run string, start func(run string) (churnProcess, error)) (churnSample, error) {
 	var s churnSample
 	rootName := rootNames(run, 1)[0]
-	var decisions [][]string
-	for d := 0; d*b.perDecision < cs.clusters; d++ {
-		var group []string
-		for i := d * b.perDecision; i < min(cs.clusters, (d+1)*b.perDecision); i++ {
-			group = append(group, clusterName(i))
-		}
-		decisions = append(decisions, group)
-	}
-	if err := b.setupPlacement(ctx, run, decisions, false); err != nil {
+	if err := b.setupPlacement(ctx, run, b.decisionsOver(cs.clusters), false); err != nil {
 		return s, err
 	}
 	proc, err := start(run)
@@ -420,38 +410,24 @@ func runChurnFloor(kubeconfig, run string, batchDelay time.Duration) error {
 	return nil
 }
 
-// churnFloorProcess is a churn floor running as a child process.
-type churnFloorProcess struct{ cmd *exec.Cmd }
-
+// startChurnFloor starts this command as the churn floor of run and waits
+// until its cache has synced.
 func (b *bench) startChurnFloor(run string) (churnProcess, error) {
-	self, err := os.Executable()
+	f, err := b.startFloorProcess(churnFloorFlag, "--run", run)
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(self, "--"+churnFloorFlag, "--kubeconfig", b.plane.KubeconfigPath, "--run", run)
-	cmd.Stderr = os.Stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
+	if _, err := f.next("ready"); err != nil {
+		f.kill()
 		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	f := &churnFloorProcess{cmd: cmd}
-	lines := bufio.NewScanner(out)
-	if !lines.Scan() || lines.Text() != "ready" {
-		f.stop()
-		return nil, fmt.Errorf("the churn floor did not start: %q", lines.Text())
 	}
 	return f, nil
 }
 
-func (f *churnFloorProcess) pid() int { return f.cmd.Process.Pid }
+func (f *floorProcess) pid() int { return f.cmd.Process.Pid }
 
-func (f *churnFloorProcess) stop() (time.Duration, int64) {
-	if f.cmd.ProcessState == nil {
-		_ = f.cmd.Process.Kill()
-		_ = f.cmd.Wait()
-	}
+// stop kills the floor; its CPU is read from /proc, not returned.
+func (f *floorProcess) stop() (time.Duration, int64) {
+	f.kill()
 	return 0, 0
 }

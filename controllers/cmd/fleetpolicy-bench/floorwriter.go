@@ -135,13 +135,20 @@ type floorProcess struct {
 
 // startFloorWriter starts this command as the floor of run.
 func (b *bench) startFloorWriter(sc scenario, run string) (*floorProcess, error) {
+	return b.startFloorProcess(floorWriterFlag, "--run", run,
+		"--policies", strconv.Itoa(sc.policies), "--clusters-per-policy", strconv.Itoa(sc.clusters),
+		"--floor-writers", strconv.Itoa(b.writers))
+}
+
+// startFloorProcess starts this command as a floor (flag, one of
+// floorWriterFlag and churnFloorFlag) against the bench plane, with args; its
+// stdout says the phases it starts.
+func (b *bench) startFloorProcess(flag string, args ...string) (*floorProcess, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(self, "--"+floorWriterFlag, "--kubeconfig", b.plane.KubeconfigPath, "--run", run,
-		"--policies", strconv.Itoa(sc.policies), "--clusters-per-policy", strconv.Itoa(sc.clusters),
-		"--floor-writers", strconv.Itoa(b.writers))
+	cmd := exec.Command(self, append([]string{"--" + flag, "--kubeconfig", b.plane.KubeconfigPath}, args...)...)
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {

@@ -141,15 +141,7 @@ type rootMaker func(name, run string, version int) *policyv1.Policy
 func (b *bench) hubPropagation(ctx context.Context, sc scenario, run string, root rootMaker) (propagationSample, error) {
 	var s propagationSample
 	names := rootNames(run, sc.policies)
-	var decisions [][]string
-	for d := 0; d*b.perDecision < sc.clusters; d++ {
-		var group []string
-		for i := d * b.perDecision; i < min(sc.clusters, (d+1)*b.perDecision); i++ {
-			group = append(group, clusterName(i))
-		}
-		decisions = append(decisions, group)
-	}
-	if err := b.setupPlacement(ctx, run, decisions, false); err != nil {
+	if err := b.setupPlacement(ctx, run, b.decisionsOver(sc.clusters), false); err != nil {
 		return s, err
 	}
 	hub, err := b.startHub()
@@ -234,6 +226,20 @@ func rootPolicyWithData(name, run, data string) *policyv1.Policy {
 					`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"bench","namespace":"default"},"data":{` + data + `}}}]}}`)}}},
 		},
 	}
+}
+
+// decisionsOver are the first clusters clusters in PlacementDecisions of
+// --per-decision clusters each.
+func (b *bench) decisionsOver(clusters int) [][]string {
+	var decisions [][]string
+	for d := 0; d*b.perDecision < clusters; d++ {
+		var group []string
+		for i := d * b.perDecision; i < min(clusters, (d+1)*b.perDecision); i++ {
+			group = append(group, clusterName(i))
+		}
+		decisions = append(decisions, group)
+	}
+	return decisions
 }
 
 // setupPlacement creates Placement name with one PlacementDecision per entry of
