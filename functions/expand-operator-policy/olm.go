@@ -32,19 +32,22 @@ func checkForOLM(item *fn.KubeObject, op *v1beta1.OperatorPolicy) fn.Results {
 		fail("spec.complianceType", "is mustnothave, which removes the operator; OLM objects applied by GitOps "+
 			"cannot say that: delete the OperatorPolicy from the package, or use mode policy")
 	}
-	if op.Spec.Subscription.Namespace == "" {
-		fail("spec.subscription.namespace", "is required in mode olm: without the spoke controller nothing "+
-			"defaults it from the operator's PackageManifest or a default namespace")
-	}
-	if op.Spec.Subscription.Source == "" {
-		fail("spec.subscription.source", "is required in mode olm: without the spoke controller nothing picks "+
-			"the catalog from the operator's PackageManifest")
-	}
-	if op.Spec.Subscription.SourceNamespace == "" {
-		fail("spec.subscription.sourceNamespace", "is required in mode olm: without the spoke controller nothing "+
-			"picks the catalog from the operator's PackageManifest")
+	for _, field := range operatorpolicy.ClusterDefaultedFields(&op.Spec.Subscription) {
+		if why, required := requiredWithoutSpoke[field]; required {
+			fail(field, "is required in mode olm: without the spoke controller nothing "+why)
+		}
 	}
 	return results
+}
+
+// requiredWithoutSpoke says, for each subscription field the managed cluster
+// fills in (operatorpolicy.ClusterDefaultedFields), what would be missing
+// without the spoke controller; the channel is not there: OLM defaults it to
+// the package's default channel.
+var requiredWithoutSpoke = map[string]string{
+	operatorpolicy.FieldSubscriptionNamespace:       "defaults it from the operator's PackageManifest or a default namespace",
+	operatorpolicy.FieldSubscriptionSource:          "picks the catalog from the operator's PackageManifest",
+	operatorpolicy.FieldSubscriptionSourceNamespace: "picks the catalog from the operator's PackageManifest",
 }
 
 // expandOLM replaces each OperatorPolicy by the OperatorGroup (when one is

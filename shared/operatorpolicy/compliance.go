@@ -148,7 +148,7 @@ type evaluator struct {
 // evaluated against its removal plan (PlanRemoval): compliant once nothing it
 // deletes is left.
 func Evaluate(p Policy, obs Observed, previous []metav1.Condition, now time.Time) Evaluation {
-	e := &evaluator{p: p, obs: obs, sub: ownSubscription(p, obs.Subscriptions)}
+	e := &evaluator{p: p, obs: obs, sub: OwnSubscription(p, obs.Subscriptions)}
 	e.add(finding{condition: metav1.Condition{
 		Type: TypeValidPolicySpec, Status: metav1.ConditionTrue, Reason: "PolicyValidated", Message: "the policy spec is valid",
 	}})
@@ -345,17 +345,6 @@ func (e *evaluator) mismatchMessage(kind string, diff []string) string {
 func createdByPolicy() *policyv1.ObjectProperties {
 	created := true
 	return &policyv1.ObjectProperties{CreatedByPolicy: &created}
-}
-
-// ownSubscription is the policy's Subscription: named after the package, in
-// the subscription's namespace.
-func ownSubscription(p Policy, subscriptions []operatorsv1alpha1.Subscription) *operatorsv1alpha1.Subscription {
-	for i := range subscriptions {
-		if s := &subscriptions[i]; s.Namespace == p.Subscription.Namespace && s.Name == p.Subscription.Package {
-			return s
-		}
-	}
-	return nil
 }
 
 func (e *evaluator) subscription() {

@@ -249,7 +249,7 @@ func invalidNamespace(ref, namespace string) error {
 		return nil
 	}
 	if problems := validation.IsDNS1123Label(namespace); len(problems) > 0 {
-		return &FieldError{Policy: ref, Fields: []string{fieldSubscriptionNamespace},
+		return &FieldError{Policy: ref, Fields: []string{FieldSubscriptionNamespace},
 			Reason: fmt.Sprintf("invalid value %q: %s", namespace, strings.Join(problems, "; "))}
 	}
 	return nil
@@ -304,9 +304,8 @@ func (n *normalizer) subscriptionConfig(raw *runtime.RawExtension) *operatorsv1a
 }
 
 const (
-	fieldSubscriptionNamespace = "spec.subscription.namespace"
-	fieldInstallPlanApproval   = "spec.subscription.installPlanApproval"
-	fieldUpgradeApproval       = "spec.upgradeApproval"
+	fieldInstallPlanApproval = "spec.subscription.installPlanApproval"
+	fieldUpgradeApproval     = "spec.upgradeApproval"
 )
 
 // approval maps installPlanApproval (Automatic|Manual) and upgradeApproval

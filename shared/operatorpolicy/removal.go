@@ -37,9 +37,9 @@ type RemovalStep struct {
 // this order: the Subscription, InstallPlans, ClusterServiceVersions, the CRDs
 // and APIServices the CSVs own, the OperatorGroup.
 //
-//   - The Subscription is the one named after the package.
+//   - The Subscription is OwnSubscription.
 //   - The CSVs are the Subscription's installed and current ones and those
-//     labelled operators.coreos.com/<package>.<namespace> (never copies).
+//     carrying the OperatorLabel label (never copies).
 //   - An InstallPlan is the operator's when all its CSVs are; one shared with
 //     another operator is always kept.
 //   - The OperatorGroup is the one p names, or the DefaultOperatorGroupName one;
@@ -60,7 +60,7 @@ func PlanRemoval(p Policy, obs Observed) []RemovalStep {
 		add(kind, apiVersion, ns, name, action == v1beta1.RemovalDelete, fmt.Sprintf("spec.removalBehavior.%s is %s", field, action))
 	}
 
-	sub := ownSubscription(p, obs.Subscriptions)
+	sub := OwnSubscription(p, obs.Subscriptions)
 	if sub != nil {
 		byBehavior(operatorsv1alpha1.SubscriptionKind, subscriptionType.APIVersion, namespace, sub.Name, p.Removal.Subscriptions, "subscriptions")
 	}
@@ -132,7 +132,7 @@ func PlanRemoval(p Policy, obs Observed) []RemovalStep {
 // operatorCSVs are the operator's CSVs present in its namespace, sorted by name.
 func operatorCSVs(p Policy, sub *operatorsv1alpha1.Subscription, all []operatorsv1alpha1.ClusterServiceVersion) []*operatorsv1alpha1.ClusterServiceVersion {
 	namespace := p.Subscription.Namespace
-	label := "operators.coreos.com/" + p.Subscription.Package + "." + namespace
+	label := OperatorLabel(p.Subscription.Package, namespace)
 	var names []string
 	if sub != nil {
 		names = append(names, sub.Status.InstalledCSV, sub.Status.CurrentCSV)
@@ -152,10 +152,7 @@ func operatorCSVs(p Policy, sub *operatorsv1alpha1.Subscription, all []operators
 }
 
 func removableOperatorGroup(p Policy, all []operatorsv1.OperatorGroup) *operatorsv1.OperatorGroup {
-	name := DefaultOperatorGroupName
-	if p.OperatorGroup != nil {
-		name = p.OperatorGroup.Name
-	}
+	name := OperatorGroupName(p)
 	for i := range all {
 		if og := &all[i]; og.Namespace == p.Subscription.Namespace && og.Name == name {
 			return og

@@ -105,11 +105,11 @@ func ApplySubscriptionDefaults(p Policy, from SubscriptionDefaultsFrom) (Policy,
 			return fail(msgNoCatalog, unset...)
 		}
 		if (s.Source != "" && s.Source != catalog) || (s.SourceNamespace != "" && s.SourceNamespace != catalogNamespace) {
-			return fail(msgCatalogMismatch, "spec.subscription.source", "spec.subscription.sourceNamespace")
+			return fail(msgCatalogMismatch, FieldSubscriptionSource, FieldSubscriptionSourceNamespace)
 		}
 		if s.Channel == "" {
 			if s.Channel, _, _ = unstructured.NestedString(pm.Object, "status", "defaultChannel"); s.Channel == "" {
-				return fail(msgNoDefaultChannel, "spec.subscription.channel")
+				return fail(msgNoDefaultChannel, FieldSubscriptionChannel)
 			}
 		}
 		s.Source, s.SourceNamespace = catalog, catalogNamespace
@@ -136,7 +136,7 @@ func ApplySubscriptionDefaults(p Policy, from SubscriptionDefaultsFrom) (Policy,
 		s.Namespace = from.DefaultNamespace
 	}
 	if s.Namespace == "" {
-		return fail(msgNamespaceRequired, fieldSubscriptionNamespace)
+		return fail(msgNamespaceRequired, FieldSubscriptionNamespace)
 	}
 	if err := invalidNamespace(p.Ref(), s.Namespace); err != nil {
 		return Policy{}, err
@@ -149,22 +149,6 @@ func ApplySubscriptionDefaults(p Policy, from SubscriptionDefaultsFrom) (Policy,
 		p.OperatorGroup = &og
 	}
 	return p, nil
-}
-
-// unsetFields names the fields of s that ApplySubscriptionDefaults fills in.
-func unsetFields(s Subscription) []string {
-	var fields []string
-	for _, f := range []struct{ name, value string }{
-		{"spec.subscription.namespace", s.Namespace},
-		{"spec.subscription.channel", s.Channel},
-		{"spec.subscription.source", s.Source},
-		{"spec.subscription.sourceNamespace", s.SourceNamespace},
-	} {
-		if f.value == "" {
-			fields = append(fields, f.name)
-		}
-	}
-	return fields
 }
 
 // suggestedNamespace is the suggested namespace of the current CSV of the

@@ -130,7 +130,7 @@ func (r *reconciler) enforceSubscription(ctx context.Context, p operatorpolicy.P
 		obs.Subscriptions = append(obs.Subscriptions, *want)
 		obs.Created.Subscription = true
 	case reasonSubscriptionMismatch:
-		own := ownSubscription(p, obs.Subscriptions)
+		own := operatorpolicy.OwnSubscription(p, obs.Subscriptions)
 		if own == nil {
 			return nil
 		}

@@ -42,7 +42,7 @@ func (r *reconciler) observe(ctx context.Context, from client.Reader, p operator
 	}
 	obs.InstallPlans = plans.Items
 
-	own := ownSubscription(p, obs.Subscriptions)
+	own := operatorpolicy.OwnSubscription(p, obs.Subscriptions)
 	var err error
 	if obs.ClusterServiceVersions, err = r.operatorCSVs(ctx, p, own); err != nil {
 		return obs, err
@@ -56,24 +56,14 @@ func (r *reconciler) observe(ctx context.Context, from client.Reader, p operator
 	return obs, nil
 }
 
-// ownSubscription is p's Subscription among subs: named after the package.
-func ownSubscription(p operatorpolicy.Policy, subs []operatorsv1alpha1.Subscription) *operatorsv1alpha1.Subscription {
-	for i := range subs {
-		if subs[i].Name == p.Subscription.Package {
-			return &subs[i]
-		}
-	}
-	return nil
-}
-
-// operatorCSVs are the CSVs labelled operators.coreos.com/<package>.<namespace>
-// (as OLM labels an operator's components) and the Subscription's installed
-// and current ones.
+// operatorCSVs are the CSVs carrying operatorpolicy.OperatorLabel (as OLM
+// labels an operator's components) and the Subscription's installed and
+// current ones.
 func (r *reconciler) operatorCSVs(ctx context.Context, p operatorpolicy.Policy, own *operatorsv1alpha1.Subscription) ([]operatorsv1alpha1.ClusterServiceVersion, error) {
 	namespace := p.Subscription.Namespace
 	var csvs []operatorsv1alpha1.ClusterServiceVersion
-	// A key longer than a label allows cannot be on any object: skip the list.
-	if label, err := labels.NewRequirement("operators.coreos.com/"+p.Subscription.Package+"."+namespace, selection.Exists, nil); err == nil {
+	// A key that is no label key cannot be on any object: skip the list.
+	if label, err := labels.NewRequirement(operatorpolicy.OperatorLabel(p.Subscription.Package, namespace), selection.Exists, nil); err == nil {
 		list := &operatorsv1alpha1.ClusterServiceVersionList{}
 		if err := r.reader.List(ctx, list, client.InNamespace(namespace), client.MatchingLabelsSelector{Selector: labels.NewSelector().Add(*label)}); err != nil {
 			return nil, fmt.Errorf("listing ClusterServiceVersions in %s: %w", namespace, err)

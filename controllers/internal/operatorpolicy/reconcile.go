@@ -126,18 +126,10 @@ func previouslyCreated(related []policyv1.RelatedObject, p operatorpolicy.Policy
 		case kindSubscription:
 			out.Subscription = out.Subscription || ro.Object.Metadata.Name == p.Subscription.Package
 		case kindOperatorGroup:
-			out.OperatorGroup = out.OperatorGroup || ro.Object.Metadata.Name == wantedOperatorGroupName(p)
+			out.OperatorGroup = out.OperatorGroup || ro.Object.Metadata.Name == operatorpolicy.OperatorGroupName(p)
 		}
 	}
 	return out
-}
-
-// wantedOperatorGroupName is the name of the OperatorGroup p would create.
-func wantedOperatorGroupName(p operatorpolicy.Policy) string {
-	if p.OperatorGroup != nil {
-		return p.OperatorGroup.Name
-	}
-	return operatorpolicy.DefaultOperatorGroupName
 }
 
 // setFinalizer adds or removes Finalizer.

@@ -2,6 +2,7 @@ package operatorpolicy
 
 import (
 	"context"
+	"slices"
 
 	operatorsv1 "github.com/operator-framework/api/pkg/operators/v1"
 	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
@@ -20,6 +21,7 @@ import (
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/logging"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/templatewatch"
 	"github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1beta1"
+	"github.com/fleetpolicy/fleetpolicy/shared/operatorpolicy"
 	"github.com/fleetpolicy/fleetpolicy/shared/templates"
 )
 
@@ -65,7 +67,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		if !ok {
 			return nil
 		}
-		if op.Spec.Subscription.Source == "" || op.Spec.Subscription.SourceNamespace == "" ||
+		if leftToCluster(op, operatorpolicy.FieldSubscriptionSource, operatorpolicy.FieldSubscriptionSourceNamespace) ||
 			templated(op.Spec.Subscription.Source, op.Spec.Subscription.SourceNamespace) {
 			return []string{resolvedOnReconcileKey}
 		}
@@ -104,10 +106,18 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 // subscriptionNamespace is where an OperatorPolicy's operator lives, as its
 // spec says.
 func subscriptionNamespace(op *v1beta1.OperatorPolicy) string {
-	if op.Spec.Subscription.Namespace == "" || templated(op.Spec.Subscription.Namespace) {
+	if leftToCluster(op, operatorpolicy.FieldSubscriptionNamespace) || templated(op.Spec.Subscription.Namespace) {
 		return resolvedOnReconcileKey
 	}
 	return op.Spec.Subscription.Namespace
+}
+
+// leftToCluster reports whether op leaves one of the subscription fields to
+// the managed cluster, which fills them in on reconcile
+// (operatorpolicy.ClusterDefaultedFields).
+func leftToCluster(op *v1beta1.OperatorPolicy, fields ...string) bool {
+	unset := operatorpolicy.ClusterDefaultedFields(&op.Spec.Subscription)
+	return slices.ContainsFunc(fields, func(f string) bool { return slices.Contains(unset, f) })
 }
 
 // resolvedOnReconcileKey is the index value of a policy whose subscription's

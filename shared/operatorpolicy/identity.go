@@ -1,0 +1,87 @@
+package operatorpolicy
+
+import (
+	"strings"
+
+	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
+
+	"github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1beta1"
+)
+
+// OwnSubscription is p's Subscription among subscriptions: the one named after
+// the package in the subscription's namespace, as OCM's config-policy-controller
+// looks it up (by that namespace and name); nil when there is none. A
+// Subscription of the same name in another namespace is another operator's.
+func OwnSubscription(p Policy, subscriptions []operatorsv1alpha1.Subscription) *operatorsv1alpha1.Subscription {
+	for i := range subscriptions {
+		if s := &subscriptions[i]; s.Namespace == p.Subscription.Namespace && s.Name == p.Subscription.Package {
+			return s
+		}
+	}
+	return nil
+}
+
+// operatorLabelPrefix is the prefix of the label OLM puts on an operator's
+// components (its CSVs, their Deployments, ...).
+const operatorLabelPrefix = "operators.coreos.com/"
+
+// maxLabelName is the length limit of a label key's name part.
+const maxLabelName = 63
+
+// OperatorLabel is the key of the label OLM puts on the components of the
+// operator of package pkg installed in namespace:
+// operators.coreos.com/<package>.<namespace>, its name part cut to 63
+// characters and then of trailing '.', '_' and '-', as OLM names an operator
+// (and as OCM's config-policy-controller selects its components).
+func OperatorLabel(pkg, namespace string) string {
+	name := pkg + "." + namespace
+	if len(name) > maxLabelName {
+		name = strings.TrimRight(name[:maxLabelName], "._-")
+	}
+	return operatorLabelPrefix + name
+}
+
+// OperatorGroupName is the name of the OperatorGroup p makes when its
+// namespace has none: the one p names, else DefaultOperatorGroupName.
+func OperatorGroupName(p Policy) string {
+	if p.OperatorGroup != nil {
+		return p.OperatorGroup.Name
+	}
+	return DefaultOperatorGroupName
+}
+
+// The spec.subscription fields the managed cluster defaults.
+const (
+	FieldSubscriptionNamespace       = "spec.subscription.namespace"
+	FieldSubscriptionChannel         = "spec.subscription.channel"
+	FieldSubscriptionSource          = "spec.subscription.source"
+	FieldSubscriptionSourceNamespace = "spec.subscription.sourceNamespace"
+)
+
+// ClusterDefaultedFields names the fields of s that are left to the managed
+// cluster: unset, they are filled in when the policy is reconciled there
+// (ApplySubscriptionDefaults), from the operator's PackageManifest, an existing
+// Subscription or the controller's default namespace. In this order:
+// FieldSubscriptionNamespace, FieldSubscriptionChannel,
+// FieldSubscriptionSource, FieldSubscriptionSourceNamespace. Without the
+// managed cluster's controller nothing fills them in, except the channel,
+// which OLM defaults to the package's default channel.
+func ClusterDefaultedFields(s *v1beta1.Subscription) []string {
+	return unsetFields(Subscription{Namespace: s.Namespace, Channel: s.Channel, Source: s.Source, SourceNamespace: s.SourceNamespace})
+}
+
+// unsetFields names the fields of s that ApplySubscriptionDefaults fills in.
+func unsetFields(s Subscription) []string {
+	var fields []string
+	for _, f := range []struct{ name, value string }{
+		{FieldSubscriptionNamespace, s.Namespace},
+		{FieldSubscriptionChannel, s.Channel},
+		{FieldSubscriptionSource, s.Source},
+		{FieldSubscriptionSourceNamespace, s.SourceNamespace},
+	} {
+		if f.value == "" {
+			fields = append(fields, f.name)
+		}
+	}
+	return fields
+}
