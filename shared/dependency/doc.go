@@ -26,6 +26,11 @@
 //     a PolicySet waits for its members. On that graph it reports
 //     self-dependencies, dependencies on objects outside the graph, every
 //     elementary cycle as a whole path (up to MaxCycles), and an apply order.
+//   - CycleThrough finds the cycle through one policy of a managed cluster's
+//     namespace (where policies carry their replicated names), reading through
+//     the reads it is given only the policies that policy reaches, and the
+//     whole namespace once only when a dependency names a template, whose
+//     policy it then looks up by the template's identity.
 //   - Every result is deterministic: ties are broken by the order in which
 //     objects were given to Build, never by map iteration.
 //   - Nothing here panics on malformed input: problems are returned as Issues

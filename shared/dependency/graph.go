@@ -160,9 +160,22 @@ func (g *Graph) edge(e Edge) {
 	g.out[from] = slices.Insert(g.out[from], i, to)
 }
 
-// templateRef is the node of template number t of p: its objectDefinition's
-// identity, or, when that has no kind or name, a placeholder unique to the slot.
+// templateRef is the node of template number t of p: its identity
+// (templateIdentity), or, when it has none, a placeholder unique to the slot.
 func templateRef(p *policyv1.Policy, t int, tmpl *policyv1.PolicyTemplate) Ref {
+	if ref, ok := templateIdentity(tmpl); ok {
+		return ref
+	}
+	return Ref{Kind: "template", Name: fmt.Sprintf("%s/policy-templates[%d]", replicatedName(p.Namespace, p.Name), t)}
+}
+
+// templateIdentity is the Ref of the object a template's objectDefinition
+// makes; false when the template is nil or its objectDefinition has no kind
+// or no name.
+func templateIdentity(tmpl *policyv1.PolicyTemplate) (Ref, bool) {
+	if tmpl == nil {
+		return Ref{}, false
+	}
 	var def struct {
 		APIVersion string `json:"apiVersion"`
 		Kind       string `json:"kind"`
@@ -171,16 +184,14 @@ func templateRef(p *policyv1.Policy, t int, tmpl *policyv1.PolicyTemplate) Ref {
 			Namespace string `json:"namespace"`
 		} `json:"metadata"`
 	}
-	if tmpl != nil {
-		raw := tmpl.ObjectDefinition.Raw
-		if len(raw) == 0 && tmpl.ObjectDefinition.Object != nil {
-			raw, _ = json.Marshal(tmpl.ObjectDefinition.Object)
-		}
-		if json.Unmarshal(raw, &def) == nil && def.Kind != "" && def.Metadata.Name != "" {
-			return ObjectRef(def.APIVersion, def.Kind, def.Metadata.Namespace, def.Metadata.Name)
-		}
+	raw := tmpl.ObjectDefinition.Raw
+	if len(raw) == 0 && tmpl.ObjectDefinition.Object != nil {
+		raw, _ = json.Marshal(tmpl.ObjectDefinition.Object)
 	}
-	return Ref{Kind: "template", Name: fmt.Sprintf("%s/policy-templates[%d]", replicatedName(p.Namespace, p.Name), t)}
+	if json.Unmarshal(raw, &def) != nil || def.Kind == "" || def.Metadata.Name == "" {
+		return Ref{}, false
+	}
+	return ObjectRef(def.APIVersion, def.Kind, def.Metadata.Namespace, def.Metadata.Name), true
 }
 
 // Issues returns the problems found while building: invalid dependency fields

@@ -614,82 +614,26 @@ func (t *TemplateSync) deleteTemplate(ctx context.Context, obj *unstructured.Uns
 	return client.IgnoreNotFound(t.Client.Delete(ctx, obj))
 }
 
-// cycleThrough returns the path of a dependency cycle through p, or "". It
-// builds the dependency graph of the policies p reaches through its
-// dependencies in the cluster namespace, reading only those policies — unless a
-// dependency names a template, whose policy is found among all of them.
+// cycleThrough returns the path of a dependency cycle through p, or ""
+// (dependency.CycleThrough over the policies of the cluster namespace).
 func (t *TemplateSync) cycleThrough(ctx context.Context, p *policyv1.Policy) (string, error) {
-	var owners map[dependency.Ref]string // template -> policy, built when first needed
-	ownerOf := func(target dependency.Ref) (string, error) {
-		if target.Group == policyv1.GroupVersion.Group && target.Kind == "Policy" {
-			return target.Name, nil
-		}
-		if owners == nil {
+	return dependency.CycleThrough(p, dependency.ClusterPolicies{
+		Get: func(name string) (*policyv1.Policy, error) {
+			d := &policyv1.Policy{}
+			switch err := t.Client.Get(ctx, client.ObjectKey{Namespace: t.Namespace, Name: name}, d); {
+			case apierrors.IsNotFound(err):
+				return nil, nil
+			case err != nil:
+				return nil, err
+			}
+			return d, nil
+		},
+		List: func() ([]policyv1.Policy, error) {
 			list := &policyv1.PolicyList{}
 			if err := t.Client.List(ctx, list, client.InNamespace(t.Namespace)); err != nil {
-				return "", err
+				return nil, err
 			}
-			owners = templateOwners(list.Items)
-		}
-		return owners[target], nil
-	}
-	start := *p // its namespace is cleared below
-	reached := []*policyv1.Policy{&start}
-	seen := map[string]bool{p.Name: true}
-	for next := 0; next < len(reached); next++ {
-		q := reached[next]
-		for i := range q.Spec.PolicyTemplates {
-			reqs, _ := dependency.Requirements(q, i, nil)
-			for _, req := range reqs {
-				name, err := ownerOf(req.Target)
-				if err != nil {
-					return "", err
-				}
-				if name == "" || seen[name] {
-					continue
-				}
-				seen[name] = true
-				d := &policyv1.Policy{}
-				switch err := t.Client.Get(ctx, client.ObjectKey{Namespace: t.Namespace, Name: name}, d); {
-				case apierrors.IsNotFound(err):
-					continue
-				case err != nil:
-					return "", err
-				}
-				reached = append(reached, d)
-			}
-		}
-	}
-	// In the cluster namespace, policies are named by their replicated names:
-	// the graph must not prefix them with the namespace again.
-	for _, q := range reached {
-		q.Namespace = ""
-	}
-	self := dependency.ObjectRef(policyv1.GroupVersion.String(), "Policy", "", p.Name)
-	for _, cycle := range dependency.Build(reached, nil).Cycles() {
-		for _, e := range cycle.Edges {
-			if e.From == self {
-				return cycle.Path(), nil
-			}
-		}
-	}
-	return "", nil
-}
-
-// templateOwners maps the templates of the policies to the policy holding them.
-func templateOwners(policies []policyv1.Policy) map[dependency.Ref]string {
-	owners := map[dependency.Ref]string{}
-	for _, q := range policies {
-		for _, tmpl := range q.Spec.PolicyTemplates {
-			if tmpl == nil {
-				continue
-			}
-			u := &unstructured.Unstructured{}
-			if u.UnmarshalJSON(tmpl.ObjectDefinition.Raw) != nil {
-				continue
-			}
-			owners[dependency.ObjectRef(u.GetAPIVersion(), u.GetKind(), u.GetNamespace(), u.GetName())] = q.Name
-		}
-	}
-	return owners
+			return list.Items, nil
+		},
+	})
 }
