@@ -75,7 +75,16 @@
 // progressDeadline when clusters were just reached and that is sooner. A cluster
 // that joins after the rollout succeeded has no Progress, so the library reaches
 // it in its turn: a miniature rollout, the root Progressing again. Clusters with
-// a state but no longer in the fleet are listed in Removed.
+// a state but no longer in the fleet are listed in Removed. Reached lists the
+// clusters reached at this step (not those Progressing again because their
+// report is no longer current): the hub's RolloutWave Event names them.
+//
+// # The root's status
+//
+// The Progress of each cluster lives in the root policy's status[] entry
+// (rolloutStatus, rolloutGeneration, rolloutLastTransitionTime): RootStatus
+// writes it there with each bound cluster's compliance, and ClusterStates reads
+// it back, with the replicas' reports, as the next step's ClusterStates.
 //
 // # Current reports
 //

@@ -271,20 +271,9 @@ func stepWaves(t *testing.T, in PlanInput) []string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		states = states[:0]
-		var reached []string
-		for _, d := range res.Clusters {
-			s := ClusterState{Name: d.Name, Progress: d.Progress}
-			if d.Progress.Status != policyv1.RolloutToApply {
-				s.Compliance, s.StatusCurrent = policyv1.Compliant, true
-			}
-			if d.Progress.Status == policyv1.RolloutProgressing && d.Progress.LastTransitionTime.Equal(clock) {
-				reached = append(reached, d.Name)
-			}
-			states = append(states, s)
-		}
-		if len(reached) > 0 {
-			waves = append(waves, fmt.Sprintf("@%s%v", clock.Sub(now), reached))
+		states = reportedCompliant(res)
+		if len(res.Reached) > 0 {
+			waves = append(waves, fmt.Sprintf("@%s%v", clock.Sub(now), clusterNames(res.Reached)))
 			continue
 		}
 		switch {

@@ -90,6 +90,11 @@ type StepResult struct {
 	Clusters []ClusterDecision
 	// Removed are the clusters of StepInput.Clusters that left the fleet, sorted.
 	Removed []string
+	// Reached are the decisions of Clusters for the clusters this step reached:
+	// the rollout chose them now, so they became Progressing with the action of
+	// a reached cluster. In name order. A cluster that was reached before and
+	// is Progressing again (its report no longer current) is not among them.
+	Reached []ClusterDecision
 	// RolloutStatus is the root policy's aggregated status.rolloutStatus:
 	// Progressing (clusters still ToApply or Progressing), Failed (the rollout
 	// stopped on maxFailures, or ended with failed or timed-out clusters) or
@@ -202,10 +207,12 @@ func Step(in StepInput) (StepResult, error) {
 	if progressive && mandatoryFailed(f, mandatory, result.Clusters, position) {
 		result.MaxFailureBreach, reached = true, nil
 	}
+	slices.Sort(reached) // positions in Clusters, which is in name order
 	for _, i := range reached {
 		d := &result.Clusters[i]
 		d.Progress = Progress{Status: policyv1.RolloutProgressing, LastTransitionTime: in.Now, Generation: in.Generation}
 		d.RemediationAction = reachedAction(progressive, states[d.Name], in.RemediationAction)
+		result.Reached = append(result.Reached, *d)
 	}
 
 	result.RequeueAfter = decided.RecheckAfter

@@ -2,6 +2,7 @@ package rollout
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -56,6 +57,30 @@ func perGroup(config clusterv1alpha1.RolloutConfig, mandatory ...clusterv1alpha1
 func minutes(n int) metav1.Duration { return metav1.Duration{Duration: time.Duration(n) * time.Minute} }
 
 func durationPtr(d time.Duration) *time.Duration { return &d }
+
+// reportedCompliant is what the step after res reads when every cluster
+// reached so far reports compliant at once: each cluster's stored progress,
+// and, unless it is still ToApply, a current Compliant report.
+func reportedCompliant(res StepResult) []ClusterState {
+	states := make([]ClusterState, 0, len(res.Clusters))
+	for _, d := range res.Clusters {
+		s := ClusterState{Name: d.Name, Progress: d.Progress}
+		if d.Progress.Status != policyv1.RolloutToApply {
+			s.Compliance, s.StatusCurrent = policyv1.Compliant, true
+		}
+		states = append(states, s)
+	}
+	return states
+}
+
+// clusterNames are the names of decisions, in their order.
+func clusterNames(decisions []ClusterDecision) []string {
+	names := make([]string, len(decisions))
+	for i, d := range decisions {
+		names[i] = d.Name
+	}
+	return names
+}
 
 // summary writes a step's decisions as "name:status:action" and the newly set
 // transition times as "name@now".
@@ -630,17 +655,10 @@ func TestStepMultiplePlacements(t *testing.T) {
 			t.Fatal(err)
 		}
 		var wave []string
-		states = states[:0]
-		for _, d := range res.Clusters {
-			s := ClusterState{Name: d.Name, Progress: d.Progress}
-			if d.Progress.Status == policyv1.RolloutProgressing {
-				wave = append(wave, d.Name+"@"+describeGroup(d.Group))
-			}
-			if d.Progress.Status != policyv1.RolloutToApply {
-				s.Compliance, s.StatusCurrent = policyv1.Compliant, true
-			}
-			states = append(states, s)
+		for _, d := range res.Reached {
+			wave = append(wave, d.Name+"@"+describeGroup(d.Group))
 		}
+		states = reportedCompliant(res)
 		waves = append(waves, wave)
 	}
 	want := [][]string{{"shared@alpha/0", "z1@alpha/0"}, {"z2@alpha/1"}, {"a1@zeta/0"}, nil}
@@ -703,18 +721,8 @@ func TestStepProgressivePerGroupExample(t *testing.T) {
 			}
 			first = false
 		}
-		states = states[:0]
-		var reached []string
-		for _, d := range res.Clusters {
-			s := ClusterState{Name: d.Name, Progress: d.Progress}
-			if d.Progress.Status != policyv1.RolloutToApply {
-				s.Compliance, s.StatusCurrent = policyv1.Compliant, true
-			}
-			if d.Progress.Status == policyv1.RolloutProgressing && d.Progress.LastTransitionTime.Equal(clock) {
-				reached = append(reached, d.Name)
-			}
-			states = append(states, s)
-		}
+		states = reportedCompliant(res)
+		reached := clusterNames(res.Reached)
 		if len(reached) > 0 {
 			waves = append(waves, wave{clock.Sub(now), reached})
 		}
@@ -805,5 +813,74 @@ func TestUsesGroupIndexes(t *testing.T) {
 		if got := UsesGroupIndexes(spec); got != tt.want {
 			t.Errorf("%s with %+v: %v, want %v", tt.action, tt.strategy, got, tt.want)
 		}
+	}
+}
+
+// TestStepReached checks which clusters a step says it reached: those the
+// rollout chose at this step, not those Progressing again with a transition
+// at this step.
+func TestStepReached(t *testing.T) {
+	fleet := []DecisionGroup{{Placement: "p", GroupIndex: 0, Clusters: []string{"c2", "c1"}}}
+	oneAtATime := progressive(intstr.FromInt32(1), clusterv1alpha1.RolloutConfig{MaxFailures: intstr.FromInt32(1)})
+	for _, tc := range []struct {
+		name        string
+		strategy    clusterv1alpha1.RolloutStrategy
+		root        policyv1.RemediationAction
+		states      []ClusterState
+		want        []string
+		progressing []string // Progressing since now, reached or not
+	}{{
+		name:        "the first cluster of a progressive rollout",
+		strategy:    oneAtATime,
+		root:        "enforce",
+		want:        []string{"c1"},
+		progressing: []string{"c1"},
+	}, {
+		name:        "the next one once the first succeeded",
+		strategy:    oneAtATime,
+		root:        "enforce",
+		states:      []ClusterState{state("c1", policyv1.RolloutSucceeded, time.Hour, policyv1.Compliant)},
+		want:        []string{"c2"},
+		progressing: []string{"c2"},
+	}, {
+		// c1 failed, and its report is no longer current: it is Progressing
+		// again from now on, holding the only slot, but it was reached before.
+		name:        "a failed cluster Progressing again is not reached again",
+		strategy:    oneAtATime,
+		root:        "enforce",
+		states:      []ClusterState{state("c1", policyv1.RolloutFailed, time.Hour, "")},
+		progressing: []string{"c1"},
+	}, {
+		name:        "a rollout that is not progressive reaches every cluster at once, whatever its action",
+		strategy:    clusterv1alpha1.RolloutStrategy{Type: clusterv1alpha1.All},
+		root:        "inform",
+		want:        []string{"c1", "c2"},
+		progressing: []string{"c1", "c2"},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := Step(StepInput{Strategy: tc.strategy, RemediationAction: tc.root, Generation: generation,
+				Fleet: fleet, Clusters: tc.states, Now: now})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := clusterNames(res.Reached); !slices.Equal(got, tc.want) {
+				t.Errorf("reached %v, want %v", got, tc.want)
+			}
+			var progressing []string
+			for _, d := range res.Clusters {
+				if d.Progress.Status == policyv1.RolloutProgressing && d.Progress.LastTransitionTime.Equal(now) {
+					progressing = append(progressing, d.Name)
+				}
+			}
+			if !slices.Equal(progressing, tc.progressing) {
+				t.Errorf("Progressing since now: %v, want %v", progressing, tc.progressing)
+			}
+			for _, d := range res.Reached {
+				i := slices.IndexFunc(res.Clusters, func(c ClusterDecision) bool { return c.Name == d.Name })
+				if i < 0 || !reflect.DeepEqual(res.Clusters[i], d) {
+					t.Errorf("reached %+v is not the step's decision for %s", d, d.Name)
+				}
+			}
+		})
 	}
 }

@@ -182,7 +182,7 @@ func (p *Propagator) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		logger.V(1).Info("propagated", "writes", written, "clusters", len(resolution.Clusters))
 	}
 	if writeErr == nil {
-		p.reportWave(root, step, now)
+		p.reportWave(root, step)
 	}
 
 	templatesCondition, retryTemplates := p.reportTemplates(root, step.Clusters, templateErrs)
@@ -383,43 +383,18 @@ func unknownClustersCondition(root *policyv1.Policy, unknown []string) *metav1.C
 
 // step runs one rollout step for the bound clusters over rollout.BoundFleet; each
 // cluster's progress is read back from the root's status, and its compliance
-// from its replica, current only when the replica carries what the previous step
-// wrote and the spoke evaluated it since (rollout.ReportCurrent: fleetpolicy's
-// spoke says so with observedGeneration, OCM's add-on with its compliance
-// history's event times).
+// from its replica (rollout.ClusterStates), current only when the replica
+// carries what the previous step wrote and the spoke evaluated it since
+// (fleetpolicy's spoke says so with observedGeneration, OCM's add-on with its
+// compliance history's event times, which the cache keeps as evaluatedAt).
 func (p *Propagator) step(root *policyv1.Policy, res *binding.Resolution, groups map[binding.PlacementRef][]rollout.DecisionGroup, existing map[string]*policyv1.Policy, now time.Time) (rollout.StepResult, []rollout.DecisionGroup, error) {
 	fleet := rollout.BoundFleet(res, func(ref binding.PlacementRef) []rollout.DecisionGroup { return groups[ref] })
-	prior := make(map[string]*policyv1.CompliancePerClusterStatus, len(root.Status.Status))
-	for _, e := range root.Status.Status {
-		if e != nil {
-			prior[e.ClusterName] = e
-		}
-	}
-	states := make([]rollout.ClusterState, 0, len(res.Clusters))
-	for _, c := range res.Clusters {
-		state := rollout.ClusterState{Name: c.Name, RemediationAction: c.RemediationAction}
-		if e := prior[c.Name]; e != nil {
-			state.Progress = rollout.Progress{Status: e.RolloutStatus, Generation: e.RolloutGeneration}
-			if e.RolloutLastTransitionTime != nil {
-				state.Progress.LastTransitionTime = e.RolloutLastTransitionTime.Time
-			}
-		}
-		if replica := existing[c.Name]; replica != nil {
-			state.Compliance = replica.Status.ComplianceState
-			written := rollout.WrittenAction(root.Spec.Rollout(), root.Spec.RemediationAction, root.Generation, state)
-			report := rollout.Report{Generation: replica.Generation,
-				ObservedGeneration: replica.Status.ObservedGeneration, EvaluatedAt: evaluatedAt(replica)}
-			state.StatusCurrent = rollout.ReportCurrent(report, state.Progress, root.Generation) &&
-				strings.EqualFold(string(replica.Spec.RemediationAction), string(written))
-		}
-		states = append(states, state)
-	}
 	result, err := rollout.Step(rollout.StepInput{
 		Strategy:          root.Spec.Rollout(),
 		RemediationAction: root.Spec.RemediationAction,
 		Generation:        root.Generation,
 		Fleet:             fleet,
-		Clusters:          states,
+		Clusters:          rollout.ClusterStates(root, res, existing, evaluatedAt),
 		Now:               now,
 	})
 	return result, fleet, err
@@ -459,15 +434,13 @@ func (p *Propagator) planCondition(ctx context.Context, root *policyv1.Policy, r
 }
 
 // reportWave emits an Event when a step reached new clusters of a progressive
-// rollout, and the step's notes with it.
-func (p *Propagator) reportWave(root *policyv1.Policy, step rollout.StepResult, now time.Time) {
+// rollout (rollout.StepResult.Reached), and the step's notes with it.
+func (p *Propagator) reportWave(root *policyv1.Policy, step rollout.StepResult) {
 	var reached []string
 	groups := map[string]bool{}
-	for _, d := range step.Clusters {
-		if d.Progress.Status == policyv1.RolloutProgressing && d.Progress.LastTransitionTime.Equal(now) && d.RemediationAction.IsEnforce() {
-			reached = append(reached, d.Name)
-			groups[fmt.Sprintf("%s/%s[%d]", d.Group.Placement, d.Group.GroupName, d.Group.GroupIndex)] = true
-		}
+	for _, d := range step.Reached {
+		reached = append(reached, d.Name)
+		groups[fmt.Sprintf("%s/%s[%d]", d.Group.Placement, d.Group.GroupName, d.Group.GroupIndex)] = true
 	}
 	if len(reached) == 0 || !root.Spec.RemediationAction.IsEnforce() || root.Spec.Rollout().Type == "" ||
 		root.Spec.Rollout().Type == clusterv1alpha1.All {
@@ -707,23 +680,7 @@ type conditionUpdate struct {
 // updateRootStatus writes placement[], status[] (compliance and rollout progress
 // per cluster), compliant, rolloutStatus and the conditions when they changed.
 func (p *Propagator) updateRootStatus(ctx context.Context, root *policyv1.Policy, res *binding.Resolution, step rollout.StepResult, existing map[string]*policyv1.Policy, conditions ...conditionUpdate) (changed bool, err error) {
-	observed := make(map[string]policyv1.ComplianceState, len(existing))
-	for ns, replica := range existing {
-		observed[ns] = replica.Status.ComplianceState
-	}
-	perCluster, compliant := res.RootStatus(observed)
-	progress := make(map[string]rollout.Progress, len(step.Clusters))
-	for _, d := range step.Clusters {
-		progress[d.Name] = d.Progress
-	}
-	for _, e := range perCluster {
-		if pr, ok := progress[e.ClusterName]; ok {
-			e.RolloutStatus = pr.Status
-			e.RolloutGeneration = pr.Generation
-			t := metav1.NewMicroTime(pr.LastTransitionTime)
-			e.RolloutLastTransitionTime = &t
-		}
-	}
+	perCluster, compliant := rollout.RootStatus(res, existing, step)
 	status := root.Status.DeepCopy()
 	status.Placement = res.Placements
 	status.Status = perCluster
