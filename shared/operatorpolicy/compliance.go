@@ -75,6 +75,27 @@ type Created struct {
 	Subscription  bool
 }
 
+// PreviouslyCreated reads from a policy's status.relatedObjects (as Evaluate
+// wrote them) which of p's OperatorGroup and Subscription the policy created:
+// those related with createdByPolicy under the name p still wants
+// (OperatorGroupName, the package) in the subscription's namespace.
+func PreviouslyCreated(related []policyv1.RelatedObject, p Policy) Created {
+	var out Created
+	for _, ro := range related {
+		if ro.Properties == nil || ro.Properties.CreatedByPolicy == nil || !*ro.Properties.CreatedByPolicy ||
+			ro.Object.Metadata.Namespace != p.Subscription.Namespace {
+			continue
+		}
+		switch ro.Object.Kind {
+		case operatorsv1alpha1.SubscriptionKind:
+			out.Subscription = out.Subscription || ro.Object.Metadata.Name == p.Subscription.Package
+		case operatorsv1.OperatorGroupKind:
+			out.OperatorGroup = out.OperatorGroup || ro.Object.Metadata.Name == OperatorGroupName(p)
+		}
+	}
+	return out
+}
+
 // Observed is what the caller read from the cluster for one policy. Objects
 // outside the subscription's namespace are ignored.
 type Observed struct {

@@ -78,6 +78,18 @@
 // the namespace has none and the operator supports AllNamespaces, else nil when
 // one already exists; several OperatorGroups in the namespace are a conflict.
 //
+// # Identity
+//
+// The controller and the expand-operator-policy function name a policy's
+// objects through one set of rules: OwnSubscription is the Subscription named
+// after the package in the subscription's namespace (OCM looks it up by that
+// namespace and name); OperatorLabel is the label OLM puts on the operator's
+// components (operators.coreos.com/<package>.<namespace>, cut to 63 characters
+// as OLM and OCM cut it); OperatorGroupName is the OperatorGroup's name;
+// PreviouslyCreated reads back which of them the status says the policy
+// created; ClusterDefaultedFields names the subscription fields left to the
+// managed cluster, which a function without it must require.
+//
 // # InstallPlan approval
 //
 // DecideInstallPlanApproval approves a plan only when every CSV it lists or

@@ -8,6 +8,7 @@ import (
 	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 	"github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1beta1"
 )
 
@@ -99,6 +100,48 @@ func TestClusterDefaultedFields(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := ClusterDefaultedFields(&tc.sub); !slices.Equal(got, tc.want) {
 				t.Fatalf("got %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestPreviouslyCreated pins which of its objects a policy's status says it
+// created: related with createdByPolicy, in the subscription's namespace,
+// under the names the policy still wants.
+func TestPreviouslyCreated(t *testing.T) {
+	yes, no := true, false
+	related := func(kind, namespace, name string, created *bool) policyv1.RelatedObject {
+		ro := policyv1.RelatedObject{Object: policyv1.ObjectResource{Kind: kind,
+			Metadata: policyv1.ObjectMetadata{Namespace: namespace, Name: name}}}
+		if created != nil {
+			ro.Properties = &policyv1.ObjectProperties{CreatedByPolicy: created}
+		}
+		return ro
+	}
+	p := Policy{Subscription: Subscription{Package: strimzi, Namespace: appNS}}
+	named := p
+	named.OperatorGroup = &OperatorGroup{Name: "mine", Namespace: appNS}
+	for _, tc := range []struct {
+		name    string
+		p       Policy
+		related []policyv1.RelatedObject
+		want    Created
+	}{
+		{"nothing related", p, nil, Created{}},
+		{"both created", p, []policyv1.RelatedObject{
+			related("Subscription", appNS, strimzi, &yes), related("OperatorGroup", appNS, DefaultOperatorGroupName, &yes)},
+			Created{Subscription: true, OperatorGroup: true}},
+		{"found, not created", p, []policyv1.RelatedObject{
+			related("Subscription", appNS, strimzi, &no), related("OperatorGroup", appNS, DefaultOperatorGroupName, nil)}, Created{}},
+		{"created in another namespace", p, []policyv1.RelatedObject{related("Subscription", opsNS, strimzi, &yes)}, Created{}},
+		{"an OperatorGroup the policy no longer names", named, []policyv1.RelatedObject{
+			related("OperatorGroup", appNS, DefaultOperatorGroupName, &yes)}, Created{}},
+		{"the OperatorGroup the policy names", named, []policyv1.RelatedObject{
+			related("OperatorGroup", appNS, "mine", &yes)}, Created{OperatorGroup: true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := PreviouslyCreated(tc.related, tc.p); got != tc.want {
+				t.Fatalf("got %+v, want %+v", got, tc.want)
 			}
 		})
 	}

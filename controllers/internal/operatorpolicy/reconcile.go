@@ -15,7 +15,6 @@ import (
 
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/governancemetrics"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/templatewatch"
-	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 	"github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1beta1"
 	"github.com/fleetpolicy/fleetpolicy/shared/operatorpolicy"
 )
@@ -99,7 +98,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	obs.Created = previouslyCreated(op.Status.RelatedObjects, p)
+	obs.Created = operatorpolicy.PreviouslyCreated(op.Status.RelatedObjects, p)
 	if p.Enforce {
 		var invalid error
 		if obs, invalid, err = r.enforce(ctx, op, p, obs); err != nil {
@@ -110,26 +109,6 @@ func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		}
 	}
 	return r.report(ctx, op, operatorpolicy.Evaluate(p, obs, op.Status.Conditions, r.now()))
-}
-
-// previouslyCreated reads from the status which of p's OperatorGroup and
-// Subscription the policy created: those whose relatedObject says
-// createdByPolicy under the name p still wants.
-func previouslyCreated(related []policyv1.RelatedObject, p operatorpolicy.Policy) operatorpolicy.Created {
-	var out operatorpolicy.Created
-	for _, ro := range related {
-		if ro.Properties == nil || ro.Properties.CreatedByPolicy == nil || !*ro.Properties.CreatedByPolicy ||
-			ro.Object.Metadata.Namespace != p.Subscription.Namespace {
-			continue
-		}
-		switch ro.Object.Kind {
-		case kindSubscription:
-			out.Subscription = out.Subscription || ro.Object.Metadata.Name == p.Subscription.Package
-		case kindOperatorGroup:
-			out.OperatorGroup = out.OperatorGroup || ro.Object.Metadata.Name == operatorpolicy.OperatorGroupName(p)
-		}
-	}
-	return out
 }
 
 // setFinalizer adds or removes Finalizer.
