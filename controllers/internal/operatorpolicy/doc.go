@@ -34,7 +34,8 @@
 //     30 seconds, so that a PackageManifest that appears or changes is seen.
 //   - Reads the OperatorGroups, Subscriptions and InstallPlans of the
 //     subscription's namespace, the operator's ClusterServiceVersions (those
-//     labelled operators.coreos.com/<package>.<namespace> and the
+//     labelled operators.coreos.com/<package>.<namespace>, cut to 63
+//     characters as OLM cuts it (operatorpolicy.OperatorLabel), and the
 //     Subscription's installed and current ones), the Deployments those CSVs
 //     list, and the Subscription's CatalogSource.
 //   - inform: writes nothing but the policy's status; what is missing or
