@@ -126,7 +126,7 @@ func process(ctx context.Context, rl *fn.ResourceList, explain bool) error {
 		case gk.Group == "" && gk.Kind == "ConfigMap":
 			var cm corev1.ConfigMap
 			if err := krm.Decode(item, &cm); err != nil {
-				rl.Results = append(rl.Results, unreadable(item, err))
+				rl.Results = append(rl.Results, krm.Unreadable(item, err))
 				continue
 			}
 			if _, labelled := cm.Labels[placement.LanguageLabel]; !labelled {
@@ -143,7 +143,7 @@ func process(ctx context.Context, rl *fn.ResourceList, explain bool) error {
 		case gk.Group == clusterv1.GroupName && gk.Kind == "ManagedCluster":
 			var mc clusterv1.ManagedCluster
 			if err := krm.Decode(item, &mc); err != nil {
-				rl.Results = append(rl.Results, unreadable(item, err))
+				rl.Results = append(rl.Results, krm.Unreadable(item, err))
 				continue
 			}
 			clusters = append(clusters, placement.ClusterOf(&mc))
@@ -275,7 +275,7 @@ type verdict struct {
 func decide(ctx context.Context, engine *placement.Evaluator, item *fn.KubeObject, explain bool, timeout time.Duration) verdict {
 	object, err := krm.Object(item)
 	if err != nil {
-		return verdict{results: fn.Results{unreadable(item, err)}}
+		return verdict{results: fn.Results{krm.Unreadable(item, err)}}
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -430,11 +430,3 @@ func configError(rl *fn.ResourceList, field string, err error) error {
 	return fmt.Errorf("functionConfig %s %q: %s: %w", configKind, rl.FunctionConfig.GetName(), field, err)
 }
 
-// unreadable reports an item that does not decode as its kind.
-func unreadable(item *fn.KubeObject, err error) *fn.Result {
-	var fieldErr *krm.FieldError
-	if errors.As(err, &fieldErr) {
-		return krm.ObjectResult(item, fn.Error, fieldErr.Field, "cannot be read: "+fieldErr.Message)
-	}
-	return krm.ObjectResult(item, fn.Error, "", "cannot be read: "+err.Error())
-}

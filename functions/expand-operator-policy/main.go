@@ -207,11 +207,7 @@ func read(item *fn.KubeObject, mode string) (*source, fn.Results) {
 	op := &v1beta1.OperatorPolicy{}
 	templated, err := decodeUntemplated(item, op)
 	if err != nil {
-		var fieldErr *krm.FieldError
-		if errors.As(err, &fieldErr) {
-			return nil, fail(fieldErr.Field, "cannot be read: "+fieldErr.Message)
-		}
-		return nil, fail("", "cannot be read: "+err.Error())
+		return nil, fn.Results{krm.Unreadable(item, err)}
 	}
 	if op.Name == "" && len(templated) == 0 {
 		return nil, fail("metadata.name", "is required")

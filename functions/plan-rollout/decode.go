@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/kptdev/krm-functions-sdk/go/fn"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/fleetpolicy/fleetpolicy/functions/internal/krm"
 )
@@ -22,20 +23,21 @@ func decode(item *fn.KubeObject, into any) *fn.Result {
 	if err == nil {
 		return nil
 	}
-	message, path := err.Error(), ""
-	var fieldErr *krm.FieldError
-	if errors.As(err, &fieldErr) {
-		message, path = fieldErr.Message, fieldErr.Field
+	path, detail := "", err.Error()
+	var fieldErr *field.Error
+	named := errors.As(err, &fieldErr)
+	if named {
+		path, detail = fieldErr.Field, fieldErr.Detail
 	}
 	if raw, jsonErr := item.CopyToResourceNode().MarshalJSON(); jsonErr == nil {
 		if located, cause := locateDecodeError(reflect.TypeOf(into).Elem(), raw, ""); located != "" {
 			path = located
-			if fieldErr == nil {
-				message = cause.Error()
+			if !named {
+				detail = cause.Error()
 			}
 		}
 	}
-	return krm.ObjectResult(item, fn.Error, path, "cannot be read: "+message)
+	return krm.Unreadable(item, &field.Error{Type: field.ErrorTypeTypeInvalid, Field: path, BadValue: field.OmitValueType{}, Detail: detail})
 }
 
 var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()

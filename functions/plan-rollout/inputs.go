@@ -8,6 +8,7 @@ import (
 	"github.com/kptdev/krm-functions-sdk/go/fn"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
@@ -161,44 +162,44 @@ func decodeInto[T any](in *inputs, item *fn.KubeObject) *T {
 // objects would dominate the time to plan 10,000 clusters. It reports a field
 // it cannot read and returns nil.
 func (in *inputs) readCluster(item *fn.KubeObject) *clusterv1.ManagedCluster {
-	fail := func(field string, err error) *clusterv1.ManagedCluster {
-		in.results = append(in.results, krm.ObjectResult(item, fn.Error, field, "cannot be read: "+err.Error()))
+	fail := func(path *field.Path, err error) *clusterv1.ManagedCluster {
+		in.results = append(in.results, krm.Unreadable(item, field.TypeInvalid(path, field.OmitValueType{}, err.Error())))
 		return nil
 	}
 	c := &clusterv1.ManagedCluster{}
 	c.Name = item.GetName()
 	labels, _, err := item.NestedStringMap("metadata", "labels")
 	if err != nil {
-		return fail("metadata.labels", err)
+		return fail(field.NewPath("metadata", "labels"), err)
 	}
 	c.Labels = labels
 	if deleted, found, err := item.NestedString("metadata", "deletionTimestamp"); err != nil {
-		return fail("metadata.deletionTimestamp", err)
+		return fail(field.NewPath("metadata", "deletionTimestamp"), err)
 	} else if found {
 		c.DeletionTimestamp = &metav1.Time{}
 		if err := c.DeletionTimestamp.UnmarshalQueryParameter(deleted); err != nil {
-			return fail("metadata.deletionTimestamp", err)
+			return fail(field.NewPath("metadata", "deletionTimestamp"), err)
 		}
 	}
 	taints, _, err := item.NestedSlice("spec", "taints")
 	if err != nil {
-		return fail("spec.taints", err)
+		return fail(field.NewPath("spec", "taints"), err)
 	}
 	for i, t := range taints {
 		var taint clusterv1.Taint
 		if err := t.As(&taint); err != nil {
-			return fail(fmt.Sprintf("spec.taints[%d]", i), err)
+			return fail(field.NewPath("spec", "taints").Index(i), err)
 		}
 		c.Spec.Taints = append(c.Spec.Taints, taint)
 	}
 	claims, _, err := item.NestedSlice("status", "clusterClaims")
 	if err != nil {
-		return fail("status.clusterClaims", err)
+		return fail(field.NewPath("status", "clusterClaims"), err)
 	}
 	for i, cl := range claims {
 		var claim clusterv1.ManagedClusterClaim
 		if err := cl.As(&claim); err != nil {
-			return fail(fmt.Sprintf("status.clusterClaims[%d]", i), err)
+			return fail(field.NewPath("status", "clusterClaims").Index(i), err)
 		}
 		c.Status.ClusterClaims = append(c.Status.ClusterClaims, claim)
 	}
@@ -221,7 +222,7 @@ func (in *inputs) clustersAndStatus() []clusterv1.ManagedCluster {
 			err = status.As(&c.Status)
 		}
 		if err != nil {
-			in.results = append(in.results, krm.ObjectResult(item, fn.Error, "status", "cannot be read: "+err.Error()))
+			in.results = append(in.results, krm.Unreadable(item, field.TypeInvalid(field.NewPath("status"), field.OmitValueType{}, err.Error())))
 			continue
 		}
 		in.clustersWithStatus = append(in.clustersWithStatus, c)

@@ -139,7 +139,7 @@ func read(items fn.KubeObjects) *inputs {
 		in.kept = append(in.kept, item)
 		obj, err := krm.Object(item)
 		if err != nil {
-			in.results = append(in.results, krm.ObjectResult(item, fn.Error, "", "cannot be read: "+err.Error()))
+			in.results = append(in.results, krm.Unreadable(item, err))
 			continue
 		}
 		u := unstructured.Unstructured{Object: obj}
@@ -150,7 +150,7 @@ func read(items fn.KubeObjects) *inputs {
 		case gk.Group == policyv1.GroupVersion.Group && gk.Kind == "Policy":
 			p := &policyv1.Policy{}
 			if err := krm.Decode(item, p); err != nil {
-				in.results = append(in.results, unreadable(item, err))
+				in.results = append(in.results, krm.Unreadable(item, err))
 				continue
 			}
 			// The replica copies them, and a template reads them
@@ -162,7 +162,7 @@ func read(items fn.KubeObjects) *inputs {
 		case gk.Group == policyv1beta1.GroupVersion.Group && gk.Kind == "PolicySet":
 			s := &policyv1beta1.PolicySet{}
 			if err := krm.Decode(item, s); err != nil {
-				in.results = append(in.results, unreadable(item, err))
+				in.results = append(in.results, krm.Unreadable(item, err))
 				continue
 			}
 			in.sets = append(in.sets, s)
@@ -221,13 +221,6 @@ func secretValues(u unstructured.Unstructured) []secretValue {
 	return out
 }
 
-func unreadable(item *fn.KubeObject, err error) *fn.Result {
-	var fieldErr *krm.FieldError
-	if errors.As(err, &fieldErr) {
-		return krm.ObjectResult(item, fn.Error, fieldErr.Field, "cannot be read: "+fieldErr.Message)
-	}
-	return krm.ObjectResult(item, fn.Error, "", "cannot be read: "+err.Error())
-}
 
 // selectPolicies returns the Policies to preview: those with hub templates,
 // or those filter names, each of which must name one.

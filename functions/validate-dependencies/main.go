@@ -7,7 +7,6 @@ package main
 
 import (
 	_ "embed"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -82,7 +81,7 @@ func validate(rl *fn.ResourceList) error {
 		case gk.Group == policyv1.GroupVersion.Group && gk.Kind == "Policy":
 			p := &policyv1.Policy{}
 			if err := krm.Decode(item, p); err != nil {
-				rl.Results = append(rl.Results, unreadable(item, err))
+				rl.Results = append(rl.Results, krm.Unreadable(item, err))
 				continue
 			}
 			policies = append(policies, p)
@@ -103,7 +102,7 @@ func validate(rl *fn.ResourceList) error {
 		case gk.Group == policyv1beta1.GroupVersion.Group && gk.Kind == "PolicySet":
 			set := &policyv1beta1.PolicySet{}
 			if err := krm.Decode(item, set); err != nil {
-				rl.Results = append(rl.Results, unreadable(item, err))
+				rl.Results = append(rl.Results, krm.Unreadable(item, err))
 				continue
 			}
 			sets = append(sets, set)
@@ -156,14 +155,6 @@ func validate(rl *fn.ResourceList) error {
 	return nil
 }
 
-// unreadable reports an item that does not decode as its kind.
-func unreadable(item *fn.KubeObject, err error) *fn.Result {
-	var fieldErr *krm.FieldError
-	if errors.As(err, &fieldErr) {
-		return krm.ObjectResult(item, fn.Error, fieldErr.Field, "cannot be read: "+fieldErr.Message)
-	}
-	return krm.ObjectResult(item, fn.Error, "", "cannot be read: "+err.Error())
-}
 
 func isExternal(e dependency.Edge, external []External) bool {
 	for _, x := range external {

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/kptdev/krm-functions-sdk/go/fn"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
@@ -16,18 +17,10 @@ import (
 // functions.
 const APIVersion = "fn.fleetpolicy.io/v1alpha1"
 
-// FieldError is a value that cannot be decoded into its field.
-type FieldError struct {
-	// Field is the path of the field, e.g. spec.dependencies.
-	Field   string
-	Message string
-}
-
-func (e *FieldError) Error() string { return e.Field + ": " + e.Message }
-
 // Decode decodes obj into the typed value into points at, through obj's JSON
 // form (MarshalJSON) as the API server would; unknown fields are ignored. A
-// value of the wrong type yields a *FieldError naming the field.
+// value of the wrong type yields a *field.Error naming the field (its detail
+// says what was found and what was wanted).
 func Decode(obj *fn.KubeObject, into any) error {
 	return decodeJSON(Node(obj), into, false)
 }
@@ -49,12 +42,17 @@ func DecodeConfig(config *fn.KubeObject, kind string, cfg any) error {
 			name, config.GetAPIVersion(), config.GetKind(), APIVersion, kind)
 	}
 	node := config.CopyToResourceNode()
-	for _, field := range []string{"apiVersion", "kind", "metadata"} {
-		if err := node.PipeE(yaml.Clear(field)); err != nil {
+	for _, key := range []string{"apiVersion", "kind", "metadata"} {
+		if err := node.PipeE(yaml.Clear(key)); err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
 	}
-	if err := decodeJSON(node.YNode(), cfg, true); err != nil {
+	err := decodeJSON(node.YNode(), cfg, true)
+	var fieldErr *field.Error
+	if errors.As(err, &fieldErr) {
+		return fmt.Errorf("%s: %s: %s", name, fieldErr.Field, fieldErr.Detail)
+	}
+	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
 	return nil
@@ -83,10 +81,11 @@ func decodeJSON(node *yaml.Node, into any, strict bool) error {
 	case err == nil:
 		return nil
 	case errors.As(err, &typeErr):
-		return &FieldError{Field: typeErr.Field, Message: fmt.Sprintf("got %s, want %s", article(typeErr.Value), describe(typeErr.Type))}
+		return field.TypeInvalid(field.NewPath(typeErr.Field), field.OmitValueType{},
+			fmt.Sprintf("got %s, want %s", article(typeErr.Value), describe(typeErr.Type)))
 	case strings.HasPrefix(err.Error(), `json: unknown field "`):
-		field := strings.TrimSuffix(strings.TrimPrefix(err.Error(), `json: unknown field "`), `"`)
-		return &FieldError{Field: field, Message: "unknown field"}
+		name := strings.TrimSuffix(strings.TrimPrefix(err.Error(), `json: unknown field "`), `"`)
+		return field.Forbidden(field.NewPath(name), "unknown field")
 	}
 	return err
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/kptdev/krm-functions-sdk/go/fn"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 type testConfig struct {
@@ -77,8 +78,8 @@ func TestDecodeNamesTheField(t *testing.T) {
 		} `json:"spec"`
 	}
 	err = Decode(obj, &into)
-	var fieldErr *FieldError
-	if !errors.As(err, &fieldErr) || fieldErr.Field != "spec.items" || fieldErr.Message != "got an object, want a list" {
-		t.Errorf("Decode error = %v, want a FieldError for spec.items", err)
+	var fieldErr *field.Error
+	if !errors.As(err, &fieldErr) || fieldErr.Field != "spec.items" || fieldErr.Detail != "got an object, want a list" {
+		t.Errorf("Decode error = %v, want a field.Error for spec.items", err)
 	}
 }
