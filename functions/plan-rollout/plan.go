@@ -1,15 +1,11 @@
 package main
 
 import (
-	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/kptdev/krm-functions-sdk/go/fn"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	utilerrors "k8s.io/apimachinery/pkg/util/errors"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 
 	"github.com/fleetpolicy/fleetpolicy/functions/internal/krm"
@@ -101,8 +97,7 @@ func (p *planner) plan(policy object[policyv1.Policy]) (*fn.KubeObject, bool) {
 	}
 
 	for _, note := range plan.Notes {
-		path, message := splitNote(note)
-		p.in.results = append(p.in.results, krm.ObjectResult(policy.item, fn.Warning, path, message))
+		p.in.results = append(p.in.results, krm.ObjectResult(policy.item, fn.Warning, note.Field, note.Message))
 	}
 	out := rolloutPlan(root, res, plan)
 	p.in.results = append(p.in.results, krm.ObjectResult(policy.item, fn.Info, "", waveTable(out)))
@@ -127,19 +122,7 @@ func (p *planner) planWaves(policy object[policyv1.Policy], res *binding.Resolut
 // reportErrors adds an error result on item per error in err, naming the field
 // of each field error.
 func (in *inputs) reportErrors(item *fn.KubeObject, err error) {
-	var agg utilerrors.Aggregate
-	errs := unjoin(err)
-	if errors.As(err, &agg) {
-		errs = agg.Errors()
-	}
-	for _, e := range errs {
-		var fieldErr *field.Error
-		if errors.As(e, &fieldErr) {
-			in.results = append(in.results, krm.ObjectResult(item, fn.Error, fieldErr.Field, fieldErr.ErrorBody()))
-			continue
-		}
-		in.results = append(in.results, krm.ObjectResult(item, fn.Error, "", e.Error()))
-	}
+	in.results = append(in.results, krm.ErrorResults(item, fn.Error, err)...)
 }
 
 // clustersOf returns the decision groups of a placement of namespace, reading
@@ -181,8 +164,7 @@ func (p *planner) ruleGroup(pr object[appsv1.PlacementRule]) *placementClusters 
 		}
 		decisions, err := scheduling.PlacementRuleDecisions(rule.Spec, rule.Status.Decisions, clusters)
 		if err != nil {
-			path, message := splitNote(err.Error())
-			p.in.results = append(p.in.results, krm.ObjectResult(pr.item, fn.Error, path, message))
+			p.in.reportErrors(pr.item, err)
 			return &placementClusters{failed: true}
 		}
 		scheduled := *rule
@@ -220,8 +202,7 @@ func (p *planner) placementGroups(pl object[clusterv1beta1.Placement]) *placemen
 			return pc
 		}
 		for _, note := range res.Notes {
-			path, message := splitNote(note)
-			p.in.results = append(p.in.results, krm.ObjectResult(pl.item, fn.Info, path, message))
+			p.in.results = append(p.in.results, krm.ObjectResult(pl.item, fn.Info, note.Field, note.Message))
 		}
 		p.in.results = append(p.in.results, krm.ObjectResult(pl.item, fn.Info, "", fmt.Sprintf(
 			"scheduled offline over %d ManagedClusters: %d clusters selected, in %d decision groups",
@@ -248,12 +229,10 @@ func (p *planner) placementGroups(pl object[clusterv1beta1.Placement]) *placemen
 // each decision, once).
 func (p *planner) acceptBadIndexes(root *policyv1.Policy, pc *placementClusters) bool {
 	report := func(b badIndex, severity fn.Severity, consequence string) {
-		path, body := "", b.err.Error()
-		var fieldErr *field.Error
-		if errors.As(b.err, &fieldErr) {
-			path, body = fieldErr.Field, fieldErr.ErrorBody()
+		for _, r := range krm.ErrorResults(b.item, severity, b.err) {
+			r.Message += ": " + consequence
+			p.in.results = append(p.in.results, r)
 		}
-		p.in.results = append(p.in.results, krm.ObjectResult(b.item, severity, path, body+": "+consequence))
 	}
 	if rollout.UsesGroupIndexes(&root.Spec) {
 		for _, b := range pc.badIndexes {
@@ -268,15 +247,6 @@ func (p *planner) acceptBadIndexes(root *policyv1.Policy, pc *placementClusters)
 		}
 	}
 	return true
-}
-
-// splitNote splits a note of package rollout or scheduling into the field it
-// starts with (when it names one under spec) and the rest.
-func splitNote(note string) (path, message string) {
-	if before, after, found := strings.Cut(note, ": "); found && strings.HasPrefix(before, "spec.") && !strings.Contains(before, " ") {
-		return before, after
-	}
-	return "", note
 }
 
 // rolloutPlan is the RolloutPlan of root.

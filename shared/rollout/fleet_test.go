@@ -187,13 +187,16 @@ func TestNotes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, notes := range [][]string{plan.Notes, step.Notes} {
+			for _, notes := range [][]Note{plan.Notes, step.Notes} {
 				if len(notes) != len(tc.want) {
-					t.Fatalf("notes %q, want %d", notes, len(tc.want))
+					t.Fatalf("notes %q, want %d", NoteStrings(notes), len(tc.want))
 				}
 				for i, want := range tc.want {
-					if !strings.HasPrefix(notes[i], want) {
+					if !strings.HasPrefix(notes[i].String(), want) {
 						t.Errorf("note %q does not start with %q", notes[i], want)
+					}
+					if field, _, _ := strings.Cut(want, ": "); notes[i].Field != field {
+						t.Errorf("note %q: field %q, want %q", notes[i], notes[i].Field, field)
 					}
 				}
 			}
@@ -212,7 +215,12 @@ func TestNotesListAFewGroups(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(plan.Notes) != 1 || !strings.Contains(plan.Notes[0], "p/0 (1 clusters), p/1 (1 clusters), p/2 (1 clusters), p/3 (1 clusters), p/4 (1 clusters), and 3 more;") {
-		t.Fatalf("notes = %q", plan.Notes)
+	if len(plan.Notes) != 1 || !strings.Contains(plan.Notes[0].Message, "p/0 (1 clusters), p/1 (1 clusters), p/2 (1 clusters), p/3 (1 clusters), p/4 (1 clusters), and 3 more;") {
+		t.Fatalf("notes = %q", NoteStrings(plan.Notes))
+	}
+	// The data names every group the message leaves out.
+	note := plan.Notes[0]
+	if note.Reason != NoteMaxFailuresAboveGroups || len(note.Groups) != 8 || note.Groups[7] != (GroupRef{Placement: "p", GroupIndex: 7}) {
+		t.Errorf("note = %+v, want reason %s and the 8 groups", note, NoteMaxFailuresAboveGroups)
 	}
 }

@@ -37,7 +37,7 @@ type Plan struct {
 	Clusters []PlannedCluster `json:"clusters"`
 	// Notes explain settings that do not do what they seem to, each naming the
 	// field.
-	Notes []string `json:"notes,omitempty"`
+	Notes []Note `json:"notes,omitempty"`
 }
 
 // Wave is a set of clusters reached at the same step.

@@ -108,7 +108,7 @@ type StepResult struct {
 	RequeueAfter *time.Duration
 	// Notes explain settings that do not do what they seem to (see the package
 	// documentation), each naming the field.
-	Notes []string
+	Notes []Note
 }
 
 // Step decides one step of a live rollout: per cluster of the fleet the

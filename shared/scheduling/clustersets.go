@@ -11,6 +11,8 @@ import (
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
 	clustersdkv1beta2 "open-cluster-management.io/sdk-go/pkg/apis/cluster/v1beta2"
+
+	"github.com/fleetpolicy/fleetpolicy/shared/rollout"
 )
 
 // globalClusterSet is the cluster set an OCM hub creates that selects every
@@ -20,7 +22,7 @@ const globalClusterSet = "global"
 // eligibleClusters returns the clusters of the cluster sets the placement may
 // select from, without duplicates and without clusters being deleted, plus notes
 // on what was assumed.
-func eligibleClusters(in Input) ([]*clusterv1.ManagedCluster, []string, field.ErrorList) {
+func eligibleClusters(in Input) ([]*clusterv1.ManagedCluster, []rollout.Note, field.ErrorList) {
 	p := in.Placement
 	setsByName := map[string]*clusterv1beta2.ManagedClusterSet{}
 	for i := range in.ClusterSets {
@@ -30,7 +32,7 @@ func eligibleClusters(in Input) ([]*clusterv1.ManagedCluster, []string, field.Er
 	}
 
 	var names []string
-	var notes []string
+	var notes []rollout.Note
 	if in.ClusterSetBindingsKnown {
 		bound := sets.New[string]()
 		for _, b := range in.ClusterSetBindings {
@@ -51,9 +53,10 @@ func eligibleClusters(in Input) ([]*clusterv1.ManagedCluster, []string, field.Er
 		names = slices.Compact(names)
 		for _, name := range names {
 			if _, given := setsByName[name]; !given && name != globalClusterSet {
-				notes = append(notes, fmt.Sprintf("spec.clusterSets: ManagedClusterSet %q is not in the input; "+
-					"it is assumed to exist, be bound to namespace %s, and select the clusters labelled %s=%s",
-					name, p.Namespace, clusterv1beta2.ClusterSetLabel, name))
+				notes = append(notes, rollout.Note{Field: "spec.clusterSets", Reason: NoteClusterSetAssumed, Message: fmt.Sprintf(
+					"ManagedClusterSet %q is not in the input; "+
+						"it is assumed to exist, be bound to namespace %s, and select the clusters labelled %s=%s",
+					name, p.Namespace, clusterv1beta2.ClusterSetLabel, name)})
 			}
 		}
 	}

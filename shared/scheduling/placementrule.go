@@ -1,13 +1,13 @@
 package scheduling
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 
 	appsv1 "github.com/fleetpolicy/fleetpolicy/shared/api/apps/v1"
@@ -29,7 +29,8 @@ func SchedulesPlacementRule(spec appsv1.PlacementRuleSpec) bool {
 
 // PlacementRuleDecisions is the status.decisions OCM's PlacementRule controller
 // writes for a rule with spec and current decisions previous, on a hub whose
-// ManagedClusters are clusters. See the package documentation.
+// ManagedClusters are clusters. See the package documentation. A selector that
+// is no selector is a *field.Error for spec.clusterSelector.
 func PlacementRuleDecisions(spec appsv1.PlacementRuleSpec, previous []appsv1.PlacementDecision, clusters []clusterv1.ManagedCluster) ([]appsv1.PlacementDecision, error) {
 	decisions := []appsv1.PlacementDecision{}
 	if spec.ClusterReplicas != nil && *spec.ClusterReplicas <= 0 {
@@ -107,7 +108,7 @@ func selectPlacementRuleClusters(spec appsv1.PlacementRuleSpec, clusters []clust
 	} else if spec.ClusterSelector != nil {
 		var err error
 		if selector, err = metav1.LabelSelectorAsSelector(spec.ClusterSelector); err != nil {
-			return nil, fmt.Errorf("spec.clusterSelector: %w", err)
+			return nil, field.Invalid(field.NewPath("spec", "clusterSelector"), field.OmitValueType{}, err.Error())
 		}
 	}
 	wanted := map[string]metav1.ConditionStatus{}

@@ -78,7 +78,7 @@ func TestPlacementRuleDecisions(t *testing.T) {
 			Policies: nil}, want: []string{"a", "b", "d"}},
 		{name: "a selector that does not parse", spec: appsv1.PlacementRuleSpec{ClusterSelector: &metav1.LabelSelector{
 			MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "env", Operator: "Near"}}}},
-			wantErr: `spec.clusterSelector: "Near" is not a valid label selector operator`},
+			wantErr: `spec.clusterSelector: Invalid value: "Near" is not a valid label selector operator`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

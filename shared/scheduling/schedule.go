@@ -17,6 +17,8 @@ import (
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
+
+	"github.com/fleetpolicy/fleetpolicy/shared/rollout"
 )
 
 // maxDecisionsPerObject is how many decisions OCM's scheduler writes into one
@@ -55,9 +57,20 @@ type Result struct {
 	// NumberOfSelectedClusters is the placement's status.numberOfSelectedClusters.
 	NumberOfSelectedClusters int32
 	// Notes say where the offline schedule may differ from the hub's, each
-	// starting with the field or the assumption concerned.
-	Notes []string
+	// naming the field concerned (reasons NoteClusterSetAssumed,
+	// NoteTakenInNameOrder).
+	Notes []rollout.Note
 }
+
+// The reasons of the notes of Schedule.
+const (
+	// NoteClusterSetAssumed: a ManagedClusterSet of spec.clusterSets is not in
+	// the input and is assumed to exist, bound, with its default selector.
+	NoteClusterSetAssumed rollout.NoteReason = "ClusterSetAssumed"
+	// NoteTakenInNameOrder: spec.numberOfClusters takes fewer clusters than are
+	// feasible, in name order, where the hub's prioritizers may choose others.
+	NoteTakenInNameOrder rollout.NoteReason = "TakenInNameOrder"
+)
 
 // Schedule computes the PlacementDecisions of in.Placement. See the package
 // documentation for the rules; errors name fields of the Placement.
@@ -96,9 +109,10 @@ func Schedule(in Input) (Result, error) {
 	selected := feasible
 	if n := p.Spec.NumberOfClusters; n != nil && int(*n) < len(feasible) {
 		selected = feasible[:*n]
-		notes = append(notes, fmt.Sprintf("%s: %d of the %d feasible clusters are taken in name order; "+
-			"the hub's prioritizers (Balance over other placements' decisions, Steady, resource and add-on scores) may choose others",
-			spec.Child("numberOfClusters"), *n, len(feasible)))
+		notes = append(notes, rollout.Note{Field: spec.Child("numberOfClusters").String(), Reason: NoteTakenInNameOrder, Message: fmt.Sprintf(
+			"%d of the %d feasible clusters are taken in name order; "+
+				"the hub's prioritizers (Balance over other placements' decisions, Steady, resource and add-on scores) may choose others",
+			*n, len(feasible))})
 	}
 
 	groups := divideIntoGroups(selected, groupSelectors, groupLength(p.Spec.DecisionStrategy.GroupStrategy.ClustersPerDecisionGroup, len(selected)))

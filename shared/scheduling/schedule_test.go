@@ -15,6 +15,8 @@ import (
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
+
+	"github.com/fleetpolicy/fleetpolicy/shared/rollout"
 )
 
 var now = time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
@@ -325,7 +327,12 @@ func TestScheduleClusterSets(t *testing.T) {
 				t.Fatalf("selected %v, want %v", got, tc.want)
 			}
 			if len(res.Notes) != tc.wantNotes {
-				t.Fatalf("notes %q, want %d", res.Notes, tc.wantNotes)
+				t.Fatalf("notes %q, want %d", rollout.NoteStrings(res.Notes), tc.wantNotes)
+			}
+			for _, note := range res.Notes {
+				if note.Field != "spec.clusterSets" || note.Reason != NoteClusterSetAssumed {
+					t.Errorf("note %+v, want one about spec.clusterSets, reason %s", note, NoteClusterSetAssumed)
+				}
 			}
 		})
 	}
@@ -339,9 +346,11 @@ func TestScheduleNotesNumberOfClusters(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		hasNote := slices.ContainsFunc(res.Notes, func(s string) bool { return strings.HasPrefix(s, "spec.numberOfClusters: ") })
+		hasNote := slices.ContainsFunc(res.Notes, func(note rollout.Note) bool {
+			return note.Field == "spec.numberOfClusters" && note.Reason == NoteTakenInNameOrder
+		})
 		if hasNote != wantNote {
-			t.Errorf("numberOfClusters %d: notes %q", n, res.Notes)
+			t.Errorf("numberOfClusters %d: notes %q", n, rollout.NoteStrings(res.Notes))
 		}
 	}
 }

@@ -15,6 +15,7 @@ import (
 
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 	"github.com/fleetpolicy/fleetpolicy/shared/replication"
+	"github.com/fleetpolicy/fleetpolicy/shared/rollout"
 )
 
 // ConditionInvalid is the root condition that says why the hub cannot
@@ -84,12 +85,12 @@ func (p *Propagator) reportInvalid(ctx context.Context, root *policyv1.Policy, r
 
 // setRuleConditions removes the Invalid condition of a root that propagates and
 // sets or removes its RolloutWarning condition from the step's notes.
-func setRuleConditions(status *policyv1.PolicyStatus, generation int64, notes []string) {
+func setRuleConditions(status *policyv1.PolicyStatus, generation int64, notes []rollout.Note) {
 	meta.RemoveStatusCondition(&status.Conditions, ConditionInvalid)
 	if len(notes) == 0 {
 		meta.RemoveStatusCondition(&status.Conditions, ConditionRolloutWarning)
 		return
 	}
 	meta.SetStatusCondition(&status.Conditions, metav1.Condition{Type: ConditionRolloutWarning, Status: metav1.ConditionTrue,
-		ObservedGeneration: generation, Reason: "RolloutNotApplied", Message: strings.Join(notes, "; ")})
+		ObservedGeneration: generation, Reason: "RolloutNotApplied", Message: strings.Join(rollout.NoteStrings(notes), "; ")})
 }

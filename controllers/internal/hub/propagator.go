@@ -453,7 +453,7 @@ func (p *Propagator) reportWave(root *policyv1.Policy, step rollout.StepResult) 
 	p.Recorder.Eventf(root, nil, corev1.EventTypeNormal, reasonRolloutWave, "Rollout",
 		"enforcing on %d cluster(s) of %s: %s", len(reached), strings.Join(slices.Sorted(maps.Keys(groups)), ", "), strings.Join(shown, ", "))
 	for _, note := range step.Notes {
-		p.Recorder.Eventf(root, nil, corev1.EventTypeWarning, reasonRolloutNote, "Rollout", "%s", note)
+		p.Recorder.Eventf(root, nil, corev1.EventTypeWarning, reasonRolloutNote, "Rollout", "%s", note.String())
 	}
 }
 
