@@ -429,4 +429,3 @@ func fileResult(path string, obj *unstructured.Unstructured, severity fn.Severit
 func configError(rl *fn.ResourceList, field string, err error) error {
 	return fmt.Errorf("functionConfig %s %q: %s: %w", configKind, rl.FunctionConfig.GetName(), field, err)
 }
-

@@ -221,7 +221,6 @@ func secretValues(u unstructured.Unstructured) []secretValue {
 	return out
 }
 
-
 // selectPolicies returns the Policies to preview: those with hub templates,
 // or those filter names, each of which must name one.
 func selectPolicies(policies []rootPolicy, filter []string) ([]rootPolicy, error) {

@@ -155,7 +155,6 @@ func validate(rl *fn.ResourceList) error {
 	return nil
 }
 
-
 func isExternal(e dependency.Edge, external []External) bool {
 	for _, x := range external {
 		if e.To.Names(x.Kind, x.Namespace, x.Name, e.Policy.Namespace) {
