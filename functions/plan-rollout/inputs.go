@@ -1,9 +1,7 @@
 package main
 
 import (
-	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/kptdev/krm-functions-sdk/go/fn"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -281,24 +279,8 @@ func (in *inputs) checkBindings() {
 					fmt.Sprintf("PlacementRule %s/%s is not in the input", pb.Namespace, ref.Name)))
 			}
 		}
-		if _, err := binding.Normalize(pb); err != nil {
-			for _, e := range unjoin(err) {
-				var fieldErr *binding.FieldError
-				if errors.As(e, &fieldErr) {
-					in.results = append(in.results, krm.ObjectResult(b.item, fn.Error, fieldErr.Fields[0],
-						strings.Join(fieldErr.Fields, " and ")+": "+fieldErr.Reason))
-					continue
-				}
-				in.results = append(in.results, krm.ObjectResult(b.item, fn.Error, "", e.Error()))
-			}
-		}
+		_, errs := binding.Normalize(pb)
+		in.results = append(in.results, krm.FieldResults(b.item, fn.Error, errs)...)
 	}
 }
 
-// unjoin returns the errors errors.Join joined into err, or err alone.
-func unjoin(err error) []error {
-	if joined, ok := err.(interface{ Unwrap() []error }); ok {
-		return joined.Unwrap()
-	}
-	return []error{err}
-}

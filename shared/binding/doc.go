@@ -15,7 +15,8 @@
 // capitalisation; OCM's subFilter is restricted or unset.
 // When both spellings set the same setting they must agree (actions compared
 // ignoring case; subFilter true only with restricted, false only without it),
-// otherwise Normalize fails naming the binding and the fields. These are the
+// otherwise Normalize returns a field.ErrorList naming the fields (Resolve names
+// the binding with them). These are the
 // rules the CRD's CEL validation applies, for objects that never met an API server.
 //
 // # Resolution rules

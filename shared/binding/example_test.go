@@ -71,11 +71,11 @@ func ExampleNormalize() {
 		BindingOverrides: policyv1.BindingOverrides{RemediationAction: "inform"},
 	}
 	for _, pb := range []*policyv1.PlacementBinding{ocm, other, bad} {
-		o, err := binding.Normalize(pb)
-		fmt.Printf("%+v %v\n", o, err)
+		o, errs := binding.Normalize(pb)
+		fmt.Printf("%+v %v\n", o, errs.ToAggregate())
 	}
 	// Output:
 	// {Enforce:true Restricted:true} <nil>
 	// {Enforce:true Restricted:true} <nil>
-	// {Enforce:false Restricted:false} PlacementBinding policies/inform-everywhere: bindingOverrides.remediationAction: unsupported value "inform": only enforce can override
+	// {Enforce:false Restricted:false} bindingOverrides.remediationAction: Unsupported value: "inform": supported values: "enforce"
 }

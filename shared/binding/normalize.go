@@ -5,15 +5,17 @@ import (
 	"fmt"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 )
 
-// JSON paths of the override fields, as errors name them.
-const (
-	fieldOCMAction = "bindingOverrides.remediationAction"
-	fieldOCMFilter = "subFilter"
-	fieldOwnAction = "remediationActionOverride.remediationAction"
-	fieldOwnFilter = "remediationActionOverride.subFilter"
+// Paths of the override fields, as errors name them.
+var (
+	fieldOCMAction = field.NewPath("bindingOverrides", "remediationAction")
+	fieldOCMFilter = field.NewPath("subFilter")
+	fieldOwnAction = field.NewPath("remediationActionOverride", "remediationAction")
+	fieldOwnFilter = field.NewPath("remediationActionOverride", "subFilter")
 )
 
 // Override is a PlacementBinding's selective-enforcement override, whichever
@@ -26,64 +28,49 @@ type Override struct {
 	Restricted bool
 }
 
-// FieldError reports override fields of a PlacementBinding that cannot be normalised.
-type FieldError struct {
-	// Binding is the binding as namespace/name (name alone when it has no namespace).
-	Binding string
-	// Fields are the JSON paths of the offending fields.
-	Fields []string
-	// Reason says what is wrong with them.
-	Reason string
-}
-
-func (e *FieldError) Error() string {
-	return fmt.Sprintf("PlacementBinding %s: %s: %s", e.Binding, strings.Join(e.Fields, ", "), e.Reason)
-}
-
 // Normalize returns pb's override from either spelling: OCM's
 // bindingOverrides.remediationAction + subFilter: restricted, or fleetpolicy's own
 // remediationActionOverride{remediationAction, subFilter}. A remediationAction may
 // only be enforce (any capitalisation) or unset, and OCM's subFilter only
 // restricted or unset. When both spellings set the same setting they must agree.
-// Every problem found is returned, joined, as a *FieldError.
-func Normalize(pb *policyv1.PlacementBinding) (Override, error) {
+// Every problem found is returned as a field error naming its field
+// (fleetpolicy's own spelling, for a disagreement, whose detail names OCM's);
+// the caller names the binding.
+func Normalize(pb *policyv1.PlacementBinding) (Override, field.ErrorList) {
 	if pb == nil {
-		return Override{}, errors.New("nil PlacementBinding")
+		return Override{}, field.ErrorList{field.InternalError(nil, errors.New("nil PlacementBinding"))}
 	}
-	ref := bindingRef(pb)
-	var errs []error
-	fail := func(reason string, fields ...string) {
-		errs = append(errs, &FieldError{Binding: ref, Fields: fields, Reason: reason})
-	}
-
+	var errs field.ErrorList
 	ocmAction := pb.BindingOverrides.RemediationAction
 	ocmEnforce := isEnforce(ocmAction)
 	if ocmAction != "" && !ocmEnforce {
-		fail(fmt.Sprintf("unsupported value %q: only enforce can override", ocmAction), fieldOCMAction)
+		errs = append(errs, field.NotSupported(fieldOCMAction, ocmAction, []string{"enforce"}))
 	}
 	ocmRestricted := pb.SubFilter == policyv1.Restricted
 	if pb.SubFilter != "" && !ocmRestricted {
-		fail(fmt.Sprintf("unsupported value %q: only %s is allowed", pb.SubFilter, policyv1.Restricted), fieldOCMFilter)
+		errs = append(errs, field.NotSupported(fieldOCMFilter, pb.SubFilter, []policyv1.SubFilter{policyv1.Restricted}))
 	}
 	override := Override{Enforce: ocmEnforce, Restricted: ocmRestricted}
 
 	if own := pb.RemediationActionOverride; own != nil {
 		ownEnforce := isEnforce(own.RemediationAction)
 		if own.RemediationAction != "" && !ownEnforce {
-			fail(fmt.Sprintf("unsupported value %q: only enforce can override", own.RemediationAction), fieldOwnAction)
+			errs = append(errs, field.NotSupported(fieldOwnAction, own.RemediationAction, []string{"enforce"}))
 		}
 		if own.RemediationAction != "" && ocmAction != "" && !strings.EqualFold(own.RemediationAction, ocmAction) {
-			fail(fmt.Sprintf("disagree (%q and %q)", own.RemediationAction, ocmAction), fieldOwnAction, fieldOCMAction)
+			errs = append(errs, field.Invalid(fieldOwnAction, own.RemediationAction,
+				fmt.Sprintf("disagrees with %s (%q)", fieldOCMAction, ocmAction)))
 		}
 		if own.SubFilter != nil && pb.SubFilter != "" && *own.SubFilter != ocmRestricted {
-			fail(fmt.Sprintf("disagree (%t and %q)", *own.SubFilter, pb.SubFilter), fieldOwnFilter, fieldOCMFilter)
+			errs = append(errs, field.Invalid(fieldOwnFilter, *own.SubFilter,
+				fmt.Sprintf("disagrees with %s (%q)", fieldOCMFilter, pb.SubFilter)))
 		}
 		override.Enforce = override.Enforce || ownEnforce
 		override.Restricted = override.Restricted || (own.SubFilter != nil && *own.SubFilter)
 	}
 
 	if len(errs) > 0 {
-		return Override{}, errors.Join(errs...)
+		return Override{}, errs
 	}
 	return override, nil
 }

@@ -1,8 +1,8 @@
 package binding
 
 import (
-	"errors"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -67,93 +67,80 @@ func TestNormalizeRejects(t *testing.T) {
 	tests := []struct {
 		name       string
 		pb         *policyv1.PlacementBinding
-		wantFields [][]string // the Fields of each FieldError, in order
+		wantFields []string // the Field of each field error, in order
 		wantText   string
 	}{
 		{
 			name:       "ocm inform is not an override",
 			pb:         overrideBinding("inform", "", nil),
-			wantFields: [][]string{{"bindingOverrides.remediationAction"}},
-			wantText:   `unsupported value "inform"`,
+			wantFields: []string{"bindingOverrides.remediationAction"},
+			wantText:   `bindingOverrides.remediationAction: Unsupported value: "inform": supported values: "enforce"`,
 		},
 		{
 			name:       "fleetpolicy inform is not an override",
 			pb:         overrideBinding("", "", ownOverride("Inform", nil)),
-			wantFields: [][]string{{"remediationActionOverride.remediationAction"}},
-			wantText:   `unsupported value "Inform"`,
+			wantFields: []string{"remediationActionOverride.remediationAction"},
+			wantText:   `remediationActionOverride.remediationAction: Unsupported value: "Inform": supported values: "enforce"`,
 		},
 		{
 			name:       "unknown subFilter",
 			pb:         overrideBinding("", "strict", nil),
-			wantFields: [][]string{{"subFilter"}},
-			wantText:   `unsupported value "strict"`,
+			wantFields: []string{"subFilter"},
+			wantText:   `subFilter: Unsupported value: "strict": supported values: "restricted"`,
 		},
 		{
 			name:       "actions disagree",
 			pb:         overrideBinding("enforce", "", ownOverride("inform", nil)),
-			wantFields: [][]string{{"remediationActionOverride.remediationAction"}, {"remediationActionOverride.remediationAction", "bindingOverrides.remediationAction"}},
-			wantText:   "disagree",
+			wantFields: []string{"remediationActionOverride.remediationAction", "remediationActionOverride.remediationAction"},
+			wantText:   `remediationActionOverride.remediationAction: Invalid value: "inform": disagrees with bindingOverrides.remediationAction ("enforce")`,
 		},
 		{
 			name:       "subFilter true but not restricted",
 			pb:         overrideBinding("enforce", "strict", ownOverride("enforce", ptr(true))),
-			wantFields: [][]string{{"subFilter"}, {"remediationActionOverride.subFilter", "subFilter"}},
-			wantText:   `disagree (true and "strict")`,
+			wantFields: []string{"subFilter", "remediationActionOverride.subFilter"},
+			wantText:   `remediationActionOverride.subFilter: Invalid value: true: disagrees with subFilter ("strict")`,
 		},
 		{
 			name:       "subFilter false but restricted",
 			pb:         overrideBinding("enforce", policyv1.Restricted, ownOverride("enforce", ptr(false))),
-			wantFields: [][]string{{"remediationActionOverride.subFilter", "subFilter"}},
-			wantText:   `disagree (false and "restricted")`,
+			wantFields: []string{"remediationActionOverride.subFilter"},
+			wantText:   `remediationActionOverride.subFilter: Invalid value: false: disagrees with subFilter ("restricted")`,
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := Normalize(tt.pb)
-			if err == nil {
+			got, errs := Normalize(tt.pb)
+			if len(errs) == 0 {
 				t.Fatalf("Normalize() = %+v, want an error", got)
 			}
 			if got != (Override{}) {
 				t.Errorf("Normalize() returned %+v with its error, want the zero Override", got)
 			}
-			var fieldErrs []*FieldError
-			for _, e := range err.(interface{ Unwrap() []error }).Unwrap() {
-				var fe *FieldError
-				if !errors.As(e, &fe) {
-					t.Fatalf("error %v is not a *FieldError", e)
-				}
-				fieldErrs = append(fieldErrs, fe)
-			}
-			var gotFields [][]string
-			for _, fe := range fieldErrs {
-				if fe.Binding != "policies/enforce-pb" {
-					t.Errorf("FieldError.Binding = %q, want policies/enforce-pb", fe.Binding)
-				}
-				gotFields = append(gotFields, fe.Fields)
+			var gotFields []string
+			for _, e := range errs {
+				gotFields = append(gotFields, e.Field)
 			}
 			if !reflect.DeepEqual(gotFields, tt.wantFields) {
 				t.Errorf("fields = %q, want %q", gotFields, tt.wantFields)
 			}
-			msg := err.Error()
-			if !strings.Contains(msg, "PlacementBinding policies/enforce-pb") || !strings.Contains(msg, tt.wantText) {
-				t.Errorf("error %q does not name the binding or say %q", msg, tt.wantText)
+			if msg := errs.ToAggregate().Error(); !strings.Contains(msg, tt.wantText) {
+				t.Errorf("error %q does not say %q", msg, tt.wantText)
 			}
 		})
 	}
 }
 
 func TestNormalizeNil(t *testing.T) {
-	if _, err := Normalize(nil); err == nil {
+	if _, errs := Normalize(nil); len(errs) == 0 {
 		t.Fatal("Normalize(nil) returned no error")
 	}
 }
 
-func TestNormalizeNamesBindingWithoutNamespace(t *testing.T) {
+func TestResolveNamesBindingWithoutNamespace(t *testing.T) {
 	pb := overrideBinding("inform", "", nil)
 	pb.Namespace = ""
-	_, err := Normalize(pb)
-	if err == nil || !strings.HasPrefix(err.Error(), "PlacementBinding enforce-pb: bindingOverrides.remediationAction:") {
-		t.Fatalf("Normalize() error = %v, want it to name enforce-pb and the field", err)
+	if got := bindingRef(pb); got != "enforce-pb" {
+		t.Fatalf("bindingRef() = %q, want enforce-pb", got)
 	}
 }
 
@@ -170,7 +157,8 @@ func FuzzNormalize(f *testing.F) {
 			}
 		}
 		pb := overrideBinding(ocmAction, policyv1.SubFilter(ocmFilter), own)
-		got, err := Normalize(pb)
+		got, errs := Normalize(pb)
+		err := errs.ToAggregate()
 
 		validAction := func(a string) bool { return a == "" || strings.EqualFold(a, "enforce") }
 		ownAct, ownFilterSet := "", false
@@ -184,8 +172,11 @@ func FuzzNormalize(f *testing.F) {
 			t.Fatalf("Normalize(%+v) error = %v, want error: %t", pb, err, !acceptable)
 		}
 		if err != nil {
-			if !strings.Contains(err.Error(), "PlacementBinding policies/enforce-pb: ") {
-				t.Fatalf("error %q does not name the binding", err)
+			for _, e := range errs {
+				if !slices.Contains([]string{"bindingOverrides.remediationAction", "subFilter",
+					"remediationActionOverride.remediationAction", "remediationActionOverride.subFilter"}, e.Field) {
+					t.Fatalf("error %q does not name an override field", e)
+				}
 			}
 			return
 		}
@@ -206,8 +197,8 @@ func FuzzNormalize(f *testing.F) {
 			ocmOnly.SubFilter = policyv1.Restricted
 		}
 		for _, alone := range []*policyv1.PlacementBinding{ocmOnly, ownOnly} {
-			if again, err := Normalize(alone); err != nil || again != got {
-				t.Fatalf("Normalize(%+v) = %+v, %v; want %+v", alone, again, err, got)
+			if again, errs := Normalize(alone); len(errs) > 0 || again != got {
+				t.Fatalf("Normalize(%+v) = %+v, %v; want %+v", alone, again, errs, got)
 			}
 		}
 	})

@@ -3,6 +3,7 @@ package binding
 import (
 	"cmp"
 	"errors"
+	"fmt"
 	"iter"
 	"maps"
 	"slices"
@@ -237,9 +238,9 @@ func bindingsOf(policy *policyv1.Policy, sets []policyv1beta1.PolicySet, binding
 		if len(entries) == 0 {
 			continue
 		}
-		override, err := Normalize(pb)
-		if err != nil {
-			errs = append(errs, err)
+		override, fieldErrs := Normalize(pb)
+		if len(fieldErrs) > 0 {
+			errs = append(errs, fmt.Errorf("PlacementBinding %s: %w", bindingRef(pb), fieldErrs.ToAggregate()))
 			continue
 		}
 		resolved := resolvedBinding{name: pb.Name, ref: ref, override: override, entries: entries,

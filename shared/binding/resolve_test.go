@@ -574,8 +574,8 @@ func TestResolveRejectsBadOverrides(t *testing.T) {
 		t.Errorf("Resolve() returned %+v with its error, want nil", got)
 	}
 	for _, want := range []string{
-		"PlacementBinding policies/inconsistent: remediationActionOverride.subFilter, subFilter: disagree",
-		"PlacementBinding policies/inform-override: bindingOverrides.remediationAction: unsupported value",
+		`PlacementBinding policies/inconsistent: remediationActionOverride.subFilter: Invalid value: false: disagrees with subFilter ("restricted")`,
+		`PlacementBinding policies/inform-override: bindingOverrides.remediationAction: Unsupported value: "inform"`,
 	} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not contain %q", err, want)
