@@ -283,4 +283,3 @@ func (in *inputs) checkBindings() {
 		in.results = append(in.results, krm.FieldResults(b.item, fn.Error, errs)...)
 	}
 }
-
