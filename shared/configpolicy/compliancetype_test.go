@@ -4,6 +4,8 @@ import (
 	"errors"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 )
 
@@ -17,13 +19,13 @@ func TestParseComplianceType(t *testing.T) {
 		{in: "MustHave", want: policyv1.MustHave},
 		{in: "Mustonlyhave", want: policyv1.MustOnlyHave},
 		{in: "MUSTNOTHAVE", want: policyv1.MustNotHave},
-		{in: "", wantErr: `spec.object-templates[0].complianceType: compliance type "" is not one of musthave, mustonlyhave, mustnothave`},
-		{in: "should", wantErr: `spec.object-templates[0].complianceType: compliance type "should" is not one of musthave, mustonlyhave, mustnothave`},
+		{in: "", wantErr: `spec.object-templates[0].complianceType: Unsupported value: "": supported values: "musthave", "mustonlyhave", "mustnothave"`},
+		{in: "should", wantErr: `spec.object-templates[0].complianceType: Unsupported value: "should": supported values: "musthave", "mustonlyhave", "mustnothave"`},
 	}
 	for _, tc := range cases {
-		got, err := ParseComplianceType(tc.in, "spec.object-templates[0].complianceType")
+		got, err := ParseComplianceType(tc.in, field.NewPath("spec", "object-templates").Index(0).Child("complianceType"))
 		if tc.wantErr != "" {
-			var fe *FieldError
+			var fe *field.Error
 			if !errors.As(err, &fe) || err.Error() != tc.wantErr {
 				t.Errorf("%q: error %v, want %s", tc.in, err, tc.wantErr)
 			}
@@ -50,7 +52,7 @@ func TestMetadataComplianceType(t *testing.T) {
 		{ct: policyv1.MustHave, mct: "nope", wantErr: true},
 	}
 	for _, tc := range cases {
-		got, err := MetadataComplianceType(tc.ct, tc.mct, "f")
+		got, err := MetadataComplianceType(tc.ct, tc.mct, field.NewPath("f"))
 		if (err != nil) != tc.wantErr || got != tc.want {
 			t.Errorf("(%q, %q): got %q, %v; want %q (error %v)", tc.ct, tc.mct, got, err, tc.want, tc.wantErr)
 		}

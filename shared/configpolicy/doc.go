@@ -14,7 +14,7 @@
 //     glob patterns (path.Match: *, ?, [...]); matchLabels and matchExpressions
 //     filter on the namespace's labels; a selector with neither include nor a
 //     label selector selects nothing. The result is sorted. A malformed pattern
-//     or label selector is a *FieldError naming the field.
+//     or label selector is a *field.Error naming the field.
 //   - Compare checks an existing object against an object template's
 //     objectDefinition. apiVersion, kind, metadata.name and metadata.namespace
 //     identify the object and are not compared; labels and annotations are

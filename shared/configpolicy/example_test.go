@@ -3,6 +3,8 @@ package configpolicy_test
 import (
 	"fmt"
 
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 	"github.com/fleetpolicy/fleetpolicy/shared/configpolicy"
 )
@@ -47,7 +49,7 @@ func ExampleParseInterval() {
 		configpolicy.IntervalWatch: "watch", configpolicy.IntervalNever: "never", configpolicy.IntervalEvery: "every",
 	}
 	for _, v := range []string{"", "never", "1m30s", "soon"} {
-		in, err := configpolicy.ParseInterval(v, "spec.evaluationInterval.compliant")
+		in, err := configpolicy.ParseInterval(v, field.NewPath("spec", "evaluationInterval", "compliant"))
 		if err != nil {
 			fmt.Printf("%q: %v\n", v, err)
 			continue
@@ -60,7 +62,7 @@ func ExampleParseInterval() {
 	// "": watch 0s
 	// "never": never 0s
 	// "1m30s": every 1m30s
-	// "soon": spec.evaluationInterval.compliant: "soon" is not a duration such as 10s or 1m30s, nor never or watch
+	// "soon": spec.evaluationInterval.compliant: Invalid value: "soon": must be a duration such as 10s or 1m30s, never or watch
 	// compliant with 10m: {KeepWatches:false Now:false After:10m0s} <nil>
 }
 
@@ -80,7 +82,7 @@ func ExampleSelectNamespaces() {
 		{Name: "team-sandbox", Labels: tenant},
 		{Name: "kube-system", Labels: tenant},
 		{Name: "default", Labels: tenant},
-	}, "spec.namespaceSelector")
+	}, field.NewPath("spec", "namespaceSelector"))
 	fmt.Println(names, err)
 	// Output:
 	// [kube-system team-a team-b] <nil>

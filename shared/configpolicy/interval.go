@@ -1,9 +1,10 @@
 package configpolicy
 
 import (
-	"fmt"
 	"strings"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 )
@@ -40,8 +41,8 @@ const (
 
 // ParseInterval reads an evaluationInterval value: "watch" or "" (unset: OCM
 // v0.19's default is watch), "never", or a Go duration ("10s", "1m30s"). A
-// negative or malformed value is a *FieldError for field.
-func ParseInterval(value, field string) (Interval, error) {
+// negative or malformed value is a *field.Error for path.
+func ParseInterval(value string, path *field.Path) (Interval, error) {
 	switch v := strings.TrimSpace(value); v {
 	case "", "watch":
 		return Interval{Kind: IntervalWatch}, nil
@@ -50,7 +51,7 @@ func ParseInterval(value, field string) (Interval, error) {
 	default:
 		d, err := time.ParseDuration(v)
 		if err != nil || d < 0 {
-			return Interval{}, &FieldError{Field: field, Message: fmt.Sprintf("%q is not a duration such as 10s or 1m30s, nor never or watch", value)}
+			return Interval{}, field.Invalid(path, value, "must be a duration such as 10s or 1m30s, never or watch")
 		}
 		return Interval{Kind: IntervalEvery, Every: d}, nil
 	}
@@ -61,9 +62,9 @@ func ParseInterval(value, field string) (Interval, error) {
 // (NonCompliant, or not evaluated yet) .noncompliant, as OCM does.
 func IntervalFor(ei policyv1.EvaluationInterval, compliant bool) (Interval, error) {
 	if compliant {
-		return ParseInterval(ei.Compliant, "spec.evaluationInterval.compliant")
+		return ParseInterval(ei.Compliant, field.NewPath("spec", "evaluationInterval", "compliant"))
 	}
-	return ParseInterval(ei.NonCompliant, "spec.evaluationInterval.noncompliant")
+	return ParseInterval(ei.NonCompliant, field.NewPath("spec", "evaluationInterval", "noncompliant"))
 }
 
 // EvaluatesByWatch reports whether an evaluation of a policy last found
@@ -99,7 +100,7 @@ type Next struct {
 //   - never: nothing is scheduled and the watches go.
 //   - a duration: evaluate again after it (at once for 0s), without watches.
 //   - malformed: evaluate again after InvalidIntervalRetry, without watches,
-//     and the *FieldError is returned to be reported.
+//     and the *field.Error is returned to be reported.
 func NextEvaluation(ei policyv1.EvaluationInterval, compliant, watched, kindMissing bool) (Next, error) {
 	iv, err := IntervalFor(ei, compliant)
 	if err != nil {

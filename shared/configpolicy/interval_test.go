@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 )
 
@@ -28,11 +30,11 @@ func TestParseInterval(t *testing.T) {
 		{in: "10snever", wantErr: true},
 	}
 	for _, tc := range cases {
-		got, err := ParseInterval(tc.in, "spec.evaluationInterval.compliant")
+		got, err := ParseInterval(tc.in, field.NewPath("spec", "evaluationInterval", "compliant"))
 		if (err != nil) != tc.wantErr || got != tc.want {
 			t.Errorf("%q: got %+v, %v", tc.in, got, err)
 		}
-		var fe *FieldError
+		var fe *field.Error
 		if err != nil && (!errors.As(err, &fe) || fe.Field != "spec.evaluationInterval.compliant") {
 			t.Errorf("%q: error %v does not name the field", tc.in, err)
 		}
@@ -48,7 +50,7 @@ func TestIntervalForPicksTheStatesField(t *testing.T) {
 		t.Errorf("noncompliant: %+v", got)
 	}
 	_, err := IntervalFor(policyv1.EvaluationInterval{NonCompliant: "x"}, false)
-	var fe *FieldError
+	var fe *field.Error
 	if !errors.As(err, &fe) || fe.Field != "spec.evaluationInterval.noncompliant" {
 		t.Errorf("malformed noncompliant: %v", err)
 	}

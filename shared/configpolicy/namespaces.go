@@ -1,12 +1,12 @@
 package configpolicy
 
 import (
-	"fmt"
 	"path"
 	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 )
@@ -28,17 +28,17 @@ type Namespace struct {
 // (when set), its name matches one of the include patterns (when set) and none
 // of the exclude patterns; a namespace being deleted only unless
 // terminatingInclusion is Never. A selector without include, matchLabels and
-// matchExpressions selects nothing. field is the selector's path for errors
-// (spec.namespaceSelector).
-func SelectNamespaces(sel policyv1.Target, namespaces []Namespace, field string) ([]string, error) {
+// matchExpressions selects nothing. fieldPath is the selector's path for
+// errors (spec.namespaceSelector); an error is a *field.Error.
+func SelectNamespaces(sel policyv1.Target, namespaces []Namespace, fieldPath *field.Path) ([]string, error) {
 	for i, p := range sel.Include {
 		if _, err := path.Match(string(p), ""); err != nil {
-			return nil, &FieldError{Field: fmt.Sprintf("%s.include[%d]", field, i), Message: fmt.Sprintf("malformed pattern %q", p)}
+			return nil, field.Invalid(fieldPath.Child("include").Index(i), p, "malformed pattern")
 		}
 	}
 	for i, p := range sel.Exclude {
 		if _, err := path.Match(string(p), ""); err != nil {
-			return nil, &FieldError{Field: fmt.Sprintf("%s.exclude[%d]", field, i), Message: fmt.Sprintf("malformed pattern %q", p)}
+			return nil, field.Invalid(fieldPath.Child("exclude").Index(i), p, "malformed pattern")
 		}
 	}
 	hasLabels := sel.MatchLabels != nil || sel.MatchExpressions != nil
@@ -56,7 +56,7 @@ func SelectNamespaces(sel policyv1.Target, namespaces []Namespace, field string)
 		}
 		var err error
 		if selector, err = metav1.LabelSelectorAsSelector(ls); err != nil {
-			return nil, &FieldError{Field: field, Message: fmt.Sprintf("invalid label selector: %v", err)}
+			return nil, field.Invalid(fieldPath, field.OmitValueType{}, err.Error())
 		}
 	}
 	var out []string

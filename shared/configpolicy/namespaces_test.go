@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 )
@@ -62,16 +63,16 @@ func TestSelectNamespaces(t *testing.T) {
 		{name: "empty matchLabels selects every namespace", sel: policyv1.Target{MatchLabels: labels(map[string]string{})},
 			want: []string{"app-dev", "app-prod", "default", "kube-public", "kube-system", "web-prod"}},
 		{name: "malformed include pattern", sel: policyv1.Target{Include: strs("ok", "[")},
-			wantErr: `spec.namespaceSelector.include[1]: malformed pattern "["`},
+			wantErr: `spec.namespaceSelector.include[1]: Invalid value: "[": malformed pattern`},
 		{name: "malformed exclude pattern, even when include would not match", sel: policyv1.Target{Include: strs("zzz"), Exclude: strs("a[")},
-			wantErr: `spec.namespaceSelector.exclude[0]: malformed pattern "a["`},
+			wantErr: `spec.namespaceSelector.exclude[0]: Invalid value: "a[": malformed pattern`},
 		{name: "invalid expression operator", sel: policyv1.Target{
 			MatchExpressions: exprs(metav1.LabelSelectorRequirement{Key: "env", Operator: "Near", Values: []string{"x"}})},
-			wantErr: `spec.namespaceSelector: invalid label selector: "Near" is not a valid label selector operator`},
+			wantErr: `spec.namespaceSelector: Invalid value: "Near" is not a valid label selector operator`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := SelectNamespaces(tc.sel, namespaces, "spec.namespaceSelector")
+			got, err := SelectNamespaces(tc.sel, namespaces, field.NewPath("spec", "namespaceSelector"))
 			if tc.wantErr != "" {
 				if err == nil || err.Error() != tc.wantErr {
 					t.Fatalf("error %v, want %s", err, tc.wantErr)
@@ -100,7 +101,7 @@ func TestTerminatingInclusion(t *testing.T) {
 		"Never":   {"app-prod"},
 	} {
 		sel := policyv1.Target{Include: []policyv1.NonEmptyString{"*-prod"}, TerminatingInclusion: inclusion}
-		got, err := SelectNamespaces(sel, namespaces, "spec.namespaceSelector")
+		got, err := SelectNamespaces(sel, namespaces, field.NewPath("spec", "namespaceSelector"))
 		if err != nil || !slices.Equal(got, want) {
 			t.Errorf("terminatingInclusion %q: %v %v, want %v", inclusion, got, err, want)
 		}

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -329,18 +330,19 @@ func sameEvaluation(old, fresh policyv1.ConfigurationPolicyStatus) bool {
 // recordDiff is set.
 func (r *ConfigurationPolicyReconciler) evaluate(ctx context.Context, cp *policyv1.ConfigurationPolicy, i int, ot *policyv1.ObjectTemplate, enforce bool,
 	namespaces *namespaceLister, tpl *templating, sensitive bool, cluster clusterReader) templateOutcome {
-	field := fmt.Sprintf("spec.object-templates[%d]", i)
+	path := field.NewPath("spec", "object-templates").Index(i)
+	templateField := path.String()
 	violation := func(format string, args ...any) templateOutcome {
 		return templateOutcome{message: fmt.Sprintf(format, args...), incomplete: true}
 	}
 	if ot == nil {
-		return violation("%s is empty", field)
+		return violation("%s is empty", templateField)
 	}
-	ct, err := configpolicy.ParseComplianceType(ot.ComplianceType, field+".complianceType")
+	ct, err := configpolicy.ParseComplianceType(ot.ComplianceType, path.Child("complianceType"))
 	if err != nil {
 		return violation("%v", err)
 	}
-	mct, err := configpolicy.MetadataComplianceType(ct, ot.MetadataComplianceType, field+".metadataComplianceType")
+	mct, err := configpolicy.MetadataComplianceType(ct, ot.MetadataComplianceType, path.Child("metadataComplianceType"))
 	if err != nil {
 		return violation("%v", err)
 	}
@@ -349,7 +351,7 @@ func (r *ConfigurationPolicyReconciler) evaluate(ctx context.Context, cp *policy
 	// templated (known only once resolved).
 	head := &unstructured.Unstructured{}
 	if err := head.UnmarshalJSON(raw); err != nil {
-		return violation("%s.objectDefinition cannot be decoded: %v", field, err)
+		return violation("%s.objectDefinition cannot be decoded: %v", templateField, err)
 	}
 	templated := tpl != nil && templates.HasManagedTemplate(raw)
 	name, namespace := head.GetName(), head.GetNamespace()
@@ -362,13 +364,13 @@ func (r *ConfigurationPolicyReconciler) evaluate(ctx context.Context, cp *policy
 	}
 	gv, err := schema.ParseGroupVersion(strings.TrimSpace(head.GetAPIVersion()))
 	if err != nil {
-		return violation("%s.objectDefinition.apiVersion: %v", field, err)
+		return violation("%s.objectDefinition.apiVersion: %v", templateField, err)
 	}
 	gvk := gv.WithKind(strings.TrimSpace(head.GetKind()))
 	mapping, err := r.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 	if err != nil {
 		out := violation("%s.objectDefinition: couldn't find the resource of kind %s in %s, check that its CRD is installed: %v",
-			field, gvk.Kind, gvk.GroupVersion(), err)
+			templateField, gvk.Kind, gvk.GroupVersion(), err)
 		out.kindMissing = meta.IsNoMatchError(err)
 		return out
 	}
@@ -382,9 +384,9 @@ func (r *ConfigurationPolicyReconciler) evaluate(ctx context.Context, cp *policy
 		} else {
 			all, err := namespaces.list(ctx)
 			if err != nil {
-				return violation("%s: namespaces cannot be listed: %v", field, err)
+				return violation("%s: namespaces cannot be listed: %v", templateField, err)
 			}
-			targetNamespaces, err = configpolicy.SelectNamespaces(cp.Spec.NamespaceSelector, all, "spec.namespaceSelector")
+			targetNamespaces, err = configpolicy.SelectNamespaces(cp.Spec.NamespaceSelector, all, field.NewPath("spec", "namespaceSelector"))
 			if err != nil {
 				return violation("%v", err)
 			}
@@ -395,7 +397,7 @@ func (r *ConfigurationPolicyReconciler) evaluate(ctx context.Context, cp *policy
 				// Not a failure: the policy relates to no object, and what it
 				// related to before is pruned (as OCM does).
 				return templateOutcome{message: fmt.Sprintf("%s: %s [%s] has no namespace and spec.namespaceSelector selects none",
-					field, resource, name)}
+					templateField, resource, name)}
 			}
 		}
 	}
@@ -404,7 +406,7 @@ func (r *ConfigurationPolicyReconciler) evaluate(ctx context.Context, cp *policy
 	if err != nil {
 		return violation("%v", err)
 	}
-	def := definition{index: i, field: field, raw: raw, head: head, templated: templated, gvk: gvk, resource: resource, namespaced: namespaced,
+	def := definition{index: i, field: templateField, raw: raw, head: head, templated: templated, gvk: gvk, resource: resource, namespaced: namespaced,
 		namespaceSelected: !selectorEmpty(cp.Spec.NamespaceSelector), name: name,
 		update: &updateRules{recreate: ot.RecreateOption, recordDiff: ot.RecordDiff, sensitive: sensitive, previous: cp.Status.RelatedObjects}}
 	if selecting {
