@@ -122,7 +122,7 @@ func validate(rl *fn.ResourceList) error {
 		if isTemplated(issue.Policy, issue.Field) {
 			continue
 		}
-		rl.Results = append(rl.Results, krm.ObjectResult(items[issue.Policy], fn.Error, issue.Field, issue.Message))
+		rl.Results = append(rl.Results, krm.FieldResult(items[issue.Policy], fn.Error, issue.Error))
 	}
 	for _, c := range g.Cycles() {
 		declared := c.Declared()

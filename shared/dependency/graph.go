@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 	policyv1beta1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1beta1"
@@ -65,11 +66,11 @@ func Build(policies []*policyv1.Policy, sets []*policyv1beta1.PolicySet) *Graph 
 	}
 
 	index := IndexPolicySets(sets)
-	seenIssue := map[Issue]bool{}
+	seenIssue := map[string]bool{}
 	addIssues := func(issues ...Issue) {
 		for _, is := range issues {
-			if !seenIssue[is] {
-				seenIssue[is] = true
+			if key := is.String(); !seenIssue[key] {
+				seenIssue[key] = true
 				g.issues = append(g.issues, is)
 			}
 		}
@@ -103,10 +104,11 @@ func Build(policies []*policyv1.Policy, sets []*policyv1beta1.PolicySet) *Graph 
 						g.unresolved = append(g.unresolved, e)
 					}
 				case target == self:
-					addIssues(Issue{Policy: e.Policy, Field: e.Field,
-						Message: fmt.Sprintf("self-dependency: the policy waits for itself (%s)", req.Target)})
+					// e.Field is the declaration's path, written out: one element.
+					addIssues(Issue{Policy: e.Policy, Error: field.Forbidden(field.NewPath(e.Field),
+						fmt.Sprintf("self-dependency: the policy waits for itself (%s)", req.Target))})
 				case target == node:
-					addIssues(Issue{Policy: e.Policy, Field: e.Field, Message: selfTemplateMessage(req)})
+					addIssues(Issue{Policy: e.Policy, Error: field.Forbidden(field.NewPath(e.Field), selfTemplateMessage(req))})
 				default:
 					g.edge(e)
 				}

@@ -6,23 +6,23 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 )
 
-// Issue is a problem with one field of a Policy.
+// Issue is a problem with one field of a Policy: the field error (its Field is
+// the path, e.g. spec.dependencies[0].compliance) and the policy that holds
+// the field.
 type Issue struct {
 	// Policy is the namespace and name of the policy that holds the field.
 	Policy types.NamespacedName
-	// Field is the path of the field, e.g. spec.dependencies[0].compliance.
-	Field string
-	// Message says what is wrong.
-	Message string
+	*field.Error
 }
 
-// String renders the issue as "Policy <ns>/<name>: <field>: <message>".
+// String renders the issue as "Policy <ns>/<name>: <field>: <error body>".
 func (i Issue) String() string {
-	return fmt.Sprintf("Policy %s: %s: %s", policyName(i.Policy), i.Field, i.Message)
+	return fmt.Sprintf("Policy %s: %s", policyName(i.Policy), i.Error.Error())
 }
 
 // Requirement is one canonical dependency of a template: the object it waits
@@ -57,14 +57,14 @@ func Requirements(p *policyv1.Policy, template int, sets PolicySets) ([]Requirem
 
 // declaration is one dependency as written, with the path of its field.
 type declaration struct {
-	dep   policyv1.PolicyDependency
-	field string
+	dep  policyv1.PolicyDependency
+	path *field.Path
 }
 
 func policyDeclarations(p *policyv1.Policy) []declaration {
 	decls := make([]declaration, 0, len(p.Spec.Dependencies))
 	for i, dep := range p.Spec.Dependencies {
-		decls = append(decls, declaration{dep: dep, field: fmt.Sprintf("spec.dependencies[%d]", i)})
+		decls = append(decls, declaration{dep: dep, path: field.NewPath("spec", "dependencies").Index(i)})
 	}
 	return decls
 }
@@ -77,8 +77,8 @@ func templateDeclarations(p *policyv1.Policy, template int) []declaration {
 	decls := make([]declaration, 0, len(extra))
 	for i, dep := range extra {
 		decls = append(decls, declaration{
-			dep:   dep,
-			field: fmt.Sprintf("spec.policy-templates[%d].extraDependencies[%d]", template, i),
+			dep:  dep,
+			path: field.NewPath("spec", "policy-templates").Index(template).Child("extraDependencies").Index(i),
 		})
 	}
 	return decls
@@ -95,18 +95,15 @@ func addRequirements(reqs []Requirement, decls []declaration, p *policyv1.Policy
 			continue
 		}
 		for _, dep := range canonicalize(written, p.Namespace, sets) {
-			req := Requirement{Target: TargetOf(dep), Compliance: dep.Compliance, Field: decl.field}
+			req := Requirement{Target: TargetOf(dep), Compliance: dep.Compliance, Field: decl.path.String()}
 			i := slices.IndexFunc(reqs, func(r Requirement) bool { return r.Target == req.Target })
 			switch {
 			case i < 0:
 				reqs = append(reqs, req)
 			case reqs[i].Compliance != req.Compliance:
-				issues = append(issues, Issue{
-					Policy: policyKey(p),
-					Field:  decl.field + ".compliance",
-					Message: fmt.Sprintf("dependency on %s has conflicting compliance states: %s here, %s at %s (which applies)",
-						req.Target, req.Compliance, reqs[i].Compliance, reqs[i].Field),
-				})
+				issues = append(issues, Issue{Policy: policyKey(p), Error: field.Invalid(decl.path.Child("compliance"), req.Compliance,
+					fmt.Sprintf("dependency on %s is declared with compliance %s at %s, which applies",
+						req.Target, reqs[i].Compliance, reqs[i].Field))})
 			}
 		}
 	}
@@ -133,38 +130,29 @@ func Validate(p *policyv1.Policy) []Issue {
 		decls = append(decls, templateDeclarations(p, t)...)
 	}
 	var issues []Issue
-	report := func(field, format string, args ...any) {
-		issues = append(issues, Issue{Policy: policyKey(p), Field: field, Message: fmt.Sprintf(format, args...)})
+	report := func(err *field.Error) {
+		issues = append(issues, Issue{Policy: policyKey(p), Error: err})
 	}
 	for _, decl := range decls {
 		dep := withPolicyGroupAPIVersion(decl.dep)
 		if dep.APIVersion == "" {
-			report(decl.field+".apiVersion", "apiVersion is required (it may be left out only for %s)", strings.Join(kindsWithoutAPIVersion, ", "))
+			report(field.Required(decl.path.Child("apiVersion"), "it may be left out only for "+strings.Join(kindsWithoutAPIVersion, ", ")))
 		}
 		if dep.Kind == "" {
-			report(decl.field+".kind", "kind is required")
+			report(field.Required(decl.path.Child("kind"), ""))
 		}
 		if dep.Name == "" {
-			report(decl.field+".name", "name is required")
+			report(field.Required(decl.path.Child("name"), ""))
 		}
 		if !slices.Contains(validCompliance, dep.Compliance) {
-			report(decl.field+".compliance", "compliance %q is not one of %s", dep.Compliance, joinStates(validCompliance))
+			report(field.NotSupported(decl.path.Child("compliance"), dep.Compliance, validCompliance))
 		}
 		if dep.Namespace != "" && slices.Contains(kindsWithoutNamespace, dep.Kind) {
-			report(decl.field+".namespace",
-				"namespace must be empty for a %s dependency (it is %q): the managed cluster looks it up in its own namespace",
-				dep.Kind, dep.Namespace)
+			report(field.Invalid(decl.path.Child("namespace"), dep.Namespace, fmt.Sprintf(
+				"must be empty for a %s dependency: the managed cluster looks it up in its own namespace", dep.Kind)))
 		}
 	}
 	return issues
-}
-
-func joinStates(states []policyv1.ComplianceState) string {
-	names := make([]string, len(states))
-	for i, s := range states {
-		names[i] = string(s)
-	}
-	return strings.Join(names, ", ")
 }
 
 func policyKey(p *policyv1.Policy) types.NamespacedName {

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 	policyv1beta1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1beta1"
@@ -18,7 +19,6 @@ func TestRequirements(t *testing.T) {
 		nil,
 	)
 	sets := IndexPolicySets([]*policyv1beta1.PolicySet{policySet("base", "ns-setup")})
-	key := types.NamespacedName{Namespace: "default", Name: "app"}
 	policyLevel := []Requirement{
 		{Target: policyRef("default.setup"), Compliance: policyv1.Compliant, Field: "spec.dependencies[0]"},
 		{Target: policyRef("default.ns-setup"), Compliance: policyv1.Compliant, Field: "spec.dependencies[1]"},
@@ -27,15 +27,15 @@ func TestRequirements(t *testing.T) {
 		name       string
 		template   int
 		want       []Requirement
-		wantIssues []Issue
+		wantIssues []string
 	}{
 		{"union of policy and template dependencies, without duplicates", 0,
 			append(policyLevel, Requirement{Target: configRef("bar"), Compliance: policyv1.NonCompliant,
 				Field: "spec.policy-templates[0].extraDependencies[0]"}),
 			nil},
 		{"a conflicting template dependency loses to the policy's", 1, policyLevel,
-			[]Issue{{Policy: key, Field: "spec.policy-templates[1].extraDependencies[0].compliance",
-				Message: "dependency on Policy default.setup has conflicting compliance states: NonCompliant here, Compliant at spec.dependencies[0] (which applies)"}}},
+			[]string{`Policy default/app: spec.policy-templates[1].extraDependencies[0].compliance: Invalid value: "NonCompliant": ` +
+				"dependency on Policy default.setup is declared with compliance Compliant at spec.dependencies[0], which applies"}},
 		{"a null template has the policy's dependencies", 2, policyLevel, nil},
 		{"a template out of range has the policy's dependencies", 7, policyLevel, nil},
 	}
@@ -45,8 +45,8 @@ func TestRequirements(t *testing.T) {
 			if !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("requirements:\n got  %+v\n want %+v", got, tc.want)
 			}
-			if !reflect.DeepEqual(issues, tc.wantIssues) {
-				t.Errorf("issues:\n got  %+v\n want %+v", issues, tc.wantIssues)
+			if got := issueStrings(issues); !reflect.DeepEqual(got, tc.wantIssues) {
+				t.Errorf("issues:\n got  %q\n want %q", got, tc.wantIssues)
 			}
 		})
 	}
@@ -60,31 +60,31 @@ func TestValidate(t *testing.T) {
 	cases := []struct {
 		name string
 		dep  policyv1.PolicyDependency
-		want []Issue
+		want []string
 	}{
 		{"valid", onPolicy("a", policyv1.Compliant), nil},
 		{"pending is a valid state", onPolicy("a", policyv1.Pending), nil},
-		{"invalid compliance", onPolicy("a", "compliant"), []Issue{{Policy: key, Field: "spec.dependencies[0].compliance",
-			Message: `compliance "compliant" is not one of Compliant, NonCompliant, Pending`}}},
-		{"missing compliance", onPolicy("a", ""), []Issue{{Policy: key, Field: "spec.dependencies[0].compliance",
-			Message: `compliance "" is not one of Compliant, NonCompliant, Pending`}}},
-		{"missing apiVersion, kind and name", policyv1.PolicyDependency{Compliance: policyv1.Compliant}, []Issue{
-			{Policy: key, Field: "spec.dependencies[0].apiVersion", Message: "apiVersion is required (it may be left out only for Policy, PolicySet, ConfigurationPolicy, CertificatePolicy, OperatorPolicy)"},
-			{Policy: key, Field: "spec.dependencies[0].kind", Message: "kind is required"},
-			{Policy: key, Field: "spec.dependencies[0].name", Message: "name is required"},
+		{"invalid compliance", onPolicy("a", "compliant"), []string{
+			`Policy default/p: spec.dependencies[0].compliance: Unsupported value: "compliant": supported values: "Compliant", "NonCompliant", "Pending"`}},
+		{"missing compliance", onPolicy("a", ""), []string{
+			`Policy default/p: spec.dependencies[0].compliance: Unsupported value: "": supported values: "Compliant", "NonCompliant", "Pending"`}},
+		{"missing apiVersion, kind and name", policyv1.PolicyDependency{Compliance: policyv1.Compliant}, []string{
+			"Policy default/p: spec.dependencies[0].apiVersion: Required value: it may be left out only for Policy, PolicySet, ConfigurationPolicy, CertificatePolicy, OperatorPolicy",
+			"Policy default/p: spec.dependencies[0].kind: Required value",
+			"Policy default/p: spec.dependencies[0].name: Required value",
 		}},
 		{"namespace on a ConfigurationPolicy", policyv1.PolicyDependency{APIVersion: policyAPI, Kind: "ConfigurationPolicy",
-			Namespace: "x", Name: "c", Compliance: policyv1.Compliant}, []Issue{{Policy: key, Field: "spec.dependencies[0].namespace",
-			Message: `namespace must be empty for a ConfigurationPolicy dependency (it is "x"): the managed cluster looks it up in its own namespace`}}},
+			Namespace: "x", Name: "c", Compliance: policyv1.Compliant}, []string{
+			`Policy default/p: spec.dependencies[0].namespace: Invalid value: "x": must be empty for a ConfigurationPolicy dependency: the managed cluster looks it up in its own namespace`}},
 		{"namespace on a CertificatePolicy", policyv1.PolicyDependency{APIVersion: policyAPI, Kind: "CertificatePolicy",
-			Namespace: "x", Name: "c", Compliance: policyv1.Compliant}, []Issue{{Policy: key, Field: "spec.dependencies[0].namespace",
-			Message: `namespace must be empty for a CertificatePolicy dependency (it is "x"): the managed cluster looks it up in its own namespace`}}},
+			Namespace: "x", Name: "c", Compliance: policyv1.Compliant}, []string{
+			`Policy default/p: spec.dependencies[0].namespace: Invalid value: "x": must be empty for a CertificatePolicy dependency: the managed cluster looks it up in its own namespace`}},
 		{"namespace on a Policy is fine", policyv1.PolicyDependency{APIVersion: policyAPI, Kind: "Policy",
 			Namespace: "x", Name: "c", Compliance: policyv1.Compliant}, nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got := Validate(policy("p", []policyv1.PolicyDependency{tc.dep}))
+			got := issueStrings(Validate(policy("p", []policyv1.PolicyDependency{tc.dep})))
 			if !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("Validate:\n got  %+v\n want %+v", got, tc.want)
 			}
@@ -92,18 +92,26 @@ func TestValidate(t *testing.T) {
 	}
 	t.Run("template dependencies are checked with their path", func(t *testing.T) {
 		got := Validate(policy("p", nil, config("a"), config("b", onPolicy("x", policyv1.Compliant), onPolicy("", policyv1.Compliant))))
-		want := []Issue{{Policy: key, Field: "spec.policy-templates[1].extraDependencies[1].name", Message: "name is required"}}
-		if !reflect.DeepEqual(got, want) {
-			t.Errorf("Validate:\n got  %+v\n want %+v", got, want)
+		if len(got) != 1 || got[0].Policy != key || got[0].Field != "spec.policy-templates[1].extraDependencies[1].name" || got[0].Type != field.ErrorTypeRequired {
+			t.Errorf("Validate:\n got  %q\n want the name of extraDependencies[1] of template 1 required", issueStrings(got))
 		}
 	})
 }
 
 func TestIssueString(t *testing.T) {
-	is := Issue{Policy: types.NamespacedName{Namespace: "ns", Name: "p"}, Field: "spec.dependencies[0].kind", Message: "kind is required"}
-	if got, want := is.String(), "Policy ns/p: spec.dependencies[0].kind: kind is required"; got != want {
+	is := Issue{Policy: types.NamespacedName{Namespace: "ns", Name: "p"}, Error: field.Required(field.NewPath("spec", "dependencies").Index(0).Child("kind"), "")}
+	if got, want := is.String(), "Policy ns/p: spec.dependencies[0].kind: Required value"; got != want {
 		t.Errorf("String() = %q, want %q", got, want)
 	}
+}
+
+// issueStrings are issues as their String renders them; nil for none.
+func issueStrings(issues []Issue) []string {
+	var out []string
+	for _, is := range issues {
+		out = append(out, is.String())
+	}
+	return out
 }
 
 // TestDependencyWithoutAPIVersion reads dependencies on the policy group's

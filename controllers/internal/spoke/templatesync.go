@@ -199,7 +199,7 @@ func (t *TemplateSync) syncTemplate(ctx context.Context, p *policyv1.Policy, i i
 	if len(issues) > 0 {
 		msgs := make([]string, len(issues))
 		for j, is := range issues {
-			msgs[j] = is.Field + ": " + is.Message
+			msgs[j] = is.Error.Error()
 		}
 		return templateError(key.name, key.namespace, strings.Join(msgs, "; ")), nil
 	}
