@@ -141,7 +141,12 @@
 //     OCM hub and a policy shared by fleets of different sizes keeps working (0 is
 //     the safe direction: the rollout stops sooner), and explains it: Step and
 //     PlanWaves return a note naming the field and the groups. The same notes say
-//     when a mandatory decision group selects no group.
+//     when a mandatory decision group selects no group, and when maxConcurrency
+//     (unset or 0) enforces on every cluster at once. A note is data (Note: the
+//     field, a NoteReason, the decision groups concerned, a message without the
+//     field): each exposure words it (plan-rollout: a warning on the field; the
+//     hub: an Event and the RolloutWarning condition, Note.String) without
+//     parsing text back apart.
 //   - Documented, not guarded: mandatory groups ignore maxConcurrency and go one
 //     group at a time, even for Progressive; All ignores minSuccessTime and
 //     maxFailures (ResolveStrategy keeps them as written, the effective values are

@@ -89,6 +89,13 @@
 //   - annotations.go, selectnamed.go: helpers of the functions' own rules
 //     (orchestrator annotations, names in a functionConfig's lists).
 //
+// One error vocabulary: shared/ reports "this field of this object is wrong" as
+// apimachinery field errors (field.Error, field.ErrorList), and Decode does too.
+// A function turns them into results in one way: FieldResult (the error's path
+// as the result's field, its body as the message), ErrorResults for any error
+// (field errors found through errors.Join and aggregates), and Unreadable for
+// an item that cannot be decoded as its kind ("cannot be read: " and why).
+//
 // The golden-test helper and the helpers that run a function through the real
 // kustomize and kpt binaries live in the sibling package krmtest.
 package krm
