@@ -46,7 +46,7 @@ func TestFunctionsAnswerAliasesWithoutPanicking(t *testing.T) {
 			// OperatorPolicy following the alias of its labels.
 			want := f.Name + ": error: Policy n/b metadata.annotations: is a YAML alias (*a)"
 			if f.Name == "expand-operator-policy" {
-				want = f.Name + ": error: OperatorPolicy n/o spec.subscription.name: is required"
+				want = f.Name + ": error: OperatorPolicy n/o spec.subscription.name: Required value"
 			}
 			if f.Name != "preview-hub-templates" && !strings.Contains(stderr.String(), want) {
 				t.Errorf("stderr does not say %q:\n%s", want, stderr.String())

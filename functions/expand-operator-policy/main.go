@@ -12,7 +12,6 @@ package main
 import (
 	_ "embed"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -214,18 +213,7 @@ func read(item *fn.KubeObject, mode string) (*source, fn.Results) {
 	}
 	var results fn.Results
 	p, err := operatorpolicy.Normalize(op)
-	for _, e := range joined(err) {
-		var fieldErr *operatorpolicy.FieldError
-		if !errors.As(e, &fieldErr) {
-			results = append(results, krm.ObjectResult(item, fn.Error, "", e.Error()))
-			continue
-		}
-		message := fieldErr.Reason
-		if len(fieldErr.Fields) > 1 {
-			message = "with " + strings.Join(fieldErr.Fields[1:], ", ") + ": " + message
-		}
-		results = append(results, krm.ObjectResult(item, fn.Error, fieldErr.Fields[0], message))
-	}
+	results = append(results, krm.ErrorResults(item, fn.Error, err)...)
 	switch mode {
 	case ModeOLM:
 		results = append(results, checkForOLM(item, op)...)
@@ -295,15 +283,4 @@ func templatedResults(item *fn.KubeObject, templated []templates.TemplatedField,
 		results = append(results, krm.ObjectResult(item, severity, f.Path, message))
 	}
 	return results
-}
-
-// joined returns the errors errors.Join combined into err, or err alone.
-func joined(err error) []error {
-	if err == nil {
-		return nil
-	}
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		return j.Unwrap()
-	}
-	return []error{err}
 }

@@ -677,7 +677,7 @@ func TestEvaluateInvalid(t *testing.T) {
 		t.Fatal("expected an invalid policy")
 	}
 	ev := EvaluateInvalid(err, nil, t0)
-	want := "NonCompliant; OperatorPolicy local-cluster/strimzi-policy: spec.subscription.name: is required"
+	want := "NonCompliant; OperatorPolicy local-cluster/strimzi-policy: spec.subscription.name: Required value"
 	if ev.Compliance != policyv1.NonCompliant || ev.EventMessage != want {
 		t.Errorf("got %s %q, want %q", ev.Compliance, ev.EventMessage, want)
 	}

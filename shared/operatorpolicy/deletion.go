@@ -1,9 +1,10 @@
 package operatorpolicy
 
 import (
-	"fmt"
 	"slices"
 	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1beta1"
 )
@@ -39,9 +40,9 @@ func SpellingOf(spec *v1beta1.OperatorPolicySpec) Spelling {
 // fleetpolicyOnlyFields names the fields set in spec that only fleetpolicy's spelling has.
 func fleetpolicyOnlyFields(spec *v1beta1.OperatorPolicySpec) []string {
 	return setFields(map[string]bool{
-		fieldAllowedCSVs:                             spec.AllowedCSVs != nil,
+		fieldAllowedCSVs.String():                    spec.AllowedCSVs != nil,
 		"spec.statusConfig":                          spec.StatusConfig != nil,
-		fieldInstallPlanApproval:                     spec.Subscription.InstallPlanApproval != "",
+		fieldInstallPlanApproval.String():            spec.Subscription.InstallPlanApproval != "",
 		"spec.operatorGroup.target":                  spec.OperatorGroup != nil && spec.OperatorGroup.Target != nil,
 		"spec.removalBehavior.installPlans":          spec.RemovalBehavior.InstallPlans != "",
 		"spec.removalBehavior.apiServiceDefinitions": spec.RemovalBehavior.APIServiceDefinitions != "",
@@ -64,12 +65,12 @@ func FleetpolicyOnly(op *v1beta1.OperatorPolicy) []string {
 // ocmOnlyFields names the fields set in spec that only OCM's spelling has.
 func ocmOnlyFields(spec *v1beta1.OperatorPolicySpec) []string {
 	return setFields(map[string]bool{
-		"spec.complianceType":   spec.ComplianceType != "",
-		fieldUpgradeApproval:    spec.UpgradeApproval != "",
-		fieldVersions:           spec.Versions != nil,
-		"spec.complianceConfig": spec.ComplianceConfig != nil,
-		fieldOGTargetNamespaces: spec.OperatorGroup != nil && spec.OperatorGroup.TargetNamespaces != nil,
-		fieldOGSelector:         spec.OperatorGroup != nil && spec.OperatorGroup.Selector != nil,
+		"spec.complianceType":            spec.ComplianceType != "",
+		fieldUpgradeApproval.String():    spec.UpgradeApproval != "",
+		fieldVersions.String():           spec.Versions != nil,
+		"spec.complianceConfig":          spec.ComplianceConfig != nil,
+		fieldOGTargetNamespaces.String(): spec.OperatorGroup != nil && spec.OperatorGroup.TargetNamespaces != nil,
+		fieldOGSelector.String():         spec.OperatorGroup != nil && spec.OperatorGroup.Selector != nil,
 	})
 }
 
@@ -118,8 +119,8 @@ func (n *normalizer) onDeletion(annotations map[string]string, spec *v1beta1.Ope
 			return o
 		}
 	}
-	n.fail(fmt.Sprintf("unsupported value %q: must be Never, UserDeletion or Always", value),
-		"metadata.annotations["+AnnotationOnDeletion+"]")
+	n.fail(field.NotSupported(field.NewPath("metadata", "annotations").Key(AnnotationOnDeletion), value,
+		[]OnDeletion{RemoveNever, RemoveOnUserDeletion, RemoveAlways}))
 	return RemoveNever
 }
 

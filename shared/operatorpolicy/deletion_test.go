@@ -84,7 +84,7 @@ func TestOnDeletionInvalidAnnotation(t *testing.T) {
 	op := story(t, 1)
 	op.Annotations = map[string]string{AnnotationOnDeletion: "sometimes"}
 	_, err := Normalize(op)
-	want := `OperatorPolicy local-cluster/strimzi-policy: metadata.annotations[operatorpolicy.fleetpolicy.io/remove-on-deletion]: unsupported value "sometimes": must be Never, UserDeletion or Always`
+	want := `OperatorPolicy local-cluster/strimzi-policy: metadata.annotations[operatorpolicy.fleetpolicy.io/remove-on-deletion]: Unsupported value: "sometimes": supported values: "Never", "UserDeletion", "Always"`
 	if err == nil || err.Error() != want {
 		t.Errorf("got %v, want %s", err, want)
 	}

@@ -39,8 +39,10 @@
 // OperatorGroupSpec: a key the API types lack (their Extra) is an unknown field
 // naming it, except operatorGroup.upgradeStrategy (Default or
 // TechPreviewUnsafeFailForward) and staticProvidedAPIs, which go to the
-// OperatorGroup. Every problem is reported (not only the first) as a
-// *FieldError naming the policy (namespace/name) and the fields.
+// OperatorGroup. Every problem is reported (not only the first) as an
+// apimachinery field error (field.Error: a disagreement between the spellings
+// is about fleetpolicy's own field and names OCM's), all in one error naming the
+// policy (namespace/name; Invalid).
 //
 // # Subscription defaults
 //
@@ -60,8 +62,9 @@
 // Subscription's) is adopted: its namespace, channel and catalog fill what
 // the policy leaves unset; with none to adopt, it is an error. A namespace
 // still unset is the controller's default namespace, else an error. The
-// errors are *FieldError values naming the unset or mismatching fields, whose
-// reasons are OCM's messages word for word ("the subscription defaults could
+// errors are field errors of the mismatching fields (or of spec.subscription,
+// naming the fields that stay unset), whose details start with OCM's messages
+// word for word ("the subscription defaults could
 // not be determined because the PackageManifest was not found", "... didn't
 // specify a catalog", "... the catalog specified in the policy does not match
 // what was found in the PackageManifest on the cluster", "the default channel

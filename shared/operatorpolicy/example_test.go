@@ -59,7 +59,7 @@ func ExampleNormalize() {
 	// subscription: {Package:strimzi-kafka-operator Namespace: Channel: Source: SourceNamespace: StartingCSV: Config:<nil>}
 	// approval: Manual, allowed: [strimzi-cluster-operator.v0.35.0]
 	// needs the cluster's defaults: true
-	// OperatorPolicy prod-east/install-strimzi: spec.remediationAction: unsupported value "enforce-later": must be inform, enforce or InformOnly
+	// OperatorPolicy prod-east/install-strimzi: spec.remediationAction: Unsupported value: "enforce-later": supported values: "inform", "enforce", "InformOnly"
 }
 
 // ApplySubscriptionDefaults fills what the policy leaves unset from the
@@ -98,5 +98,5 @@ func ExampleApplySubscriptionDefaults() {
 	fmt.Println(err)
 	// Output:
 	// subscription: {Package:strimzi-kafka-operator Namespace:strimzi Channel:stable Source:community-operators SourceNamespace:openshift-marketplace StartingCSV: Config:<nil>}
-	// OperatorPolicy prod-east/install-strimzi: spec.subscription.namespace, spec.subscription.channel, spec.subscription.source, spec.subscription.sourceNamespace: the subscription defaults could not be determined because the PackageManifest was not found
+	// OperatorPolicy prod-east/install-strimzi: spec.subscription: Invalid value: the subscription defaults could not be determined because the PackageManifest was not found (unset: namespace, channel, source, sourceNamespace)
 }

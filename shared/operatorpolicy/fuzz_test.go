@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 	"github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1beta1"
@@ -39,7 +41,7 @@ func FuzzNormalize(f *testing.F) {
 		s := p.Subscription
 		pm := packageManifest(cmp.Or(s.Source, catalog), cmp.Or(s.SourceNamespace, catalogNS), "stable", [2]string{"stable", ""})
 		if p, err = ApplySubscriptionDefaults(p, SubscriptionDefaultsFrom{PackageManifest: pm, DefaultNamespace: opsNS}); err != nil {
-			checkFieldErrors(t, errors.Join(err), objectRef(op.Namespace, op.Name))
+			checkFieldErrors(t, err, objectRef(op.Namespace, op.Name))
 			return
 		}
 		checkCanonical(t, p)
@@ -69,21 +71,30 @@ func errorText(err error) string {
 
 func checkFieldErrors(t *testing.T, err error, ref string) {
 	t.Helper()
-	joined, ok := err.(interface{ Unwrap() []error })
-	if !ok {
-		t.Fatalf("error %v joins nothing", err)
-	}
-	for _, e := range joined.Unwrap() {
-		var fe *FieldError
-		if !errors.As(e, &fe) || fe.Policy != ref || len(fe.Fields) == 0 {
-			t.Fatalf("error %q does not name policy %q and fields", e, ref)
-		}
-		for _, field := range fe.Fields {
-			if !strings.HasPrefix(field, "spec.") {
-				t.Fatalf("error %q names field %q outside spec", e, field)
-			}
+	for _, e := range fieldErrors(t, err, ref) {
+		if !strings.HasPrefix(e.Field, "spec.") {
+			t.Fatalf("error %q names field %q outside spec", e, e.Field)
 		}
 	}
+}
+
+// fieldErrors are the field errors of err, an error of Invalid for the policy
+// ref; the test fails when err is not one.
+func fieldErrors(t *testing.T, err error, ref string) field.ErrorList {
+	t.Helper()
+	var agg utilerrors.Aggregate
+	if err == nil || !strings.HasPrefix(err.Error(), "OperatorPolicy "+ref+": ") || !errors.As(err, &agg) {
+		t.Fatalf("error %v does not name policy %q with its field errors", err, ref)
+	}
+	var out field.ErrorList
+	for _, e := range agg.Errors() {
+		var fe *field.Error
+		if !errors.As(e, &fe) {
+			t.Fatalf("error %q is %T, not a field error", e, e)
+		}
+		out = append(out, fe)
+	}
+	return out
 }
 
 func checkCanonical(t *testing.T, p Policy) {

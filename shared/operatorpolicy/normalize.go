@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 	"github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1beta1"
@@ -141,28 +142,40 @@ type Removal struct {
 	APIServiceDefinitions     v1beta1.RemovalAction
 }
 
-// FieldError reports fields of an OperatorPolicy that cannot be normalised.
-type FieldError struct {
-	// Policy is the policy as namespace/name (name alone without a namespace).
-	Policy string
-	// Fields are the JSON paths of the offending fields.
-	Fields []string
-	// Reason says what is wrong with them.
-	Reason string
-}
-
-func (e *FieldError) Error() string {
-	return fmt.Sprintf("OperatorPolicy %s: %s: %s", e.Policy, strings.Join(e.Fields, ", "), e.Reason)
+// Invalid is the error of the field errors errs of the OperatorPolicy ref
+// (namespace/name, or name alone): "OperatorPolicy <ref>: " and the errors,
+// which errors.As finds; nil when errs is empty.
+func Invalid(ref string, errs field.ErrorList) error {
+	if len(errs) == 0 {
+		return nil
+	}
+	return fmt.Errorf("OperatorPolicy %s: %w", ref, errs.ToAggregate())
 }
 
 // normalizer collects every problem of one policy.
 type normalizer struct {
-	ref  string
-	errs []error
+	errs field.ErrorList
 }
 
-func (n *normalizer) fail(reason string, fields ...string) {
-	n.errs = append(n.errs, &FieldError{Policy: n.ref, Fields: fields, Reason: reason})
+func (n *normalizer) fail(err *field.Error) { n.errs = append(n.errs, err) }
+
+// disagree is the field error of a setting written in both spellings with
+// different values: about fleetpolicy's own field, naming OCM's.
+func disagree(ownField *field.Path, ownValue any, ocmField *field.Path, ocmValue any, why string) *field.Error {
+	detail := fmt.Sprintf("disagrees with %s (%v)", ocmField, ocmValue)
+	if s, ok := ocmValue.(string); ok {
+		detail = fmt.Sprintf("disagrees with %s (%q)", ocmField, s)
+	}
+	if why != "" {
+		detail += "; " + why
+	}
+	return field.Invalid(ownField, ownValue, detail)
+}
+
+// notDNS is the field error of a value that must be a DNS label (or
+// subdomain) and is not, with the validation's problems.
+func notDNS(path *field.Path, value string, problems []string) *field.Error {
+	return field.Invalid(path, value, strings.Join(problems, "; "))
 }
 
 // Normalize returns op as a Policy. Both spellings are accepted: fleetpolicy's
@@ -170,14 +183,14 @@ func (n *normalizer) fail(reason string, fields ...string) {
 // deletion, operatorGroup.target) and OCM's (versions, complianceConfig,
 // upgradeApproval, complianceType mustnothave, operatorGroup.targetNamespaces /
 // selector). When both spellings set a setting they must agree. Every problem is
-// returned, joined, as *FieldError values naming the policy and the fields.
+// returned as one error (Invalid: the policy, then each field error).
 // Normalize does not look at op's deletion: RemovesOnDeletion decides what a
 // deletion does.
 func Normalize(op *v1beta1.OperatorPolicy) (Policy, error) {
 	if op == nil {
 		return Policy{}, errors.New("OperatorPolicy is nil")
 	}
-	n := &normalizer{ref: objectRef(op.Namespace, op.Name)}
+	n := &normalizer{}
 	spec := &op.Spec
 	p := Policy{Namespace: op.Namespace, Name: op.Name}
 
@@ -185,15 +198,15 @@ func Normalize(op *v1beta1.OperatorPolicy) (Policy, error) {
 	p.Remove = n.complianceType(spec.ComplianceType)
 	p.OnDeletion = n.onDeletion(op.Annotations, spec)
 	p.Subscription = n.subscription(&spec.Subscription)
-	n.unknownKeys(spec.Subscription.Extra, "spec.subscription", nil)
+	n.unknownKeys(spec.Subscription.Extra, fieldSubscription, nil)
 	p.Approval = n.approval(spec.Subscription.InstallPlanApproval, spec.UpgradeApproval)
 	p.OperatorGroup = n.operatorGroup(spec.OperatorGroup, p.Subscription.Namespace)
 	p.Allowed = n.allowed(spec.AllowedCSVs, spec.Versions)
 	p.Effects = n.effects(spec.StatusConfig, spec.ComplianceConfig)
 	p.Removal = n.removal(spec.RemovalBehavior)
 
-	if len(n.errs) > 0 {
-		return Policy{}, errors.Join(n.errs...)
+	if err := Invalid(objectRef(op.Namespace, op.Name), n.errs); err != nil {
+		return Policy{}, err
 	}
 	return p, nil
 }
@@ -205,7 +218,7 @@ func (n *normalizer) remediationAction(action policyv1.TemplateRemediationAction
 	case action == "" || action.IsInform():
 		return false
 	}
-	n.fail(fmt.Sprintf("unsupported value %q: must be inform, enforce or InformOnly", action), "spec.remediationAction")
+	n.fail(field.NotSupported(field.NewPath("spec", "remediationAction"), action, []string{"inform", "enforce", "InformOnly"}))
 	return false
 }
 
@@ -216,7 +229,7 @@ func (n *normalizer) complianceType(ct policyv1.ComplianceType) bool {
 	case strings.EqualFold(string(ct), string(policyv1.MustNotHave)):
 		return true
 	}
-	n.fail(fmt.Sprintf("unsupported value %q: must be musthave or mustnothave", ct), "spec.complianceType")
+	n.fail(field.NotSupported(field.NewPath("spec", "complianceType"), ct, []policyv1.ComplianceType{policyv1.MustHave, policyv1.MustNotHave}))
 	return false
 }
 
@@ -231,26 +244,25 @@ func (n *normalizer) subscription(s *v1beta1.Subscription) Subscription {
 		Config:          n.subscriptionConfig(s.Config),
 	}
 	if s.Name == "" {
-		n.fail("is required", "spec.subscription.name")
+		n.fail(field.Required(fieldSubscription.Child("name"), ""))
 	} else if problems := validation.IsDNS1123Label(s.Name); len(problems) > 0 {
-		n.fail(fmt.Sprintf("invalid value %q: %s", s.Name, strings.Join(problems, "; ")), "spec.subscription.name")
+		n.fail(notDNS(fieldSubscription.Child("name"), s.Name, problems))
 	}
 	// An unset namespace is defaulted from the cluster (ApplySubscriptionDefaults).
-	if err := invalidNamespace(n.ref, out.Namespace); err != nil {
-		n.errs = append(n.errs, err)
+	if err := invalidNamespace(out.Namespace); err != nil {
+		n.fail(err)
 	}
 	return out
 }
 
 // invalidNamespace refuses a subscription namespace that is set and not a
 // DNS label.
-func invalidNamespace(ref, namespace string) error {
+func invalidNamespace(namespace string) *field.Error {
 	if namespace == "" {
 		return nil
 	}
 	if problems := validation.IsDNS1123Label(namespace); len(problems) > 0 {
-		return &FieldError{Policy: ref, Fields: []string{FieldSubscriptionNamespace},
-			Reason: fmt.Sprintf("invalid value %q: %s", namespace, strings.Join(problems, "; "))}
+		return notDNS(fieldSubscriptionNamespace, namespace, problems)
 	}
 	return nil
 }
@@ -258,14 +270,14 @@ func invalidNamespace(ref, namespace string) error {
 // inSubscriptionNamespace puts og in the subscription's namespace, refusing
 // an operatorGroup.namespace that differs from it. An unset subscription
 // namespace leaves og as it is.
-func inSubscriptionNamespace(ref string, og *OperatorGroup, subscriptionNamespace string) error {
+func inSubscriptionNamespace(og *OperatorGroup, subscriptionNamespace string) *field.Error {
 	switch {
 	case og == nil || subscriptionNamespace == "":
 	case og.Namespace == "":
 		og.Namespace = subscriptionNamespace
 	case og.Namespace != subscriptionNamespace:
-		return &FieldError{Policy: ref, Fields: []string{"spec.operatorGroup.namespace"},
-			Reason: fmt.Sprintf("%q must be the subscription's namespace %q", og.Namespace, subscriptionNamespace)}
+		return field.Invalid(fieldOperatorGroup.Child("namespace"), og.Namespace,
+			fmt.Sprintf("must be the subscription's namespace %q", subscriptionNamespace))
 	}
 	return nil
 }
@@ -276,19 +288,19 @@ func inSubscriptionNamespace(ref string, og *OperatorGroup, subscriptionNamespac
 // reports whether it is set. A template still there (templates disabled, or
 // not resolved where the policy is read) is refused, as is a value of the
 // wrong shape.
-func (n *normalizer) templatable(raw *runtime.RawExtension, field string, out any) bool {
+func (n *normalizer) templatable(raw *runtime.RawExtension, path *field.Path, out any) bool {
 	if raw == nil || len(raw.Raw) == 0 || string(raw.Raw) == "null" {
 		return false
 	}
 	var template string
 	if json.Unmarshal(raw.Raw, &template) == nil {
-		n.fail(fmt.Sprintf("holds the unresolved template %q, not a value", template), field)
+		n.fail(field.Invalid(path, template, "holds an unresolved template, not a value"))
 		return false
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw.Raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(out); err != nil {
-		n.fail(fmt.Sprintf("invalid value: %v", err), field)
+		n.fail(field.Invalid(path, field.OmitValueType{}, err.Error()))
 		return false
 	}
 	return true
@@ -297,15 +309,17 @@ func (n *normalizer) templatable(raw *runtime.RawExtension, field string, out an
 // subscriptionConfig decodes spec.subscription.config.
 func (n *normalizer) subscriptionConfig(raw *runtime.RawExtension) *operatorsv1alpha1.SubscriptionConfig {
 	config := &operatorsv1alpha1.SubscriptionConfig{}
-	if !n.templatable(raw, "spec.subscription.config", config) {
+	if !n.templatable(raw, fieldSubscription.Child("config"), config) {
 		return nil
 	}
 	return config
 }
 
-const (
-	fieldInstallPlanApproval = "spec.subscription.installPlanApproval"
-	fieldUpgradeApproval     = "spec.upgradeApproval"
+var (
+	fieldSubscription          = field.NewPath("spec", "subscription")
+	fieldSubscriptionNamespace = fieldSubscription.Child("namespace")
+	fieldInstallPlanApproval   = fieldSubscription.Child("installPlanApproval")
+	fieldUpgradeApproval       = field.NewPath("spec", "upgradeApproval")
 )
 
 // approval maps installPlanApproval (Automatic|Manual) and upgradeApproval
@@ -319,7 +333,7 @@ func (n *normalizer) approval(installPlan operatorsv1alpha1.Approval, ocm string
 	case strings.EqualFold(string(installPlan), string(operatorsv1alpha1.ApprovalManual)):
 		fromInstallPlan = operatorsv1alpha1.ApprovalManual
 	default:
-		n.fail(fmt.Sprintf("unsupported value %q: must be Automatic or Manual", installPlan), fieldInstallPlanApproval)
+		n.fail(field.NotSupported(fieldInstallPlanApproval, installPlan, []operatorsv1alpha1.Approval{operatorsv1alpha1.ApprovalAutomatic, operatorsv1alpha1.ApprovalManual}))
 	}
 	switch {
 	case ocm == "":
@@ -328,10 +342,10 @@ func (n *normalizer) approval(installPlan operatorsv1alpha1.Approval, ocm string
 	case strings.EqualFold(ocm, "None"):
 		fromOCM = operatorsv1alpha1.ApprovalManual
 	default:
-		n.fail(fmt.Sprintf("unsupported value %q: must be Automatic or None", ocm), fieldUpgradeApproval)
+		n.fail(field.NotSupported(fieldUpgradeApproval, ocm, []string{"Automatic", "None"}))
 	}
 	if fromInstallPlan != "" && fromOCM != "" && fromInstallPlan != fromOCM {
-		n.fail(fmt.Sprintf("disagree (%q and %q; Manual pairs with None)", installPlan, ocm), fieldInstallPlanApproval, fieldUpgradeApproval)
+		n.fail(disagree(fieldInstallPlanApproval, installPlan, fieldUpgradeApproval, ocm, "Manual pairs with None"))
 	}
 	switch {
 	case fromInstallPlan != "":
@@ -342,11 +356,12 @@ func (n *normalizer) approval(installPlan operatorsv1alpha1.Approval, ocm string
 	return operatorsv1alpha1.ApprovalAutomatic
 }
 
-const (
-	fieldOGTargetNamespaces = "spec.operatorGroup.targetNamespaces"
-	fieldOGSelector         = "spec.operatorGroup.selector"
-	fieldTargetNamespaces   = "spec.operatorGroup.target.namespaces"
-	fieldTargetSelector     = "spec.operatorGroup.target.selector"
+var (
+	fieldOperatorGroup      = field.NewPath("spec", "operatorGroup")
+	fieldOGTargetNamespaces = fieldOperatorGroup.Child("targetNamespaces")
+	fieldOGSelector         = fieldOperatorGroup.Child("selector")
+	fieldTargetNamespaces   = fieldOperatorGroup.Child("target", "namespaces")
+	fieldTargetSelector     = fieldOperatorGroup.Child("target", "selector")
 )
 
 func (n *normalizer) operatorGroup(og *v1beta1.OperatorGroup, subscriptionNamespace string) *OperatorGroup {
@@ -355,12 +370,12 @@ func (n *normalizer) operatorGroup(og *v1beta1.OperatorGroup, subscriptionNamesp
 	}
 	out := &OperatorGroup{Name: og.Name, Namespace: og.Namespace, ServiceAccountName: og.ServiceAccountName}
 	if og.Name == "" {
-		n.fail("is required when spec.operatorGroup is set", "spec.operatorGroup.name")
+		n.fail(field.Required(fieldOperatorGroup.Child("name"), "when spec.operatorGroup is set"))
 	} else if problems := validation.IsDNS1123Subdomain(og.Name); len(problems) > 0 {
-		n.fail(fmt.Sprintf("invalid value %q: %s", og.Name, strings.Join(problems, "; ")), "spec.operatorGroup.name")
+		n.fail(notDNS(fieldOperatorGroup.Child("name"), og.Name, problems))
 	}
-	if err := inSubscriptionNamespace(n.ref, out, subscriptionNamespace); err != nil {
-		n.errs = append(n.errs, err)
+	if err := inSubscriptionNamespace(out, subscriptionNamespace); err != nil {
+		n.fail(err)
 	}
 
 	var ownNamespaces []string
@@ -380,16 +395,16 @@ func (n *normalizer) operatorGroup(og *v1beta1.OperatorGroup, subscriptionNamesp
 	n.validSelector(olmSelector, fieldOGSelector)
 
 	if len(ownSet) > 0 && ownSelector != nil {
-		n.fail("only one of namespaces or selector is allowed", fieldTargetNamespaces, fieldTargetSelector)
+		n.fail(field.Forbidden(fieldTargetSelector, "may not be set with "+fieldTargetNamespaces.String()))
 	}
 	if len(olmSet) > 0 && olmSelector != nil {
-		n.fail("only one of targetNamespaces or selector is allowed", fieldOGTargetNamespaces, fieldOGSelector)
+		n.fail(field.Forbidden(fieldOGSelector, "may not be set with "+fieldOGTargetNamespaces.String()))
 	}
 	if len(ownSet) > 0 && len(olmSet) > 0 && !slices.Equal(ownSet, olmSet) {
-		n.fail(fmt.Sprintf("disagree (%v and %v)", ownSet, olmSet), fieldTargetNamespaces, fieldOGTargetNamespaces)
+		n.fail(disagree(fieldTargetNamespaces, ownSet, fieldOGTargetNamespaces, olmSet, ""))
 	}
 	if ownSelector != nil && olmSelector != nil && !equality.Semantic.DeepEqual(ownSelector, olmSelector) {
-		n.fail("disagree", fieldTargetSelector, fieldOGSelector)
+		n.fail(field.Invalid(fieldTargetSelector, field.OmitValueType{}, "disagrees with "+fieldOGSelector.String()))
 	}
 
 	out.TargetNamespaces = ownSet
@@ -401,20 +416,20 @@ func (n *normalizer) operatorGroup(og *v1beta1.OperatorGroup, subscriptionNamesp
 		out.Selector = olmSelector
 	}
 	out.Selector = out.Selector.DeepCopy()
-	n.unknownKeys(og.Extra, "spec.operatorGroup", map[string]func(raw []byte, field string){
-		"upgradeStrategy": func(raw []byte, field string) {
+	n.unknownKeys(og.Extra, fieldOperatorGroup, map[string]func(raw []byte, path *field.Path){
+		"upgradeStrategy": func(raw []byte, path *field.Path) {
 			var strategy operatorsv1.UpgradeStrategy
 			if err := json.Unmarshal(raw, &strategy); err != nil ||
 				(strategy != operatorsv1.UpgradeStrategyDefault && strategy != operatorsv1.UpgradeStrategyUnsafeFailForward) {
-				n.fail(fmt.Sprintf("unsupported value %s: must be %s or %s", raw, operatorsv1.UpgradeStrategyDefault, operatorsv1.UpgradeStrategyUnsafeFailForward), field)
+				n.fail(field.NotSupported(path, json.RawMessage(raw), []operatorsv1.UpgradeStrategy{operatorsv1.UpgradeStrategyDefault, operatorsv1.UpgradeStrategyUnsafeFailForward}))
 				return
 			}
 			out.UpgradeStrategy = strategy
 		},
-		"staticProvidedAPIs": func(raw []byte, field string) {
+		"staticProvidedAPIs": func(raw []byte, path *field.Path) {
 			var static bool
 			if err := json.Unmarshal(raw, &static); err != nil {
-				n.fail(fmt.Sprintf("unsupported value %s: must be true or false", raw), field)
+				n.fail(field.TypeInvalid(path, json.RawMessage(raw), "must be true or false"))
 				return
 			}
 			out.StaticProvidedAPIs = &static
@@ -428,14 +443,14 @@ func (n *normalizer) operatorGroup(og *v1beta1.OperatorGroup, subscriptionNamesp
 // any other is refused as an unknown field naming it, as OCM refuses what does
 // not decode into OLM's SubscriptionSpec / OperatorGroupSpec. Keys are handled
 // in sorted order.
-func (n *normalizer) unknownKeys(extra map[string]runtime.RawExtension, parent string, use map[string]func(raw []byte, field string)) {
+func (n *normalizer) unknownKeys(extra map[string]runtime.RawExtension, parent *field.Path, use map[string]func(raw []byte, path *field.Path)) {
 	for _, key := range slices.Sorted(maps.Keys(extra)) {
-		field := parent + "." + key
+		path := parent.Child(key)
 		if decode, ok := use[key]; ok {
-			decode(extra[key].Raw, field)
+			decode(extra[key].Raw, path)
 			continue
 		}
-		n.fail("unknown field: OLM's "+olmSpecOf[parent]+" has no such field", field)
+		n.fail(field.Forbidden(path, "unknown field: OLM's "+olmSpecOf[parent.String()]+" has no such field"))
 	}
 }
 
@@ -443,11 +458,11 @@ func (n *normalizer) unknownKeys(extra map[string]runtime.RawExtension, parent s
 var olmSpecOf = map[string]string{"spec.subscription": "SubscriptionSpec", "spec.operatorGroup": "OperatorGroupSpec"}
 
 // namespaceSet returns names sorted and unique, failing on invalid entries.
-func (n *normalizer) namespaceSet(names []string, field string) []string {
+func (n *normalizer) namespaceSet(names []string, path *field.Path) []string {
 	var set []string
 	for i, name := range names {
 		if problems := validation.IsDNS1123Label(name); len(problems) > 0 {
-			n.fail(fmt.Sprintf("invalid value %q: %s", name, strings.Join(problems, "; ")), fmt.Sprintf("%s[%d]", field, i))
+			n.fail(notDNS(path.Index(i), name, problems))
 			continue
 		}
 		set = append(set, name)
@@ -456,18 +471,18 @@ func (n *normalizer) namespaceSet(names []string, field string) []string {
 	return slices.Compact(set)
 }
 
-func (n *normalizer) validSelector(selector *metav1.LabelSelector, field string) {
+func (n *normalizer) validSelector(selector *metav1.LabelSelector, path *field.Path) {
 	if selector == nil {
 		return
 	}
 	if _, err := metav1.LabelSelectorAsSelector(selector); err != nil {
-		n.fail(err.Error(), field)
+		n.fail(field.Invalid(path, field.OmitValueType{}, err.Error()))
 	}
 }
 
-const (
-	fieldAllowedCSVs = "spec.allowedCSVs"
-	fieldVersions    = "spec.versions"
+var (
+	fieldAllowedCSVs = field.NewPath("spec", "allowedCSVs")
+	fieldVersions    = field.NewPath("spec", "versions")
 )
 
 // allowed merges fleetpolicy's allowedCSVs (exact names, "*" = all, must not be
@@ -488,19 +503,19 @@ func (n *normalizer) allowed(allowedCSVs, versions []string) AllowedCSVs {
 	}
 
 	if len(allowedCSVs) == 0 {
-		n.fail(`must have at least one item; use "*" to allow any version`, fieldAllowedCSVs)
+		n.fail(field.Required(fieldAllowedCSVs, `must have at least one item; use "*" to allow any version`))
 	}
 	var fromAllowedCSVs []string
 	for i, name := range allowedCSVs {
 		if name = strings.TrimSpace(name); name == "" {
-			n.fail("must not be empty", fmt.Sprintf("%s[%d]", fieldAllowedCSVs, i))
+			n.fail(field.Required(fieldAllowedCSVs.Index(i), "must not be empty"))
 			continue
 		}
 		fromAllowedCSVs = append(fromAllowedCSVs, name)
 	}
 	listed := canonicalAllowed(fromAllowedCSVs)
 	if len(fromVersions) > 0 && (listed.All != ocm.All || !slices.Equal(listed.Names, ocm.Names)) {
-		n.fail(fmt.Sprintf("disagree (%s and %s)", listed, ocm), fieldAllowedCSVs, fieldVersions)
+		n.fail(disagree(fieldAllowedCSVs, listed.String(), fieldVersions, ocm.String(), ""))
 	}
 	return listed
 }
@@ -553,11 +568,11 @@ func (n *normalizer) effects(status *v1beta1.StatusConfig, ocm *v1beta1.Complian
 		{"deprecationsPresent", "", ocm.DeprecationsPresent, &out.DeprecationsPresent},
 		{"minorChannelUpgradeAvailable", "", ocm.MinorChannelUpgradeAvailable, &out.MinorChannelUpgradeAvailable},
 	} {
-		statusField, ocmField := "spec.statusConfig."+f.name, "spec.complianceConfig."+f.name
+		statusField, ocmField := field.NewPath("spec", "statusConfig", f.name), field.NewPath("spec", "complianceConfig", f.name)
 		fromStatus := n.statusEffect(f.status, statusField)
 		fromOCM := n.ocmEffect(f.ocm, ocmField)
 		if fromStatus != "" && fromOCM != "" && (fromStatus == EffectNonCompliant) != (fromOCM == EffectNonCompliant) {
-			n.fail(fmt.Sprintf("disagree (%q and %q)", f.status, f.ocm), statusField, ocmField)
+			n.fail(disagree(statusField, f.status, ocmField, string(f.ocm), ""))
 		}
 		switch {
 		case fromStatus != "":
@@ -569,7 +584,7 @@ func (n *normalizer) effects(status *v1beta1.StatusConfig, ocm *v1beta1.Complian
 	return out
 }
 
-func (n *normalizer) statusEffect(value v1beta1.StatusConfigAction, field string) Effect {
+func (n *normalizer) statusEffect(value v1beta1.StatusConfigAction, path *field.Path) Effect {
 	if value == "" {
 		return ""
 	}
@@ -578,11 +593,11 @@ func (n *normalizer) statusEffect(value v1beta1.StatusConfigAction, field string
 			return e
 		}
 	}
-	n.fail(fmt.Sprintf("unsupported value %q: must be StatusMessageOnly, Condition or NonCompliant", value), field)
+	n.fail(field.NotSupported(path, value, []Effect{EffectMessageOnly, EffectCondition, EffectNonCompliant}))
 	return ""
 }
 
-func (n *normalizer) ocmEffect(value v1beta1.ComplianceConfigAction, field string) Effect {
+func (n *normalizer) ocmEffect(value v1beta1.ComplianceConfigAction, path *field.Path) Effect {
 	switch {
 	case value == "":
 		return ""
@@ -591,7 +606,7 @@ func (n *normalizer) ocmEffect(value v1beta1.ComplianceConfigAction, field strin
 	case strings.EqualFold(string(value), string(v1beta1.ComplianceNonCompliant)):
 		return EffectNonCompliant
 	}
-	n.fail(fmt.Sprintf("unsupported value %q: must be Compliant or NonCompliant", value), field)
+	n.fail(field.NotSupported(path, value, []v1beta1.ComplianceConfigAction{v1beta1.ComplianceCompliant, v1beta1.ComplianceNonCompliant}))
 	return ""
 }
 
@@ -617,11 +632,7 @@ func (n *normalizer) removalAction(value v1beta1.RemovalAction, name string, def
 			return a
 		}
 	}
-	names := make([]string, len(allowed))
-	for i, a := range allowed {
-		names[i] = string(a)
-	}
-	n.fail(fmt.Sprintf("unsupported value %q: must be one of %s", value, strings.Join(names, ", ")), "spec.removalBehavior."+name)
+	n.fail(field.NotSupported(field.NewPath("spec", "removalBehavior", name), value, allowed))
 	return def
 }
 

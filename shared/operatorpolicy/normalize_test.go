@@ -1,7 +1,6 @@
 package operatorpolicy
 
 import (
-	"errors"
 	"reflect"
 	"strings"
 	"testing"
@@ -225,92 +224,92 @@ func TestNormalizeErrors(t *testing.T) {
 	tests := []struct {
 		name string
 		edit func(*v1beta1.OperatorPolicy)
-		// want lists, per expected FieldError in order, its fields and a piece of
-		// its reason.
+		// want lists, per expected field error in order, its field and a piece
+		// of its body (field.Error.ErrorBody).
 		want [][2]string
 	}{
 		{"subscription name missing", func(op *v1beta1.OperatorPolicy) { op.Spec.Subscription.Name = "" },
-			[][2]string{{"spec.subscription.name", "is required"}}},
+			[][2]string{{"spec.subscription.name", "Required value"}}},
 		{"subscription name invalid", func(op *v1beta1.OperatorPolicy) { op.Spec.Subscription.Name = "Strimzi_Operator" },
-			[][2]string{{"spec.subscription.name", `invalid value "Strimzi_Operator"`}}},
+			[][2]string{{"spec.subscription.name", `Invalid value: "Strimzi_Operator"`}}},
 		{"subscription namespace invalid", func(op *v1beta1.OperatorPolicy) { op.Spec.Subscription.Namespace = "Operators" },
-			[][2]string{{"spec.subscription.namespace", `invalid value "Operators"`}}},
+			[][2]string{{"spec.subscription.namespace", `Invalid value: "Operators"`}}},
 		{"empty allowedCSVs", func(op *v1beta1.OperatorPolicy) { op.Spec.AllowedCSVs = []string{} },
 			[][2]string{{"spec.allowedCSVs", "must have at least one item"}}},
 		{"blank allowedCSVs entry", func(op *v1beta1.OperatorPolicy) { op.Spec.AllowedCSVs = []string{"a", " "} },
 			[][2]string{{"spec.allowedCSVs[1]", "must not be empty"}}},
 		{"allowedCSVs and versions disagree", func(op *v1beta1.OperatorPolicy) { op.Spec.Versions = []string{csv350 + ",other.v1"} },
-			[][2]string{{"spec.allowedCSVs, spec.versions", "disagree ([" + csv350 + "] and [other.v1, " + csv350 + "])"}}},
+			[][2]string{{"spec.allowedCSVs", `Invalid value: "[` + csv350 + `]": disagrees with spec.versions ("[other.v1, ` + csv350 + `]")`}}},
 		{"allowedCSVs star and versions disagree", func(op *v1beta1.OperatorPolicy) {
 			op.Spec.AllowedCSVs, op.Spec.Versions = []string{"*"}, []string{csv350}
-		}, [][2]string{{"spec.allowedCSVs, spec.versions", "disagree (all and [" + csv350 + "])"}}},
+		}, [][2]string{{"spec.allowedCSVs", `Invalid value: "all": disagrees with spec.versions ("[` + csv350 + `]")`}}},
 		{"approval spellings disagree", func(op *v1beta1.OperatorPolicy) { op.Spec.UpgradeApproval = "Automatic" },
-			[][2]string{{"spec.subscription.installPlanApproval, spec.upgradeApproval", `disagree ("Manual" and "Automatic"`}}},
+			[][2]string{{"spec.subscription.installPlanApproval", `Invalid value: "Manual": disagrees with spec.upgradeApproval ("Automatic"); Manual pairs with None`}}},
 		{"unknown installPlanApproval", func(op *v1beta1.OperatorPolicy) { op.Spec.Subscription.InstallPlanApproval = "None" },
-			[][2]string{{"spec.subscription.installPlanApproval", `unsupported value "None"`}}},
+			[][2]string{{"spec.subscription.installPlanApproval", `Unsupported value: "None": supported values: "Automatic", "Manual"`}}},
 		{"unknown upgradeApproval", func(op *v1beta1.OperatorPolicy) { op.Spec.UpgradeApproval = "Manual" },
-			[][2]string{{"spec.upgradeApproval", `unsupported value "Manual"`}}},
+			[][2]string{{"spec.upgradeApproval", `Unsupported value: "Manual": supported values: "Automatic", "None"`}}},
 		{"effect spellings disagree", func(op *v1beta1.OperatorPolicy) {
 			op.Spec.StatusConfig = &v1beta1.StatusConfig{UpgradesAvailable: "Condition"}
 			op.Spec.ComplianceConfig = &v1beta1.ComplianceConfig{UpgradesAvailable: "NonCompliant"}
-		}, [][2]string{{"spec.statusConfig.upgradesAvailable, spec.complianceConfig.upgradesAvailable", `disagree ("Condition" and "NonCompliant")`}}},
+		}, [][2]string{{"spec.statusConfig.upgradesAvailable", `Invalid value: "Condition": disagrees with spec.complianceConfig.upgradesAvailable ("NonCompliant")`}}},
 		{"unknown effects", func(op *v1beta1.OperatorPolicy) {
 			op.Spec.StatusConfig = &v1beta1.StatusConfig{UpgradesProgressing: "Compliant"}
 			op.Spec.ComplianceConfig = &v1beta1.ComplianceConfig{DeprecationsPresent: "Condition"}
 		}, [][2]string{
-			{"spec.statusConfig.upgradesProgressing", `unsupported value "Compliant"`},
-			{"spec.complianceConfig.deprecationsPresent", `unsupported value "Condition"`},
+			{"spec.statusConfig.upgradesProgressing", `Unsupported value: "Compliant": supported values: "StatusMessageOnly", "Condition", "NonCompliant"`},
+			{"spec.complianceConfig.deprecationsPresent", `Unsupported value: "Condition": supported values: "Compliant", "NonCompliant"`},
 		}},
 		{"unknown removal actions", func(op *v1beta1.OperatorPolicy) {
 			op.Spec.RemovalBehavior = v1beta1.RemovalBehavior{OperatorGroups: "Orphan", Subscriptions: "DeleteIfUnused"}
 		}, [][2]string{
-			{"spec.removalBehavior.operatorGroups", `unsupported value "Orphan": must be one of Keep, Delete, DeleteIfUnused`},
-			{"spec.removalBehavior.subscriptions", `unsupported value "DeleteIfUnused": must be one of Keep, Delete`},
+			{"spec.removalBehavior.operatorGroups", `Unsupported value: "Orphan": supported values: "Keep", "Delete", "DeleteIfUnused"`},
+			{"spec.removalBehavior.subscriptions", `Unsupported value: "DeleteIfUnused": supported values: "Keep", "Delete"`},
 		}},
 		{"unresolved config template", func(op *v1beta1.OperatorPolicy) {
 			op.Spec.Subscription.Config = &runtime.RawExtension{Raw: []byte(`"{{ fromConfigMap \"a\" \"b\" \"c\" | toLiteral }}"`)}
-		}, [][2]string{{"spec.subscription.config", `holds the unresolved template "{{ fromConfigMap`}}},
+		}, [][2]string{{"spec.subscription.config", `Invalid value: "{{ fromConfigMap \"a\" \"b\" \"c\" | toLiteral }}": holds an unresolved template, not a value`}}},
 		{"config that is not a SubscriptionConfig", func(op *v1beta1.OperatorPolicy) {
 			op.Spec.Subscription.Config = &runtime.RawExtension{Raw: []byte(`{"env":"A=1"}`)}
-		}, [][2]string{{"spec.subscription.config", "invalid value: json: cannot unmarshal string"}}},
+		}, [][2]string{{"spec.subscription.config", "Invalid value: json: cannot unmarshal string"}}},
 		{"unresolved operatorGroup templates", func(op *v1beta1.OperatorPolicy) {
 			op.Spec.OperatorGroup = &v1beta1.OperatorGroup{Name: "og", TargetNamespaces: raw("{{ .x }}"), Selector: raw("{{ .y }}")}
 		}, [][2]string{
-			{"spec.operatorGroup.targetNamespaces", `holds the unresolved template "{{ .x }}"`},
-			{"spec.operatorGroup.selector", `holds the unresolved template "{{ .y }}"`},
+			{"spec.operatorGroup.targetNamespaces", `Invalid value: "{{ .x }}": holds an unresolved template`},
+			{"spec.operatorGroup.selector", `Invalid value: "{{ .y }}": holds an unresolved template`},
 		}},
 		{"operatorGroup targets of the wrong shape", func(op *v1beta1.OperatorPolicy) {
 			op.Spec.OperatorGroup = &v1beta1.OperatorGroup{Name: "og", TargetNamespaces: raw(map[string]string{"a": "b"})}
-		}, [][2]string{{"spec.operatorGroup.targetNamespaces", "invalid value"}}},
+		}, [][2]string{{"spec.operatorGroup.targetNamespaces", "Invalid value: json: cannot unmarshal object"}}},
 		{"unknown remediationAction", func(op *v1beta1.OperatorPolicy) { op.Spec.RemediationAction = "audit" },
-			[][2]string{{"spec.remediationAction", `unsupported value "audit"`}}},
+			[][2]string{{"spec.remediationAction", `Unsupported value: "audit": supported values: "inform", "enforce", "InformOnly"`}}},
 		{"mustonlyhave", func(op *v1beta1.OperatorPolicy) { op.Spec.ComplianceType = "mustonlyhave" },
-			[][2]string{{"spec.complianceType", `unsupported value "mustonlyhave"`}}},
+			[][2]string{{"spec.complianceType", `Unsupported value: "mustonlyhave": supported values: "musthave", "mustnothave"`}}},
 		{"operatorGroup without name, in another namespace", func(op *v1beta1.OperatorPolicy) {
 			op.Spec.OperatorGroup = &v1beta1.OperatorGroup{Namespace: "elsewhere"}
 		}, [][2]string{
-			{"spec.operatorGroup.name", "is required"},
-			{"spec.operatorGroup.namespace", `"elsewhere" must be the subscription's namespace "openshift-operators"`},
+			{"spec.operatorGroup.name", "Required value: when spec.operatorGroup is set"},
+			{"spec.operatorGroup.namespace", `Invalid value: "elsewhere": must be the subscription's namespace "openshift-operators"`},
 		}},
 		{"operatorGroup namespace spellings disagree", func(op *v1beta1.OperatorPolicy) {
 			op.Spec.OperatorGroup = &v1beta1.OperatorGroup{Name: "og", Target: &v1beta1.OperatorGroupTarget{Namespaces: []string{"a"}},
 				TargetNamespaces: raw([]string{"b"})}
-		}, [][2]string{{"spec.operatorGroup.target.namespaces, spec.operatorGroup.targetNamespaces", "disagree ([a] and [b])"}}},
+		}, [][2]string{{"spec.operatorGroup.target.namespaces", `Invalid value: ["a"]: disagrees with spec.operatorGroup.targetNamespaces ([b])`}}},
 		{"operatorGroup selector spellings disagree", func(op *v1beta1.OperatorPolicy) {
 			op.Spec.OperatorGroup = &v1beta1.OperatorGroup{Name: "og",
 				Target:   &v1beta1.OperatorGroupTarget{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"a": "1"}}},
 				Selector: raw(&metav1.LabelSelector{MatchLabels: map[string]string{"a": "2"}})}
-		}, [][2]string{{"spec.operatorGroup.target.selector, spec.operatorGroup.selector", "disagree"}}},
+		}, [][2]string{{"spec.operatorGroup.target.selector", "Invalid value: disagrees with spec.operatorGroup.selector"}}},
 		{"operatorGroup namespaces and selector", func(op *v1beta1.OperatorPolicy) {
 			op.Spec.OperatorGroup = &v1beta1.OperatorGroup{Name: "og", TargetNamespaces: raw([]string{"a"}), Selector: raw(&metav1.LabelSelector{})}
-		}, [][2]string{{"spec.operatorGroup.targetNamespaces, spec.operatorGroup.selector", "only one of"}}},
+		}, [][2]string{{"spec.operatorGroup.selector", "Forbidden: may not be set with spec.operatorGroup.targetNamespaces"}}},
 		{"operatorGroup bad entries", func(op *v1beta1.OperatorPolicy) {
 			op.Spec.OperatorGroup = &v1beta1.OperatorGroup{Name: "og", Target: &v1beta1.OperatorGroupTarget{Namespaces: []string{"ok", ""},
 				Selector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "k", Operator: "Near"}}}}}
 		}, [][2]string{
-			{"spec.operatorGroup.target.namespaces[1]", `invalid value ""`},
-			{"spec.operatorGroup.target.selector", `"Near" is not a valid label selector operator`},
-			{"spec.operatorGroup.target.namespaces, spec.operatorGroup.target.selector", "only one of"},
+			{"spec.operatorGroup.target.namespaces[1]", `Invalid value: ""`},
+			{"spec.operatorGroup.target.selector", `Invalid value: "Near" is not a valid label selector operator`},
+			{"spec.operatorGroup.target.selector", "Forbidden: may not be set with spec.operatorGroup.target.namespaces"},
 		}},
 		{"every problem is reported", func(op *v1beta1.OperatorPolicy) {
 			op.Spec.Subscription.Name = ""
@@ -318,16 +317,16 @@ func TestNormalizeErrors(t *testing.T) {
 			op.Spec.UpgradeApproval = "Sometimes"
 			op.Spec.RemovalBehavior.InstallPlans = "Later"
 		}, [][2]string{
-			{"spec.subscription.name", "is required"},
-			{"spec.upgradeApproval", `unsupported value "Sometimes"`},
-			{"spec.allowedCSVs", "must have at least one item"},
-			{"spec.removalBehavior.installPlans", `unsupported value "Later"`},
+			{"spec.subscription.name", "Required value"},
+			{"spec.upgradeApproval", `Unsupported value: "Sometimes"`},
+			{"spec.allowedCSVs", `Required value: must have at least one item; use "*" to allow any version`},
+			{"spec.removalBehavior.installPlans", `Unsupported value: "Later"`},
 		}},
 		{"unknown subscription keys", func(op *v1beta1.OperatorPolicy) {
 			op.Spec.Subscription.Extra = map[string]runtime.RawExtension{"chanel": {Raw: []byte(`"fast"`)}, "approval": {Raw: []byte(`"{{ x }}"`)}}
 		}, [][2]string{
-			{"spec.subscription.approval", "unknown field: OLM's SubscriptionSpec has no such field"},
-			{"spec.subscription.chanel", "unknown field: OLM's SubscriptionSpec has no such field"},
+			{"spec.subscription.approval", "Forbidden: unknown field: OLM's SubscriptionSpec has no such field"},
+			{"spec.subscription.chanel", "Forbidden: unknown field: OLM's SubscriptionSpec has no such field"},
 		}},
 		{"unknown operatorGroup key, bad OLM values", func(op *v1beta1.OperatorPolicy) {
 			op.Spec.OperatorGroup = &v1beta1.OperatorGroup{Name: "og", Extra: map[string]runtime.RawExtension{
@@ -336,9 +335,9 @@ func TestNormalizeErrors(t *testing.T) {
 				"targetNamespace":    {Raw: []byte(`["a"]`)},
 			}}
 		}, [][2]string{
-			{"spec.operatorGroup.staticProvidedAPIs", `unsupported value "yes": must be true or false`},
-			{"spec.operatorGroup.targetNamespace", "unknown field: OLM's OperatorGroupSpec has no such field"},
-			{"spec.operatorGroup.upgradeStrategy", `unsupported value "Sometimes": must be Default or TechPreviewUnsafeFailForward`},
+			{"spec.operatorGroup.staticProvidedAPIs", `Invalid value: "yes": must be true or false`},
+			{"spec.operatorGroup.targetNamespace", "Forbidden: unknown field: OLM's OperatorGroupSpec has no such field"},
+			{"spec.operatorGroup.upgradeStrategy", `Unsupported value: "Sometimes": supported values: "Default", "TechPreviewUnsafeFailForward"`},
 		}},
 	}
 	for _, tc := range tests {
@@ -352,25 +351,13 @@ func TestNormalizeErrors(t *testing.T) {
 			if !reflect.DeepEqual(p, Policy{}) {
 				t.Errorf("an invalid policy gave %+v", p)
 			}
-			joined, ok := err.(interface{ Unwrap() []error })
-			if !ok {
-				t.Fatalf("error %v does not join FieldErrors", err)
-			}
-			errs := joined.Unwrap()
+			errs := fieldErrors(t, err, objectRef(op.Namespace, op.Name))
 			if len(errs) != len(tc.want) {
 				t.Fatalf("got %d errors, want %d:\n%v", len(errs), len(tc.want), err)
 			}
 			for i, e := range errs {
-				var fe *FieldError
-				if !errors.As(e, &fe) {
-					t.Fatalf("error %d is %T, not *FieldError", i, e)
-				}
-				wantRef := objectRef(op.Namespace, op.Name)
-				if fe.Policy != wantRef || strings.Join(fe.Fields, ", ") != tc.want[i][0] || !strings.Contains(fe.Reason, tc.want[i][1]) {
-					t.Errorf("error %d = %q; want policy %s, fields %s, reason containing %q", i, e, wantRef, tc.want[i][0], tc.want[i][1])
-				}
-				if !strings.HasPrefix(e.Error(), "OperatorPolicy "+wantRef+": "+tc.want[i][0]+": ") {
-					t.Errorf("error %d reads %q; it must name the policy and the fields first", i, e)
+				if e.Field != tc.want[i][0] || !strings.Contains(e.ErrorBody(), tc.want[i][1]) {
+					t.Errorf("error %d = %q; want field %s, body containing %q", i, e, tc.want[i][0], tc.want[i][1])
 				}
 			}
 		})

@@ -1,8 +1,12 @@
 package operatorpolicy
 
 import (
+	"fmt"
+	"strings"
+
 	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 )
@@ -86,30 +90,46 @@ func onlyRelatedSubscriptionNamespace(related []policyv1.RelatedObject) string {
 // Subscription (from.Existing) is adopted, its namespace and its channel and
 // catalog filling what p leaves unset; with none to adopt, it is an error.
 // Last, a namespace still unset is from.DefaultNamespace, else an error. The
-// OperatorGroup is put in the subscription's namespace. Errors are
-// *FieldError values naming the unset (or mismatching) fields, with OCM's
-// messages.
+// OperatorGroup is put in the subscription's namespace. Errors are field
+// errors (Invalid) of the unset (or mismatching) fields, with OCM's messages.
 func ApplySubscriptionDefaults(p Policy, from SubscriptionDefaultsFrom) (Policy, error) {
 	if !NeedsSubscriptionDefaults(p) {
 		return p, nil
 	}
 	s := &p.Subscription
 	unset := unsetFields(*s)
-	fail := func(reason string, fields ...string) (Policy, error) {
-		return Policy{}, &FieldError{Policy: p.Ref(), Fields: fields, Reason: reason}
+	fail := func(errs ...*field.Error) (Policy, error) {
+		return Policy{}, Invalid(p.Ref(), errs)
+	}
+	// cannotDefault is OCM's reason, about the subscription, naming its
+	// fields that stay unset.
+	names := make([]string, len(unset))
+	for i, f := range unset {
+		names[i] = strings.TrimPrefix(f, fieldSubscription.String()+".")
+	}
+	cannotDefault := func(reason string) (Policy, error) {
+		return fail(field.Invalid(fieldSubscription, field.OmitValueType{},
+			fmt.Sprintf("%s (unset: %s)", reason, strings.Join(names, ", "))))
 	}
 	if pm := from.PackageManifest; pm != nil {
 		catalog, _, _ := unstructured.NestedString(pm.Object, "status", "catalogSource")
 		catalogNamespace, _, _ := unstructured.NestedString(pm.Object, "status", "catalogSourceNamespace")
 		if catalog == "" || catalogNamespace == "" {
-			return fail(msgNoCatalog, unset...)
+			return cannotDefault(msgNoCatalog)
 		}
-		if (s.Source != "" && s.Source != catalog) || (s.SourceNamespace != "" && s.SourceNamespace != catalogNamespace) {
-			return fail(msgCatalogMismatch, FieldSubscriptionSource, FieldSubscriptionSourceNamespace)
+		var mismatch []*field.Error
+		if s.Source != "" && s.Source != catalog {
+			mismatch = append(mismatch, field.Invalid(fieldSubscription.Child("source"), s.Source, msgCatalogMismatch))
+		}
+		if s.SourceNamespace != "" && s.SourceNamespace != catalogNamespace {
+			mismatch = append(mismatch, field.Invalid(fieldSubscription.Child("sourceNamespace"), s.SourceNamespace, msgCatalogMismatch))
+		}
+		if len(mismatch) > 0 {
+			return fail(mismatch...)
 		}
 		if s.Channel == "" {
 			if s.Channel, _, _ = unstructured.NestedString(pm.Object, "status", "defaultChannel"); s.Channel == "" {
-				return fail(msgNoDefaultChannel, FieldSubscriptionChannel)
+				return fail(field.Required(fieldSubscription.Child("channel"), msgNoDefaultChannel))
 			}
 		}
 		s.Source, s.SourceNamespace = catalog, catalogNamespace
@@ -123,7 +143,7 @@ func ApplySubscriptionDefaults(p Policy, from SubscriptionDefaultsFrom) (Policy,
 		existing := from.Existing
 		namespace := AdoptableNamespace(p, from.Related)
 		if existing == nil || namespace == "" || existing.Namespace != namespace || existing.Name != s.Package {
-			return fail(msgPackageManifestNotFound, unset...)
+			return cannotDefault(msgPackageManifestNotFound)
 		}
 		s.Namespace = namespace
 		if spec := existing.Spec; spec != nil {
@@ -136,15 +156,15 @@ func ApplySubscriptionDefaults(p Policy, from SubscriptionDefaultsFrom) (Policy,
 		s.Namespace = from.DefaultNamespace
 	}
 	if s.Namespace == "" {
-		return fail(msgNamespaceRequired, FieldSubscriptionNamespace)
+		return fail(field.Required(fieldSubscriptionNamespace, msgNamespaceRequired))
 	}
-	if err := invalidNamespace(p.Ref(), s.Namespace); err != nil {
-		return Policy{}, err
+	if err := invalidNamespace(s.Namespace); err != nil {
+		return fail(err)
 	}
 	if p.OperatorGroup != nil {
 		og := *p.OperatorGroup
-		if err := inSubscriptionNamespace(p.Ref(), &og, s.Namespace); err != nil {
-			return Policy{}, err
+		if err := inSubscriptionNamespace(&og, s.Namespace); err != nil {
+			return fail(err)
 		}
 		p.OperatorGroup = &og
 	}

@@ -1,7 +1,6 @@
 package operatorpolicy
 
 import (
-	"errors"
 	"reflect"
 	"strings"
 	"testing"
@@ -165,29 +164,29 @@ func TestApplySubscriptionDefaultsErrors(t *testing.T) {
 	}{
 		{"no PackageManifest and no Subscription to adopt", unsetAll,
 			SubscriptionDefaultsFrom{DefaultNamespace: "fallback"},
-			"spec.subscription.namespace, spec.subscription.channel, spec.subscription.source, spec.subscription.sourceNamespace",
-			"the subscription defaults could not be determined because the PackageManifest was not found"},
+			"spec.subscription",
+			"the subscription defaults could not be determined because the PackageManifest was not found (unset: namespace, channel, source, sourceNamespace)"},
 		{"no PackageManifest, a namespace set but no Subscription there", func(s *v1beta1.OperatorPolicySpec) { s.Subscription.Channel = "" },
 			SubscriptionDefaultsFrom{Related: relatedSubscriptions("adopted")},
-			"spec.subscription.channel",
-			"the subscription defaults could not be determined because the PackageManifest was not found"},
+			"spec.subscription",
+			"the subscription defaults could not be determined because the PackageManifest was not found (unset: channel)"},
 		{"no PackageManifest, two Subscriptions in relatedObjects", func(s *v1beta1.OperatorPolicySpec) { s.Subscription.Namespace = "" },
 			SubscriptionDefaultsFrom{Related: relatedSubscriptions("a", "b"), Existing: existingSubscription("a", "stable", catalog, catalogNS), DefaultNamespace: "fallback"},
-			"spec.subscription.namespace",
-			"the subscription defaults could not be determined because the PackageManifest was not found"},
+			"spec.subscription",
+			"the subscription defaults could not be determined because the PackageManifest was not found (unset: namespace)"},
 		{"the PackageManifest names no catalog", func(s *v1beta1.OperatorPolicySpec) { s.Subscription.Channel = "" },
 			SubscriptionDefaultsFrom{PackageManifest: packageManifest(catalog, "", "stable")},
-			"spec.subscription.channel",
-			"the subscription defaults could not be determined because the PackageManifest didn't specify a catalog"},
+			"spec.subscription",
+			"the subscription defaults could not be determined because the PackageManifest didn't specify a catalog (unset: channel)"},
 		{"the policy's source differs from the PackageManifest's", func(s *v1beta1.OperatorPolicySpec) { s.Subscription.Channel, s.Subscription.Source = "", "mirror" },
 			SubscriptionDefaultsFrom{PackageManifest: pm},
-			"spec.subscription.source, spec.subscription.sourceNamespace",
+			"spec.subscription.source",
 			"the subscription defaults could not be determined because the catalog specified in the policy does not match what was found in the PackageManifest on the cluster"},
 		{"the policy's sourceNamespace differs from the PackageManifest's", func(s *v1beta1.OperatorPolicySpec) {
 			s.Subscription.Namespace, s.Subscription.SourceNamespace = "", "mirrors"
 		},
 			SubscriptionDefaultsFrom{PackageManifest: pm},
-			"spec.subscription.source, spec.subscription.sourceNamespace",
+			"spec.subscription.sourceNamespace",
 			"the subscription defaults could not be determined because the catalog specified in the policy does not match what was found in the PackageManifest on the cluster"},
 		{"no default channel in the PackageManifest", unsetAll,
 			SubscriptionDefaultsFrom{PackageManifest: packageManifest(catalog, catalogNS, "")},
@@ -200,23 +199,26 @@ func TestApplySubscriptionDefaultsErrors(t *testing.T) {
 		{"a suggested namespace that is not a namespace name", unsetAll,
 			SubscriptionDefaultsFrom{PackageManifest: packageManifest(catalog, catalogNS, "stable", [2]string{"stable", "Not_A_Namespace"})},
 			"spec.subscription.namespace",
-			`invalid value "Not_A_Namespace"`},
+			`a lowercase RFC 1123 label must consist of`},
 		{"an operatorGroup namespace other than the defaulted one", func(s *v1beta1.OperatorPolicySpec) {
 			s.Subscription.Namespace = ""
 			s.OperatorGroup = &v1beta1.OperatorGroup{Name: "og", Namespace: "elsewhere"}
 		}, SubscriptionDefaultsFrom{PackageManifest: pm},
 			"spec.operatorGroup.namespace",
-			`"elsewhere" must be the subscription's namespace "strimzi-suggested"`},
+			`must be the subscription's namespace "strimzi-suggested"`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := ApplySubscriptionDefaults(normalized(t, 1, tc.edit), tc.from)
-			var fe *FieldError
-			if !errors.As(err, &fe) {
-				t.Fatalf("got %v, want a *FieldError", err)
+			var fields []string
+			for _, e := range fieldErrors(t, err, "local-cluster/strimzi-policy") {
+				fields = append(fields, e.Field)
+				if !strings.HasPrefix(e.Detail, tc.wantReason) {
+					t.Errorf("%s: detail %q, want %q", e.Field, e.Detail, tc.wantReason)
+				}
 			}
-			if fe.Policy != "local-cluster/strimzi-policy" || strings.Join(fe.Fields, ", ") != tc.wantFields || !strings.HasPrefix(fe.Reason, tc.wantReason) {
-				t.Errorf("got %s %v %q, want fields %s, reason %q", fe.Policy, fe.Fields, fe.Reason, tc.wantFields, tc.wantReason)
+			if got := strings.Join(fields, ", "); got != tc.wantFields {
+				t.Errorf("fields %s, want %s", got, tc.wantFields)
 			}
 		})
 	}

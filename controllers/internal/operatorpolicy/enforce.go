@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1beta1"
@@ -36,12 +37,12 @@ func (r *reconciler) enforce(ctx context.Context, op *v1beta1.OperatorPolicy, p 
 	subCond := meta.FindStatusCondition(before.Conditions, operatorpolicy.TypeSubscriptionCompliant)
 	groupOK, err := r.enforceOperatorGroup(ctx, p, &obs, meta.FindStatusCondition(before.Conditions, operatorpolicy.TypeOperatorGroupCompliant))
 	if err != nil {
-		invalid, err := asInvalid(p, "spec.operatorGroup", "OperatorGroup", err)
+		invalid, err := asInvalid(p, field.NewPath("spec", "operatorGroup"), "OperatorGroup", err)
 		return obs, invalid, err
 	}
 	if groupOK {
 		if err := r.enforceSubscription(ctx, p, &obs, subCond); err != nil {
-			invalid, err := asInvalid(p, "spec.subscription", "Subscription", err)
+			invalid, err := asInvalid(p, field.NewPath("spec", "subscription"), "Subscription", err)
 			return obs, invalid, err
 		}
 	}
@@ -51,9 +52,10 @@ func (r *reconciler) enforce(ctx context.Context, op *v1beta1.OperatorPolicy, p 
 // asInvalid sorts a write error: one that the object's content caused
 // (rejected as invalid or a bad request) is returned as invalid, with the
 // policy and field named; others are returned as errors, to retry.
-func asInvalid(p operatorpolicy.Policy, field, kind string, err error) (invalid, _ error) {
+func asInvalid(p operatorpolicy.Policy, path *field.Path, kind string, err error) (invalid, _ error) {
 	if apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) {
-		return &operatorpolicy.FieldError{Policy: p.Ref(), Fields: []string{field}, Reason: fmt.Sprintf("the API server rejects the %s: %v", kind, err)}, nil
+		return operatorpolicy.Invalid(p.Ref(), field.ErrorList{
+			field.Invalid(path, field.OmitValueType{}, fmt.Sprintf("the API server rejects the %s: %v", kind, err))}), nil
 	}
 	return nil, err
 }

@@ -500,10 +500,10 @@ func TestInvalidPolicy(t *testing.T) {
 	waitPolicy(t, ns, "bad", "invalid spec reported", all(
 		compliance(policyv1.NonCompliant),
 		condition(sharedop.TypeValidPolicySpec, metav1.ConditionFalse, "InvalidPolicySpec",
-			"OperatorPolicy "+ns+"/bad: spec.subscription.name", "spec.operatorGroup.namespace"),
+			"OperatorPolicy "+ns+"/bad: [spec.subscription.name: Invalid value: \"Bad_Name\"", "spec.operatorGroup.namespace: Invalid value: \"elsewhere\""),
 	))
 	events := complianceEvents(t, ns, "OperatorPolicy", "bad")
-	if len(events) == 0 || !strings.HasPrefix(events[len(events)-1].Message, "NonCompliant; OperatorPolicy "+ns+"/bad: spec.subscription.name") {
+	if len(events) == 0 || !strings.HasPrefix(events[len(events)-1].Message, "NonCompliant; OperatorPolicy "+ns+"/bad: [spec.subscription.name") {
 		t.Errorf("want a NonCompliant event naming the field, got %+v", events)
 	}
 
@@ -513,7 +513,7 @@ func TestInvalidPolicy(t *testing.T) {
 	waitPolicy(t, ns, "no-source", "missing source reported", all(
 		compliance(policyv1.NonCompliant),
 		condition(sharedop.TypeValidPolicySpec, metav1.ConditionFalse, "InvalidPolicySpec",
-			"spec.subscription.source, spec.subscription.sourceNamespace", "the PackageManifest was not found"),
+			"spec.subscription: Invalid value: ", "the PackageManifest was not found (unset: source, sourceNamespace)"),
 	))
 	if exists(t, subscription(ns, "install-op")) || exists(t, operatorGroup(ns, defaultOG)) {
 		t.Error("OLM objects were created for a policy that cannot create its Subscription")

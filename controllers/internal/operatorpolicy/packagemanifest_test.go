@@ -145,8 +145,8 @@ func TestSubscriptionDefaultsWithoutPackageManifestAPI(t *testing.T) {
 	waitPolicy(t, ns, "nothing", "OCM's PackageManifest-not-found error", all(
 		compliance(policyv1.NonCompliant),
 		condition(sharedop.TypeValidPolicySpec, metav1.ConditionFalse, "InvalidPolicySpec",
-			"OperatorPolicy "+ns+"/nothing: spec.subscription.namespace, spec.subscription.channel, spec.subscription.source, spec.subscription.sourceNamespace: "+
-				"the subscription defaults could not be determined because the PackageManifest was not found"),
+			"OperatorPolicy "+ns+"/nothing: spec.subscription: Invalid value: "+
+				"the subscription defaults could not be determined because the PackageManifest was not found (unset: namespace, channel, source, sourceNamespace)"),
 	))
 }
 
@@ -196,7 +196,7 @@ func TestSubscriptionDefaultsFromPackageManifest(t *testing.T) {
 	waitPolicy(t, cluster, "mismatch", "OCM's catalog mismatch error", all(
 		compliance(policyv1.NonCompliant),
 		condition(sharedop.TypeValidPolicySpec, metav1.ConditionFalse, "InvalidPolicySpec",
-			"spec.subscription.source, spec.subscription.sourceNamespace: the subscription defaults could not be determined because "+
+			`spec.subscription.source: Invalid value: "other-catalog": the subscription defaults could not be determined because `+
 				"the catalog specified in the policy does not match what was found in the PackageManifest on the cluster"),
 	))
 }

@@ -41,8 +41,8 @@ func FieldResults(obj *fn.KubeObject, severity fn.Severity, errs field.ErrorList
 	return results
 }
 
-// flatten returns the errors err joins (errors.Join, utilerrors.Aggregate),
-// each flattened in turn; err alone when it joins none.
+// flatten returns the errors err joins (errors.Join, utilerrors.Aggregate,
+// also wrapped), each flattened in turn; err alone when it joins none.
 func flatten(err error) []error {
 	if err == nil {
 		return nil
@@ -53,6 +53,13 @@ func flatten(err error) []error {
 		joined = e.Errors()
 	case interface{ Unwrap() []error }:
 		joined = e.Unwrap()
+	case interface{ Unwrap() error }:
+		// An error that wraps a join (fmt.Errorf("...: %w", aggregate)) is
+		// the errors joined: the object is named by the results already.
+		if joins(e.Unwrap()) {
+			return flatten(e.Unwrap())
+		}
+		return []error{err}
 	default:
 		return []error{err}
 	}
@@ -61,6 +68,18 @@ func flatten(err error) []error {
 		out = append(out, flatten(e)...)
 	}
 	return out
+}
+
+// joins reports whether err is, or wraps, errors joined by errors.Join or in
+// a utilerrors.Aggregate.
+func joins(err error) bool {
+	switch e := err.(type) {
+	case utilerrors.Aggregate, interface{ Unwrap() []error }:
+		return true
+	case interface{ Unwrap() error }:
+		return joins(e.Unwrap())
+	}
+	return false
 }
 
 // Unreadable is the error result of an item that cannot be decoded as its

@@ -34,6 +34,10 @@ func TestErrorResults(t *testing.T) {
 		{"joined, wrapped and nested", errors.Join(fmt.Errorf("the thing: %w", invalid),
 			utilerrors.NewAggregate([]error{required, errors.New("plain")})),
 			[]want{{"spec.size", "Invalid value: -1: must not be negative"}, {"spec.name", "Required value"}, {"", "plain"}}},
+		{"an object's ErrorList, wrapped", fmt.Errorf("Thing ns/x: %w", field.ErrorList{invalid, required}.ToAggregate()),
+			[]want{{"spec.size", "Invalid value: -1: must not be negative"}, {"spec.name", "Required value"}}},
+		{"one field error, wrapped", fmt.Errorf("Thing ns/x: %w", field.ErrorList{required}.ToAggregate()),
+			[]want{{"spec.name", "Required value"}}},
 		{"another error", errors.New("boom"), []want{{"", "boom"}}},
 	}
 	for _, tc := range cases {
