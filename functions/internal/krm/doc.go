@@ -82,8 +82,10 @@
 //     from its nodes; used by object.go and marshal.go.
 //   - marshal.go: an item's JSON text (MarshalJSON); uses plain.go.
 //   - object.go: an item's JSON form as a map (Object); uses plain.go.
-//   - decode.go: typed decoding (Decode, DecodeConfig, FieldError) through
-//     the JSON text of marshal.go.
+//   - decode.go: typed decoding (Decode, DecodeConfig; a value of the wrong
+//     type is a field.Error) through the JSON text of marshal.go.
+//   - fielderrors.go: field errors as results (FieldResult, ErrorResults,
+//     Unreadable); uses result.go.
 //   - nodefromjson.go: the YAML nodes of a JSON text (NodeFromJSON), its own
 //     scanner.
 //   - annotations.go, selectnamed.go: helpers of the functions' own rules
