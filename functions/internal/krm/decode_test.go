@@ -82,4 +82,9 @@ func TestDecodeNamesTheField(t *testing.T) {
 	if !errors.As(err, &fieldErr) || fieldErr.Field != "spec.items" || fieldErr.Detail != "got an object, want a list" {
 		t.Errorf("Decode error = %v, want a field.Error for spec.items", err)
 	}
+	// Every function reports it in these words.
+	if r := Unreadable(obj, err); r.Severity != fn.Error || r.Message != "cannot be read: got an object, want a list" ||
+		r.Field == nil || r.Field.Path != "spec.items" {
+		t.Errorf("Unreadable(decode error) = %+v", r)
+	}
 }
