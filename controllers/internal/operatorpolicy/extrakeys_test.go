@@ -45,7 +45,7 @@ func TestSubscriptionAndOperatorGroupKeys(t *testing.T) {
 	waitPolicy(t, ns, "typo", "the unknown subscription key reported", all(
 		compliance(policyv1.NonCompliant),
 		condition(sharedop.TypeValidPolicySpec, metav1.ConditionFalse, "InvalidPolicySpec",
-			"spec.subscription.chanel: unknown field: OLM's SubscriptionSpec has no such field"),
+			"spec.subscription.chanel: Forbidden: unknown field: OLM's SubscriptionSpec has no such field"),
 	))
 	if exists(t, subscription(ns, "typo-op")) {
 		t.Error("a Subscription was created for a policy with an unknown subscription key")
@@ -92,6 +92,6 @@ func TestSubscriptionAndOperatorGroupKeys(t *testing.T) {
 	waitPolicy(t, ns, "og-typo", "the unknown operatorGroup key reported", all(
 		compliance(policyv1.NonCompliant),
 		condition(sharedop.TypeValidPolicySpec, metav1.ConditionFalse, "InvalidPolicySpec",
-			"spec.operatorGroup.targetNamespace: unknown field: OLM's OperatorGroupSpec has no such field"),
+			"spec.operatorGroup.targetNamespace: Forbidden: unknown field: OLM's OperatorGroupSpec has no such field"),
 	))
 }
