@@ -20,6 +20,7 @@ import (
 	"github.com/kptdev/krm-functions-sdk/go/fn"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/fleetpolicy/fleetpolicy/functions/internal/krm"
@@ -197,11 +198,9 @@ func expand(rl *fn.ResourceList) error {
 // decoded and checked: mode policy passes them through to the hub, mode olm
 // cannot (see templatedResults).
 func read(item *fn.KubeObject, mode string) (*source, fn.Results) {
-	fail := func(field, message string) fn.Results {
-		return fn.Results{krm.ObjectResult(item, fn.Error, field, message)}
-	}
 	if item.GetAPIVersion() != v1beta1.GroupVersion.String() {
-		return nil, fail("apiVersion", fmt.Sprintf("unsupported value %q: OperatorPolicy is served as %s", item.GetAPIVersion(), v1beta1.GroupVersion))
+		return nil, fn.Results{krm.FieldResult(item, fn.Error,
+			field.NotSupported(field.NewPath("apiVersion"), item.GetAPIVersion(), []string{v1beta1.GroupVersion.String()}))}
 	}
 	op := &v1beta1.OperatorPolicy{}
 	templated, err := decodeUntemplated(item, op)
@@ -209,7 +208,7 @@ func read(item *fn.KubeObject, mode string) (*source, fn.Results) {
 		return nil, fn.Results{krm.Unreadable(item, err)}
 	}
 	if op.Name == "" && len(templated) == 0 {
-		return nil, fail("metadata.name", "is required")
+		return nil, fn.Results{krm.FieldResult(item, fn.Error, field.Required(field.NewPath("metadata", "name"), ""))}
 	}
 	var results fn.Results
 	p, err := operatorpolicy.Normalize(op)

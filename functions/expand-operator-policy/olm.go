@@ -9,6 +9,7 @@ import (
 	"github.com/kptdev/krm-functions-sdk/go/fn"
 	operatorsv1 "github.com/operator-framework/api/pkg/operators/v1"
 	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/fleetpolicy/fleetpolicy/functions/internal/krm"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
@@ -32,9 +33,10 @@ func checkForOLM(item *fn.KubeObject, op *v1beta1.OperatorPolicy) fn.Results {
 		fail("spec.complianceType", "is mustnothave, which removes the operator; OLM objects applied by GitOps "+
 			"cannot say that: delete the OperatorPolicy from the package, or use mode policy")
 	}
-	for _, field := range operatorpolicy.ClusterDefaultedFields(&op.Spec.Subscription) {
-		if why, required := requiredWithoutSpoke[field]; required {
-			fail(field, "is required in mode olm: without the spoke controller nothing "+why)
+	for _, path := range operatorpolicy.ClusterDefaultedFields(&op.Spec.Subscription) {
+		if why, required := requiredWithoutSpoke[path]; required {
+			results = append(results, krm.FieldResult(item, fn.Error,
+				field.Required(field.NewPath(path), "in mode olm: without the spoke controller nothing "+why)))
 		}
 	}
 	return results
