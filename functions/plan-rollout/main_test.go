@@ -44,8 +44,8 @@ func TestIdempotent(t *testing.T) {
 			again := c
 			again.Items = []byte(strings.Join(itemDocuments(t, first), "---\n"))
 			second, _, _ := again.Run(t, planRollout)
-			if !bytes.Equal(itemsSection(t, second), itemsSection(t, first)) {
-				t.Errorf("the second run changed the items:\n--- second\n%s\n--- first\n%s", itemsSection(t, second), itemsSection(t, first))
+			if !bytes.Equal(krmtest.ItemsSection(t, second), krmtest.ItemsSection(t, first)) {
+				t.Errorf("the second run changed the items:\n--- second\n%s\n--- first\n%s", krmtest.ItemsSection(t, second), krmtest.ItemsSection(t, first))
 			}
 			if got, want := resultMessages(t, second), strings.Join(removedLines.Split(resultMessages(t, first), -1), ""); got != want {
 				t.Errorf("the second run's results differ:\n--- second\n%s\n--- first\n%s", got, want)
@@ -54,32 +54,12 @@ func TestIdempotent(t *testing.T) {
 	}
 }
 
-// itemsSection returns the lines of a ResourceList from "items:" to the next
-// top-level field.
-func itemsSection(t *testing.T, rl []byte) []byte {
-	t.Helper()
-	start := bytes.Index(rl, []byte("\nitems:\n"))
-	if start < 0 {
-		t.Fatalf("no items in:\n%s", rl)
-	}
-	section := rl[start+len("\nitems:\n"):]
-	lines := bytes.SplitAfter(section, []byte("\n"))
-	n := 0
-	for _, line := range lines {
-		if len(line) > 0 && line[0] != ' ' && line[0] != '-' && line[0] != '#' {
-			break
-		}
-		n += len(line)
-	}
-	return section[:n]
-}
-
 // itemChunks splits the items section of a ResourceList into the text of each
 // item.
 func itemChunks(t *testing.T, rl []byte) []string {
 	t.Helper()
 	var chunks []string
-	for _, line := range strings.SplitAfter(string(itemsSection(t, rl)), "\n") {
+	for _, line := range strings.SplitAfter(string(krmtest.ItemsSection(t, rl)), "\n") {
 		if strings.HasPrefix(line, "- ") || len(chunks) == 0 {
 			chunks = append(chunks, "")
 		}
