@@ -17,13 +17,14 @@ import (
 
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/scheme"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit"
 )
 
 var hub *localplane.Plane
 
 func TestMain(m *testing.M) {
 	p, err := localplane.Start("hub")
-	if localplane.SkipsPackage(err) {
+	if testkit.SkipsPackage(err) {
 		os.Exit(0)
 	}
 	if err != nil {

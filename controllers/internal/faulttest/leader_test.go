@@ -12,8 +12,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/hub"
-	"github.com/fleetpolicy/fleetpolicy/controllers/internal/hub/hubtest"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit/hubtest"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 	"github.com/fleetpolicy/fleetpolicy/shared/replication"
 )
@@ -23,7 +24,7 @@ var plane *localplane.Plane
 func TestMain(m *testing.M) {
 	ctrl.SetLogger(logr.Discard())
 	var err error
-	if plane, err = localplane.Start("hub"); localplane.SkipsPackage(err) {
+	if plane, err = localplane.Start("hub"); testkit.SkipsPackage(err) {
 		os.Exit(0)
 	} else if err != nil {
 		fmt.Fprintln(os.Stderr, err)

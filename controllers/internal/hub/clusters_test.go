@@ -15,6 +15,7 @@ import (
 
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/hub"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 	"github.com/fleetpolicy/fleetpolicy/shared/replication"
 )
@@ -56,7 +57,7 @@ placementRef: {apiGroup: cluster.open-cluster-management.io, kind: Placement, na
 subjects: [{apiGroup: policy.open-cluster-management.io, kind: Policy, name: p}]
 `)
 	expectReplicas(t, ns, "p", want([]string{"cluster-a"}, nil))
-	localplane.Eventually(t, 20*time.Second, "the root names the unknown clusters", func() string {
+	testkit.Eventually(t, 20*time.Second, "the root names the unknown clusters", func() string {
 		cond := meta.FindStatusCondition(rootStatus(t, ns, "p").Conditions, hub.ConditionClustersUnknown)
 		want := "no replica for 3 decided cluster(s) without a ManagedCluster: ghost-cluster, kube-system, late-cluster"
 		if cond == nil || cond.Status != metav1.ConditionTrue || cond.Message != want {
@@ -77,7 +78,7 @@ subjects: [{apiGroup: policy.open-cluster-management.io, kind: Policy, name: p}]
 	if err := c.Create(ctx, &clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: late}}); err != nil {
 		t.Fatal(err)
 	}
-	localplane.Eventually(t, 20*time.Second, "the late cluster's replica", func() string {
+	testkit.Eventually(t, 20*time.Second, "the late cluster's replica", func() string {
 		err := c.Get(ctx, client.ObjectKey{Namespace: late, Name: replication.Name(ns, "p")}, &policyv1.Policy{})
 		if err != nil {
 			return err.Error()

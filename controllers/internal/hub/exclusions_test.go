@@ -8,7 +8,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 	policyv1beta1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1beta1"
 )
@@ -113,7 +113,7 @@ func TestPolicySetExclusionsLive(t *testing.T) {
 // policySet, exclusions) and status.status (cluster, remainingBindings).
 func expectRootStatus(t *testing.T, ns, name, placements, clusters string) {
 	t.Helper()
-	localplane.Eventually(t, 20*time.Second, fmt.Sprintf("root status of %s/%s", ns, name), func() string {
+	testkit.Eventually(t, 20*time.Second, fmt.Sprintf("root status of %s/%s", ns, name), func() string {
 		s := rootStatus(t, ns, name)
 		var gotPlacements, gotClusters []string
 		for _, p := range s.Placement {
@@ -143,7 +143,7 @@ func expectRootStatus(t *testing.T, ns, name, placements, clusters string) {
 // expectSetExclusions waits for a PolicySet's status.exclusions.
 func expectSetExclusions(t *testing.T, ns, name, exclusions string) {
 	t.Helper()
-	localplane.Eventually(t, 20*time.Second, fmt.Sprintf("status.exclusions of PolicySet %s/%s", ns, name), func() string {
+	testkit.Eventually(t, 20*time.Second, fmt.Sprintf("status.exclusions of PolicySet %s/%s", ns, name), func() string {
 		set := &policyv1beta1.PolicySet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
 		get(t, set)
 		var got []string

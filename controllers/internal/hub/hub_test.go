@@ -17,6 +17,7 @@ import (
 
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/hub"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 	"github.com/fleetpolicy/fleetpolicy/shared/replication"
 )
@@ -35,7 +36,7 @@ func TestMain(m *testing.M) {
 func runMain(m *testing.M) int {
 	var err error
 	plane, err = localplane.Start("hub")
-	if localplane.SkipsPackage(err) {
+	if testkit.SkipsPackage(err) {
 		return 0
 	}
 	if err != nil {
@@ -132,7 +133,7 @@ func want(bound, enforced []string) map[string]string {
 
 func expectReplicas(t *testing.T, ns, name string, expected map[string]string) {
 	t.Helper()
-	localplane.Eventually(t, 20*time.Second, fmt.Sprintf("replicas of %s/%s", ns, name), func() string {
+	testkit.Eventually(t, 20*time.Second, fmt.Sprintf("replicas of %s/%s", ns, name), func() string {
 		got := replicaActions(t, ns, name)
 		if fmt.Sprint(sorted(got)) != fmt.Sprint(sorted(expected)) {
 			return fmt.Sprintf("got %v, want %v", sorted(got), sorted(expected))

@@ -12,6 +12,7 @@ import (
 
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/hub"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit"
 )
 
 // expectCondition waits until the root's condition of type cond has the
@@ -19,7 +20,7 @@ import (
 // condition to be gone.
 func expectCondition(t *testing.T, ns, name, cond string, status metav1.ConditionStatus, reason, message string) {
 	t.Helper()
-	localplane.Eventually(t, 20*time.Second, fmt.Sprintf("%s/%s condition %s %s", ns, name, cond, status), func() string {
+	testkit.Eventually(t, 20*time.Second, fmt.Sprintf("%s/%s condition %s %s", ns, name, cond, status), func() string {
 		got := meta.FindStatusCondition(rootStatus(t, ns, name).Conditions, cond)
 		switch {
 		case status == "" && got != nil:
@@ -168,7 +169,7 @@ subFilter: restricted
 	expectCondition(t, ns, "narrowed", hub.ConditionInvalid, "", "", "")
 	expectReplicas(t, ns, "narrowed", want([]string{"cluster-c"}, nil))
 	// The status write that lists the clusters sets ClustersUnknown too.
-	localplane.Eventually(t, 20*time.Second, "root status of the two clusters", func() string {
+	testkit.Eventually(t, 20*time.Second, "root status of the two clusters", func() string {
 		if got := statusClusters(rootStatus(t, ns, "p")); fmt.Sprint(got) != "[cluster-a cluster-b]" {
 			return fmt.Sprintf("status.status clusters %v", got)
 		}

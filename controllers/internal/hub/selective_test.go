@@ -11,7 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/hub"
-	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit"
 	appsv1 "github.com/fleetpolicy/fleetpolicy/shared/api/apps/v1"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 	policyv1beta1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1beta1"
@@ -42,7 +42,7 @@ func TestSelectiveEnforcementExamplesLive(t *testing.T) {
 		ns := fmt.Sprintf("selective-example-%d", tc.example)
 		t.Run(ns, func(t *testing.T) {
 			expectReplicas(t, ns, "test-policy-1", want(tc.bound, tc.enforced))
-			localplane.Eventually(t, 20*time.Second, "root status lists exactly the bound clusters", func() string {
+			testkit.Eventually(t, 20*time.Second, "root status lists exactly the bound clusters", func() string {
 				if got := statusClusters(rootStatus(t, ns, "test-policy-1")); !slices.Equal(got, tc.bound) {
 					return fmt.Sprintf("status clusters %v, want %v", got, tc.bound)
 				}
@@ -126,7 +126,7 @@ func TestEdgeCasesLive(t *testing.T) {
 
 	t.Run("restricted binding enforces only bound clusters and never adds one", func(t *testing.T) {
 		expectReplicas(t, ns, "p", want([]string{"cluster-a", "cluster-b"}, []string{"cluster-b"}))
-		localplane.Eventually(t, 20*time.Second, "restricted-only cluster-c absent from root status", func() string {
+		testkit.Eventually(t, 20*time.Second, "restricted-only cluster-c absent from root status", func() string {
 			s := rootStatus(t, ns, "p")
 			if got := statusClusters(s); !slices.Equal(got, []string{"cluster-a", "cluster-b"}) {
 				return fmt.Sprintf("status clusters %v", got)
@@ -140,7 +140,7 @@ func TestEdgeCasesLive(t *testing.T) {
 	t.Run("cluster removed from the enforce placement goes back to inform", func(t *testing.T) {
 		setDecisions(t, ns, "enf", "cluster-c")
 		expectReplicas(t, ns, "p", want([]string{"cluster-a", "cluster-b"}, nil))
-		localplane.Eventually(t, 20*time.Second, "non-overlapping restricted binding leaves placement[]", func() string {
+		testkit.Eventually(t, 20*time.Second, "non-overlapping restricted binding leaves placement[]", func() string {
 			if n := len(rootStatus(t, ns, "p").Placement); n != 1 {
 				return fmt.Sprintf("placement has %d entries, want 1", n)
 			}
@@ -187,7 +187,7 @@ func TestEdgeCasesLive(t *testing.T) {
 			t.Fatal(err)
 		}
 		expectReplicas(t, ns, "p", map[string]string{})
-		localplane.Eventually(t, 20*time.Second, "placement still listed", func() string {
+		testkit.Eventually(t, 20*time.Second, "placement still listed", func() string {
 			if s := rootStatus(t, ns, "p"); len(s.Placement) == 0 || len(s.Status) != 0 {
 				return fmt.Sprintf("placement %d, status %d", len(s.Placement), len(s.Status))
 			}
@@ -230,7 +230,7 @@ func TestReplicaDriftReverted(t *testing.T) {
 		t.Fatal(err)
 	}
 	expectReplicas(t, ns, "p", want([]string{"cluster-a"}, nil))
-	localplane.Eventually(t, 20*time.Second, "templates and labels restored", func() string {
+	testkit.Eventually(t, 20*time.Second, "templates and labels restored", func() string {
 		get(t, replica)
 		if replica.Spec.PolicyTemplates[0].IgnorePending || replica.Labels["team"] != "platform" {
 			return fmt.Sprintf("template %+v, labels %v", replica.Spec.PolicyTemplates[0], replica.Labels)
@@ -243,7 +243,7 @@ func TestReplicaDriftReverted(t *testing.T) {
 	if err := c.Status().Update(ctx, replica); err != nil {
 		t.Fatal(err)
 	}
-	localplane.Eventually(t, 20*time.Second, "root compliance from the replica", func() string {
+	testkit.Eventually(t, 20*time.Second, "root compliance from the replica", func() string {
 		s := rootStatus(t, ns, "p")
 		if s.ComplianceState != policyv1.NonCompliant || len(s.Status) != 1 || s.Status[0].ComplianceState != policyv1.NonCompliant {
 			return fmt.Sprintf("root status %+v", s)
@@ -293,7 +293,7 @@ subjects: [{apiGroup: policy.open-cluster-management.io, kind: PolicySet, name: 
 `)
 	expectReplicas(t, ns, "p1", want([]string{"cluster-d", "cluster-e"}, nil))
 	expectReplicas(t, ns, "p2", want([]string{"cluster-d", "cluster-e"}, []string{"cluster-d", "cluster-e"}))
-	localplane.Eventually(t, 20*time.Second, "root placement names the set", func() string {
+	testkit.Eventually(t, 20*time.Second, "root placement names the set", func() string {
 		s := rootStatus(t, ns, "p1")
 		if len(s.Placement) != 1 || s.Placement[0].PolicySet != "set" || s.Placement[0].Placement != "pl" {
 			return fmt.Sprintf("placement %+v", s.Placement)
@@ -301,7 +301,7 @@ subjects: [{apiGroup: policy.open-cluster-management.io, kind: PolicySet, name: 
 		return ""
 	})
 
-	localplane.Eventually(t, 20*time.Second, "PolicySet status message while its policies have no status", func() string {
+	testkit.Eventually(t, 20*time.Second, "PolicySet status message while its policies have no status", func() string {
 		set := &policyv1beta1.PolicySet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "set"}}
 		get(t, set)
 		if want := "No status provided while awaiting policy status: p1, p2"; set.Status.StatusMessage != want || set.Status.Compliant != "" {
@@ -319,7 +319,7 @@ subjects: [{apiGroup: policy.open-cluster-management.io, kind: PolicySet, name: 
 			}
 		}
 	}
-	localplane.Eventually(t, 20*time.Second, "PolicySet status", func() string {
+	testkit.Eventually(t, 20*time.Second, "PolicySet status", func() string {
 		set := &policyv1beta1.PolicySet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "set"}}
 		get(t, set)
 		if set.Status.Compliant != policyv1.Compliant || len(set.Status.Placement) != 1 || set.Status.Placement[0].Placement != "pl" ||
@@ -354,7 +354,7 @@ func TestHubSettles(t *testing.T) {
 	if err := c.Status().Update(context.Background(), replica); err != nil {
 		t.Fatal(err)
 	}
-	localplane.Eventually(t, 20*time.Second, "root status", func() string {
+	testkit.Eventually(t, 20*time.Second, "root status", func() string {
 		if s := rootStatus(t, ns, "p"); len(s.Status) != 3 || s.Status[1].ComplianceState != policyv1.Compliant {
 			return fmt.Sprintf("%+v", s.Status)
 		}
@@ -404,7 +404,7 @@ kind: PolicySet
 metadata: {name: base, namespace: %s}
 spec: {policies: [m1, m2]}
 `, ns))
-	localplane.Eventually(t, 20*time.Second, "the dependency expanded", func() string {
+	testkit.Eventually(t, 20*time.Second, "the dependency expanded", func() string {
 		if got := deps(); got != "[Policy/set-dependency.m1 Policy/set-dependency.m2]" {
 			return got
 		}

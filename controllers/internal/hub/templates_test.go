@@ -22,7 +22,8 @@ import (
 
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/hub"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
-	"github.com/fleetpolicy/fleetpolicy/controllers/internal/spoke/spoketest"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit/spoketest"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 	"github.com/fleetpolicy/fleetpolicy/shared/replication"
 	"github.com/fleetpolicy/fleetpolicy/shared/templates"
@@ -105,7 +106,7 @@ func replicaValue(t *testing.T, ns, name, cluster string) (value string, annotat
 
 func expectValues(t *testing.T, ns, name string, want map[string]string) {
 	t.Helper()
-	localplane.Eventually(t, 20*time.Second, fmt.Sprintf("replica values of %s/%s", ns, name), func() string {
+	testkit.Eventually(t, 20*time.Second, fmt.Sprintf("replica values of %s/%s", ns, name), func() string {
 		for cluster, w := range want {
 			if got, _, _ := replicaValue(t, ns, name, cluster); got != w {
 				root := &policyv1.Policy{}
@@ -121,7 +122,7 @@ func expectValues(t *testing.T, ns, name string, want map[string]string) {
 // to have status and a message containing every part.
 func expectTemplatesCondition(t *testing.T, ns, name string, status metav1.ConditionStatus, parts ...string) {
 	t.Helper()
-	localplane.Eventually(t, 20*time.Second, "the HubTemplatesResolved condition of "+ns+"/"+name, func() string {
+	testkit.Eventually(t, 20*time.Second, "the HubTemplatesResolved condition of "+ns+"/"+name, func() string {
 		cond := meta.FindStatusCondition(rootStatus(t, ns, name).Conditions, hub.ConditionHubTemplatesResolved)
 		if cond == nil || cond.Status != status {
 			return fmt.Sprintf("condition %+v, want status %s", cond, status)
@@ -139,7 +140,7 @@ func expectTemplatesCondition(t *testing.T, ns, name string, status metav1.Condi
 // note contains every part.
 func expectEvent(t *testing.T, ns, name string, parts ...string) {
 	t.Helper()
-	localplane.Eventually(t, 20*time.Second, "a PolicyPropagation Event on "+ns+"/"+name, func() string {
+	testkit.Eventually(t, 20*time.Second, "a PolicyPropagation Event on "+ns+"/"+name, func() string {
 		list := &eventsv1.EventList{}
 		if err := c.List(context.Background(), list, client.InNamespace(ns)); err != nil {
 			return err.Error()
@@ -230,7 +231,7 @@ func TestHubTemplatesPerCluster(t *testing.T) {
 		if err := c.Status().Update(context.Background(), replica); err != nil {
 			t.Fatal(err)
 		}
-		localplane.Eventually(t, 20*time.Second, "the root's status from the report", func() string {
+		testkit.Eventually(t, 20*time.Second, "the root's status from the report", func() string {
 			for _, e := range rootStatus(t, ns, "p").Status {
 				if e.ClusterName == "tpl-1" && e.ComplianceState == policyv1.Compliant {
 					return ""
@@ -338,7 +339,7 @@ func TestHubTemplatesEncryption(t *testing.T) {
 	applyYAML(t, templatedPolicyYAML(ns, "p", "", "", `{{hub fromSecret "hubtpl-secret" "creds" "password" hub}}`, "tpl-1"))
 
 	var value, iv string
-	localplane.Eventually(t, 20*time.Second, "an encrypted replica", func() string {
+	testkit.Eventually(t, 20*time.Second, "an encrypted replica", func() string {
 		v, annotations, tmplAnnotations := replicaValue(t, ns, "p", "tpl-1")
 		if !strings.HasPrefix(v, "$ocm_encrypted:") {
 			return fmt.Sprintf("value %q", v)
@@ -368,7 +369,7 @@ func TestHubTemplatesEncryption(t *testing.T) {
 		if err := c.Patch(ctx, root, patch); err != nil {
 			t.Fatal(err)
 		}
-		localplane.Eventually(t, 20*time.Second, "a resolution", func() string {
+		testkit.Eventually(t, 20*time.Second, "a resolution", func() string {
 			if hub.HubTemplateResolutionsTotal() == resolutions {
 				return "none"
 			}
@@ -389,7 +390,7 @@ func TestHubTemplatesEncryption(t *testing.T) {
 		if err := c.Update(ctx, key); err != nil {
 			t.Fatal(err)
 		}
-		localplane.Eventually(t, 20*time.Second, "a rotated key and a re-encrypted replica", func() string {
+		testkit.Eventually(t, 20*time.Second, "a rotated key and a re-encrypted replica", func() string {
 			get(t, key)
 			if string(key.Data["previousKey"]) != string(old) || string(key.Data["key"]) == string(old) {
 				return "not rotated"
@@ -504,7 +505,7 @@ status:
 		"cluster-a": {"cluster": "cluster-a", "ntp-server": "eu-west-1.ntp.example.com", "region": "eu", "policy": "policy-hub-templates"},
 		"cluster-c": {"cluster": "cluster-c", "ntp-server": "pool.ntp.org", "region": "eu", "policy": "policy-hub-templates"},
 	}
-	localplane.Eventually(t, 20*time.Second, "the example's replicas", func() string {
+	testkit.Eventually(t, 20*time.Second, "the example's replicas", func() string {
 		for cluster, data := range want {
 			p := &policyv1.Policy{}
 			if err := c.Get(context.Background(), client.ObjectKey{Namespace: cluster, Name: "policies.policy-hub-templates"}, p); err != nil {
@@ -537,7 +538,7 @@ func TestHubTemplatesReachTheSpoke(t *testing.T) {
 	ctx := context.Background()
 	const ns, cluster = "hubtpl-e2e", "tpl-e2e"
 	managed, err := localplane.Start("spoke")
-	localplane.FatalOrSkip(t, "starting the spoke API server", err)
+	testkit.FatalOrSkip(t, "starting the spoke API server", err)
 	t.Cleanup(func() { _ = managed.Stop() })
 	if err := localplane.EnsureCluster(ctx, c, cluster); err != nil {
 		t.Fatal(err)
@@ -583,7 +584,7 @@ spec:
               token: '{{hub fromSecret "hubtpl-e2e" "creds" "token" hub}}'
 ---
 `+localplane.PlacementRuleBinding(ns, "e2e", cluster, "e2e"))
-	localplane.Eventually(t, 45*time.Second, "the managed cluster's ConfigMap and Secret", func() string {
+	testkit.Eventually(t, 45*time.Second, "the managed cluster's ConfigMap and Secret", func() string {
 		cm := &corev1.ConfigMap{}
 		if err := managed.Client.Get(ctx, client.ObjectKey{Namespace: "default", Name: "site"}, cm); err != nil {
 			return "ConfigMap: " + err.Error()

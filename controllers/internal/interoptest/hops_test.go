@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 )
 
@@ -48,7 +49,7 @@ var configPolicyKind = schema.GroupVersionKind{Group: "policy.open-cluster-manag
 // cluster's and its agents' logs.
 func hop(t *testing.T, m managedCluster, name string, check func() string) {
 	t.Helper()
-	localplane.Eventually(t, hopTimeout, fmt.Sprintf("hop %q on %s", name, m.name), func() string {
+	testkit.Eventually(t, hopTimeout, fmt.Sprintf("hop %q on %s", name, m.name), func() string {
 		if msg := check(); msg != "" {
 			return msg + "\n" + m.logs()
 		}
@@ -130,7 +131,7 @@ subjects: [{apiGroup: policy.open-cluster-management.io, kind: Policy, name: %[1
 	what := fmt.Sprintf("hop \"selective enforcement (%s: %s: enforced on %s, informed on %s)\"", a.hub,
 		strings.ReplaceAll(override, "\n", " "), enforced.name, informed.name)
 	enforcedConfigMap := client.ObjectKey{Namespace: "default", Name: policy + "-enforced"}
-	localplane.Eventually(t, hopTimeout, what, func() string {
+	testkit.Eventually(t, hopTimeout, what, func() string {
 		made := enforced.client.Get(ctx, enforcedConfigMap, &corev1.ConfigMap{})
 		replica := &policyv1.Policy{}
 		if err := hubClient.Get(ctx, client.ObjectKey{Namespace: informed.name, Name: "interop." + policy}, replica); err != nil {
@@ -172,7 +173,7 @@ func checkClusterLeavesPlacement(t *testing.T, hubClient client.Client, leaving 
 		t.Fatal(err)
 	}
 	what := fmt.Sprintf("hop \"cluster removed from the placement (%s removes its replica, %s its managed Policy)\"", a.hub, a.spoke)
-	localplane.Eventually(t, hopTimeout, what, func() string {
+	testkit.Eventually(t, hopTimeout, what, func() string {
 		hubErr := hubClient.Get(ctx, client.ObjectKey{Namespace: leaving.name, Name: "interop.p"}, &policyv1.Policy{})
 		managedErr := leaving.client.Get(ctx, client.ObjectKey{Namespace: leaving.name, Name: "interop.p"}, &policyv1.Policy{})
 		if !apierrors.IsNotFound(hubErr) || !apierrors.IsNotFound(managedErr) {

@@ -17,11 +17,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
-	"github.com/fleetpolicy/fleetpolicy/controllers/internal/hub/hubtest"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/operatorpolicy"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/spoke"
-	"github.com/fleetpolicy/fleetpolicy/controllers/internal/spoke/spoketest"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit/hubtest"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit/spoketest"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 	"github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1beta1"
 	"github.com/fleetpolicy/fleetpolicy/shared/configpolicy"
@@ -60,7 +61,7 @@ func TestFleetpolicySpokeWithOCMEvaluator(t *testing.T) {
 // OperatorPolicy CRDs when ocmTemplateCRDs.
 func testOCMEvaluator(t *testing.T, ocmTemplateCRDs bool) {
 	const cluster = "cluster1"
-	fleet := localplane.StartFleetForTest(t, 1)
+	fleet := testkit.StartFleet(t, 1)
 	ctx := context.Background()
 	hubClient, managed := fleet.Hub.Client, fleet.Spokes[0].Client
 	if ocmTemplateCRDs {

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 	"github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1beta1"
 )
@@ -79,7 +80,7 @@ func startOCMPropagator(t *testing.T, hubPlane *localplane.Plane) *localplane.Pr
 func TestOCMPropagatorWithFleetpolicySpoke(t *testing.T) {
 	began := time.Now()
 	ctx := context.Background()
-	fleet := localplane.StartFleetForTest(t, 2)
+	fleet := testkit.StartFleet(t, 2)
 	hubClient := fleet.Hub.Client
 	installOCMCRDs(t, fleet.Hub)
 	propagator := startOCMPropagator(t, fleet.Hub)
@@ -222,7 +223,7 @@ func TestOCMPropagatorWithFleetpolicySpoke(t *testing.T) {
 				return ""
 			})
 		}
-		localplane.Eventually(t, hopTimeout, "hop \"PolicySet status (OCM propagator: set Compliant from its policy's replicas)\"", func() string {
+		testkit.Eventually(t, hopTimeout, "hop \"PolicySet status (OCM propagator: set Compliant from its policy's replicas)\"", func() string {
 			set := &v1beta1.PolicySet{}
 			if err := hubClient.Get(ctx, client.ObjectKey{Namespace: "interop", Name: "set"}, set); err != nil {
 				return err.Error()
@@ -322,7 +323,7 @@ func checkRootStatus(t *testing.T, hubClient client.Client, policy string, a age
 		}
 	}
 	what := fmt.Sprintf("hop \"status to the root (%s: replicas' compliance -> root %s)\"", a.hub, policy)
-	localplane.Eventually(t, hopTimeout, what, func() string {
+	testkit.Eventually(t, hopTimeout, what, func() string {
 		root := &policyv1.Policy{}
 		if err := hubClient.Get(context.Background(), client.ObjectKey{Namespace: "interop", Name: policy}, root); err != nil {
 			return err.Error()

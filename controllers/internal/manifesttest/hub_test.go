@@ -21,6 +21,7 @@ import (
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/hub"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/scheme"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 )
 
@@ -194,7 +195,7 @@ spec:
 func startWithHubManifests(t *testing.T) *localplane.Plane {
 	t.Helper()
 	plane, err := localplane.Start("hub")
-	localplane.FatalOrSkip(t, "starting the hub API server", err)
+	testkit.FatalOrSkip(t, "starting the hub API server", err)
 	t.Cleanup(func() { _ = plane.Stop() })
 	objs, err := localplane.ReadManifests("manifests/hub", bytes.NewReader(kustomizeBuild(t, "manifests/hub")))
 	if err != nil {

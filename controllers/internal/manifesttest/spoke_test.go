@@ -19,6 +19,7 @@ import (
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/scheme"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/spoke"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 	"github.com/fleetpolicy/fleetpolicy/shared/replication"
 	"github.com/fleetpolicy/fleetpolicy/shared/templates"
@@ -68,7 +69,7 @@ func applyRendered(t *testing.T, c client.Client, name string, rendered []byte) 
 // a policy's spec, read Secrets (but the encryption key it copies) nor write
 // Events elsewhere.
 func TestSpokeRBACIsSufficientAndLeast(t *testing.T) {
-	fleet := localplane.StartFleetForTest(t, 1)
+	fleet := testkit.StartFleet(t, 1)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	hubAdmin, managedAdmin := fleet.Hub.Client, fleet.Spokes[0].Client

@@ -24,6 +24,7 @@ import (
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/operatorpolicy"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/scheme"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 	"github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1beta1"
 	sharedop "github.com/fleetpolicy/fleetpolicy/shared/operatorpolicy"
@@ -46,7 +47,7 @@ func TestRealOLM(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	plane, err := localplane.Start("olm-e2e")
-	localplane.FatalOrSkip(t, "starting the olm-e2e API server", err)
+	testkit.FatalOrSkip(t, "starting the olm-e2e API server", err)
 	t.Cleanup(func() {
 		if err := plane.Stop(); err != nil {
 			t.Logf("stopping the API server: %v", err)
@@ -218,7 +219,7 @@ func apply(t *testing.T, c client.Client, obj *unstructured.Unstructured) {
 // current generation to pass check.
 func waitPolicy(t *testing.T, c client.Client, key client.ObjectKey, what string, check func(*v1beta1.OperatorPolicy) string) {
 	t.Helper()
-	localplane.Eventually(t, 3*time.Minute, what, func() string {
+	testkit.Eventually(t, 3*time.Minute, what, func() string {
 		op := &v1beta1.OperatorPolicy{}
 		if err := c.Get(context.Background(), key, op); err != nil {
 			return err.Error()

@@ -24,8 +24,9 @@ import (
 
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/operatorpolicy"
-	"github.com/fleetpolicy/fleetpolicy/controllers/internal/operatorpolicy/olmfake"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/scheme"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit/olmfake"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 	"github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1beta1"
 )
@@ -59,7 +60,7 @@ func TestMain(m *testing.M) {
 // controller and the OLM fake in one manager, and the fake catalogs.
 func runMain(m *testing.M) int {
 	plane, err := localplane.Start("spoke")
-	if localplane.SkipsPackage(err) {
+	if testkit.SkipsPackage(err) {
 		return 0
 	}
 	if err != nil {
@@ -189,7 +190,7 @@ func editPolicy(t *testing.T, ns, name string, edit func(*v1beta1.OperatorPolicy
 func waitPolicy(t *testing.T, ns, name, what string, check func(*v1beta1.OperatorPolicy) string) *v1beta1.OperatorPolicy {
 	t.Helper()
 	op := &v1beta1.OperatorPolicy{}
-	localplane.Eventually(t, 30*time.Second, fmt.Sprintf("OperatorPolicy %s/%s: %s", ns, name, what), func() string {
+	testkit.Eventually(t, 30*time.Second, fmt.Sprintf("OperatorPolicy %s/%s: %s", ns, name, what), func() string {
 		if err := c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, op); err != nil {
 			return err.Error()
 		}

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 	"github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1beta1"
 	sharedop "github.com/fleetpolicy/fleetpolicy/shared/operatorpolicy"
@@ -51,7 +52,7 @@ func installFakePackageServer(t *testing.T) {
 	if err := localplane.ApplyManifests(ctx, c, "fake packageserver", fakePackageServerCRD); err != nil {
 		t.Fatal(err)
 	}
-	localplane.Eventually(t, 30*time.Second, "the fake packageserver's CRD is established", func() string {
+	testkit.Eventually(t, 30*time.Second, "the fake packageserver's CRD is established", func() string {
 		crd := &apiextensionsv1.CustomResourceDefinition{}
 		if err := c.Get(ctx, client.ObjectKey{Name: fakePackageServerCRDName}, crd); err != nil {
 			return err.Error()
@@ -73,7 +74,7 @@ func removeFakePackageServer(t *testing.T) {
 	if err := c.Delete(ctx, crd); err != nil && !apierrors.IsNotFound(err) {
 		t.Fatal(err)
 	}
-	localplane.Eventually(t, 60*time.Second, "the fake packageserver's CRD is gone", func() string {
+	testkit.Eventually(t, 60*time.Second, "the fake packageserver's CRD is gone", func() string {
 		if err := c.Get(ctx, client.ObjectKeyFromObject(crd), crd); !apierrors.IsNotFound(err) {
 			return fmt.Sprintf("still there (%v)", err)
 		}

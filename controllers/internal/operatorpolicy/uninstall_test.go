@@ -21,6 +21,7 @@ import (
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/operatorpolicy"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/scheme"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit"
 	"github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1beta1"
 )
 
@@ -33,7 +34,7 @@ import (
 func TestReleaseFinalizers(t *testing.T) {
 	ctx := context.Background()
 	plane, err := localplane.Start("uninstall")
-	localplane.FatalOrSkip(t, "starting the uninstall API server", err)
+	testkit.FatalOrSkip(t, "starting the uninstall API server", err)
 	defer func() {
 		if err := plane.Stop(); err != nil {
 			t.Error(err)
@@ -137,7 +138,7 @@ func TestReleaseFinalizers(t *testing.T) {
 		}()
 		defer func() { stop(); <-done }()
 
-		localplane.Eventually(t, 30*time.Second, "the enforcing policy in fleetpolicy's spelling holds the finalizer", func() string {
+		testkit.Eventually(t, 30*time.Second, "the enforcing policy in fleetpolicy's spelling holds the finalizer", func() string {
 			op := &v1beta1.OperatorPolicy{}
 			if err := pc.Get(ctx, client.ObjectKey{Namespace: ns, Name: "free"}, op); err != nil {
 				return err.Error()
@@ -160,7 +161,7 @@ func TestReleaseFinalizers(t *testing.T) {
 		if err := pc.Delete(ctx, crd); err != nil {
 			t.Fatal(err)
 		}
-		localplane.Eventually(t, 30*time.Second, "the CRD and its OperatorPolicies are gone", func() string {
+		testkit.Eventually(t, 30*time.Second, "the CRD and its OperatorPolicies are gone", func() string {
 			if err := pc.Get(ctx, client.ObjectKeyFromObject(crd), crd); !apierrors.IsNotFound(err) {
 				return fmt.Sprintf("the CRD is still there (%v)", err)
 			}

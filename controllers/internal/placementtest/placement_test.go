@@ -25,8 +25,9 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/hub"
-	"github.com/fleetpolicy/fleetpolicy/controllers/internal/hub/hubtest"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit/hubtest"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 	"github.com/fleetpolicy/fleetpolicy/shared/placement"
 	"github.com/fleetpolicy/fleetpolicy/shared/replication"
@@ -65,7 +66,7 @@ func run(m *testing.M) (int, error) {
 	}
 	if plane, err = localplane.StartWith("hub", localplane.Options{
 		MutatingWebhooks: []admissionregistrationv1.MutatingWebhookConfiguration{webhookCfg},
-	}); localplane.SkipsPackage(err) {
+	}); testkit.SkipsPackage(err) {
 		return 0, nil
 	} else if err != nil {
 		return 0, err
@@ -92,7 +93,7 @@ func startHub(t *testing.T) (stop func()) {
 		o.Placement = true
 		o.WebhookHost, o.WebhookPort, o.WebhookCertDir = plane.WebhookHost, plane.WebhookPort, plane.WebhookCertDir
 	})
-	localplane.Eventually(t, 30*time.Second, "the webhook server to answer", func() string {
+	testkit.Eventually(t, 30*time.Second, "the webhook server to answer", func() string {
 		conn, err := tls.Dial("tcp", fmt.Sprintf("%s:%d", plane.WebhookHost, plane.WebhookPort), &tls.Config{InsecureSkipVerify: true})
 		if err != nil {
 			return err.Error()
@@ -147,7 +148,7 @@ func failurePolicy(t *testing.T) admissionregistrationv1.FailurePolicyType {
 
 func waitFailurePolicy(t *testing.T, want admissionregistrationv1.FailurePolicyType) {
 	t.Helper()
-	localplane.Eventually(t, 30*time.Second, "failurePolicy "+string(want), func() string {
+	testkit.Eventually(t, 30*time.Second, "failurePolicy "+string(want), func() string {
 		if got := failurePolicy(t); got != want {
 			return "failurePolicy is " + string(got)
 		}
@@ -236,7 +237,7 @@ func TestEUPCIExampleLive(t *testing.T) {
 			applyFile(t, "examples/placement/policy-"+lang+".yaml")
 			waitFailurePolicy(t, admissionregistrationv1.Fail)
 			name := "eu-pci-" + lang
-			localplane.Eventually(t, 30*time.Second, "status annotation ok", func() string {
+			testkit.Eventually(t, 30*time.Second, "status annotation ok", func() string {
 				cm := &corev1.ConfigMap{}
 				if err := c.Get(context.Background(), client.ObjectKey{Namespace: placement.Namespace, Name: name}, cm); err != nil {
 					return err.Error()
@@ -272,7 +273,7 @@ metadata: {name: payments, namespace: %[1]s}
 placementRef: {apiGroup: apps.open-cluster-management.io, kind: PlacementRule, name: everywhere}
 subjects: [{apiGroup: policy.open-cluster-management.io, kind: Policy, name: payments}]
 `, ns, decisions))
-			localplane.Eventually(t, 30*time.Second, "replicas only on qualifying EU clusters", func() string {
+			testkit.Eventually(t, 30*time.Second, "replicas only on qualifying EU clusters", func() string {
 				if got := replicaClusters(t, ns, "payments"); !slices.Equal(got, []string{"eu-dublin", "eu-frankfurt"}) {
 					return fmt.Sprintf("replicas on %v", got)
 				}
@@ -283,7 +284,7 @@ subjects: [{apiGroup: policy.open-cluster-management.io, kind: Policy, name: pay
 			// replica goes.
 			setJurisdiction(t, "eu-dublin", "us")
 			defer setJurisdiction(t, "eu-dublin", "eu")
-			localplane.Eventually(t, 30*time.Second, "eu-dublin loses the replica", func() string {
+			testkit.Eventually(t, 30*time.Second, "eu-dublin loses the replica", func() string {
 				if got := replicaClusters(t, ns, "payments"); !slices.Equal(got, []string{"eu-frankfurt"}) {
 					return fmt.Sprintf("replicas on %v, annotation %q", got, getPolicy(t, ns, "payments").Annotations[placement.ClustersAnnotation])
 				}
@@ -342,7 +343,7 @@ func TestHotReloadAndBrokenPolicy(t *testing.T) {
 		t.Fatalf("placed on %q, want eu-paris", got)
 	}
 	mustApply(t, regoPolicy("pin", `annotations["placement.fleetpolicy.io/clusters"] := "us-virginia"`))
-	localplane.Eventually(t, 30*time.Second, "remediation after the policy changed", func() string {
+	testkit.Eventually(t, 30*time.Second, "remediation after the policy changed", func() string {
 		if got := getPolicy(t, "reload", "p").Annotations[placement.ClustersAnnotation]; got != "us-virginia" {
 			return "placed on " + got
 		}
@@ -350,7 +351,7 @@ func TestHotReloadAndBrokenPolicy(t *testing.T) {
 	})
 
 	mustApply(t, regoPolicy("broken", `annotations[ := "x"`))
-	localplane.Eventually(t, 30*time.Second, "the broken policy's status", func() string {
+	testkit.Eventually(t, 30*time.Second, "the broken policy's status", func() string {
 		cm := &corev1.ConfigMap{}
 		if err := c.Get(context.Background(), client.ObjectKey{Namespace: placement.Namespace, Name: "broken"}, cm); err != nil {
 			return err.Error()
@@ -422,7 +423,7 @@ func TestExplainEndpoint(t *testing.T) {
 		"fleetpolicy.io/eu-jurisdiction-required": "true", "fleetpolicy.io/pci-compliance-level": "2",
 	})
 	var resp *http.Response
-	localplane.Eventually(t, 30*time.Second, "explain answers", func() string {
+	testkit.Eventually(t, 30*time.Second, "explain answers", func() string {
 		var err error
 		resp, err = postExplain(webhookAddr(), token, body)
 		if err != nil {

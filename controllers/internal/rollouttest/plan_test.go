@@ -10,8 +10,9 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/hub"
-	"github.com/fleetpolicy/fleetpolicy/controllers/internal/hub/hubtest"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit/hubtest"
 	fleetv1alpha1 "github.com/fleetpolicy/fleetpolicy/shared/api/fleetpolicy/v1alpha1"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 )
@@ -81,7 +82,7 @@ func TestHubReadsDecisionsAsPlanRollout(t *testing.T) {
 	f := spoke(t, ns, 100*time.Millisecond)
 	apply(t, strings.Join(append(docs, plan, policy), "---\n"))
 
-	localplane.Eventually(t, 30*time.Second, "the live waves follow the plan", func() string {
+	testkit.Eventually(t, 30*time.Second, "the live waves follow the plan", func() string {
 		for _, c := range rootStatus(t, ns).Conditions {
 			if c.Type == hub.ConditionRolloutPlanMatches && c.Status == "True" {
 				return ""

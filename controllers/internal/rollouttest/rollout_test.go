@@ -16,8 +16,9 @@ import (
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/hub"
-	"github.com/fleetpolicy/fleetpolicy/controllers/internal/hub/hubtest"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit/hubtest"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 )
 
@@ -32,7 +33,7 @@ func TestMain(m *testing.M) {
 	ctrl.SetLogger(logr.Discard())
 	var err error
 	plane, err = localplane.Start("hub")
-	if localplane.SkipsPackage(err) {
+	if testkit.SkipsPackage(err) {
 		os.Exit(0)
 	}
 	if err != nil {
@@ -162,7 +163,7 @@ func clusterRollout(s policyv1.PolicyStatus) map[string]policyv1.RolloutStatus {
 // empty fleet has trivially succeeded).
 func waitRollout(t *testing.T, ns string, n int, want policyv1.RolloutStatus) {
 	t.Helper()
-	localplane.Eventually(t, 60*time.Second, "root rolloutStatus "+string(want), func() string {
+	testkit.Eventually(t, 60*time.Second, "root rolloutStatus "+string(want), func() string {
 		if s := rootStatus(t, ns); s.RolloutStatus != want || len(s.Status) != n {
 			return fmt.Sprintf("rolloutStatus %q, clusters %v", s.RolloutStatus, clusterRollout(s))
 		}
@@ -317,7 +318,7 @@ func TestProgressDeadlineTimesOutASilentCluster(t *testing.T) {
 	f := spoke(t, ns, 0)
 	f.set("c-1", silent)
 	rolloutPolicy(t, ns, "{type: Progressive, progressive: {maxConcurrency: 1, maxFailures: 1, progressDeadline: 2s}}", fleet[:3])
-	localplane.Eventually(t, 30*time.Second, "c-1 TimeOut, rollout moved on", func() string {
+	testkit.Eventually(t, 30*time.Second, "c-1 TimeOut, rollout moved on", func() string {
 		st := clusterRollout(rootStatus(t, ns))
 		if st["c-1"] != policyv1.RolloutTimeOut || st["c-3"] != policyv1.RolloutSucceeded {
 			return fmt.Sprintf("%v", st)
@@ -334,7 +335,7 @@ func TestMinSuccessTimeSoaksEachWave(t *testing.T) {
 	f := spoke(t, ns, 0)
 	soak := 2 * time.Second
 	rolloutPolicy(t, ns, "{type: ProgressivePerGroup, progressivePerGroup: {minSuccessTime: 2s}}", fleet[:2], fleet[2:4])
-	localplane.Eventually(t, 30*time.Second, "first wave succeeded", func() string {
+	testkit.Eventually(t, 30*time.Second, "first wave succeeded", func() string {
 		st := clusterRollout(rootStatus(t, ns))
 		if st["c-1"] != policyv1.RolloutSucceeded || st["c-2"] != policyv1.RolloutSucceeded {
 			return fmt.Sprintf("%v", st)
@@ -342,7 +343,7 @@ func TestMinSuccessTimeSoaksEachWave(t *testing.T) {
 		return ""
 	})
 	succeeded := time.Now()
-	localplane.Eventually(t, 30*time.Second, "second wave enforced", func() string {
+	testkit.Eventually(t, 30*time.Second, "second wave enforced", func() string {
 		if len(f.enforcedOrder()) < 4 {
 			return fmt.Sprintf("enforced %v", f.enforcedOrder())
 		}
@@ -361,7 +362,7 @@ func TestClusterAddedDuringAndAfterRollout(t *testing.T) {
 	ns := "joiners"
 	f := spoke(t, ns, 300*time.Millisecond)
 	rolloutPolicy(t, ns, "{type: Progressive, progressive: {maxConcurrency: 1}}", fleet[:3])
-	localplane.Eventually(t, 30*time.Second, "rollout under way", func() string {
+	testkit.Eventually(t, 30*time.Second, "rollout under way", func() string {
 		if len(f.enforcedOrder()) == 0 {
 			return "nothing enforced yet"
 		}
@@ -372,7 +373,7 @@ func TestClusterAddedDuringAndAfterRollout(t *testing.T) {
 	assertWaves(t, f.enforcedOrder(), fleet[0:1], fleet[1:2], fleet[2:3], fleet[3:4])
 
 	setGroup(t, ns, 0, "canary", fleet[:5]...) // c-5 joins after it succeeded
-	localplane.Eventually(t, 30*time.Second, "a miniature rollout for c-5", func() string {
+	testkit.Eventually(t, 30*time.Second, "a miniature rollout for c-5", func() string {
 		st := rootStatus(t, ns)
 		if len(f.enforcedOrder()) != 5 || st.RolloutStatus != policyv1.RolloutSucceeded || clusterRollout(st)["c-5"] != policyv1.RolloutSucceeded {
 			return fmt.Sprintf("enforced %v, root %s, clusters %v", f.enforcedOrder(), st.RolloutStatus, clusterRollout(st))
@@ -392,7 +393,7 @@ func TestHubRestartedMidRolloutResumes(t *testing.T) {
 	rolloutPolicy(t, ns, "{type: Progressive, progressive: {maxConcurrency: 1}}", fleet)
 	for restarts := 0; restarts < 3; restarts++ {
 		n := len(f.enforcedOrder())
-		localplane.Eventually(t, 30*time.Second, "progress before the restart", func() string {
+		testkit.Eventually(t, 30*time.Second, "progress before the restart", func() string {
 			if len(f.enforcedOrder()) <= n {
 				return fmt.Sprintf("enforced %v", f.enforcedOrder())
 			}
@@ -439,14 +440,14 @@ spec:
 		}
 		return "", ""
 	}
-	localplane.Eventually(t, 30*time.Second, "the plan matches", func() string {
+	testkit.Eventually(t, 30*time.Second, "the plan matches", func() string {
 		if s, msg := condition(); s != "True" {
 			return s + " " + msg
 		}
 		return ""
 	})
 	apply(t, plan(fleet[0:1], fleet[1:4]))
-	localplane.Eventually(t, 30*time.Second, "the plan diverges", func() string {
+	testkit.Eventually(t, 30*time.Second, "the plan diverges", func() string {
 		if s, msg := condition(); s != "False" || !strings.Contains(msg, "wave 0: planned [c-1], live [c-1 c-2]") {
 			return s + " " + msg
 		}
@@ -486,7 +487,7 @@ func TestStaleOCMAddonReportNeverCounts(t *testing.T) {
 	ns := "stale-ocm"
 	f := spokeOnWire(t, ns, 0, staleOCMWire)
 	rolloutPolicy(t, ns, "{type: Progressive, progressive: {maxConcurrency: 1}}", fleet[:2])
-	localplane.Eventually(t, 30*time.Second, "first cluster enforced", func() string {
+	testkit.Eventually(t, 30*time.Second, "first cluster enforced", func() string {
 		if got := f.enforcedOrder(); len(got) == 0 {
 			return "no cluster enforced yet"
 		}

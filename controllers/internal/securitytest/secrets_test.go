@@ -28,9 +28,10 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/hub"
-	"github.com/fleetpolicy/fleetpolicy/controllers/internal/hub/hubtest"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
-	"github.com/fleetpolicy/fleetpolicy/controllers/internal/spoke/spoketest"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit/hubtest"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit/spoketest"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 	"github.com/fleetpolicy/fleetpolicy/shared/placement"
 	"github.com/fleetpolicy/fleetpolicy/shared/replication"
@@ -172,7 +173,7 @@ func startPlanes(t *testing.T) (hubPlane, managed *localplane.Plane) {
 			t.Cleanup(func() { _ = p.Stop() })
 		}
 	}
-	localplane.FatalOrSkip(t, "starting the API servers", errors.Join(hubErr, managedErr))
+	testkit.FatalOrSkip(t, "starting the API servers", errors.Join(hubErr, managedErr))
 	return hubPlane, managed
 }
 
@@ -257,7 +258,7 @@ func TestNoSecretIsLogged(t *testing.T) {
 		o.Placement = true
 		o.WebhookHost, o.WebhookPort, o.WebhookCertDir = hubPlane.WebhookHost, hubPlane.WebhookPort, hubPlane.WebhookCertDir
 	})
-	localplane.Eventually(t, 30*time.Second, "the webhook server to answer", func() string {
+	testkit.Eventually(t, 30*time.Second, "the webhook server to answer", func() string {
 		conn, err := tls.Dial("tcp", fmt.Sprintf("%s:%d", hubPlane.WebhookHost, hubPlane.WebhookPort), &tls.Config{InsecureSkipVerify: true})
 		if err != nil {
 			return err.Error()
@@ -280,7 +281,7 @@ func TestNoSecretIsLogged(t *testing.T) {
 	// and a history message containing each of messages.
 	reported := func(name string, state policyv1.ComplianceState, messages ...string) {
 		t.Helper()
-		localplane.Eventually(t, 45*time.Second, "policy "+name+" reported to the hub", func() string {
+		testkit.Eventually(t, 45*time.Second, "policy "+name+" reported to the hub", func() string {
 			r := &policyv1.Policy{}
 			if err := hubPlane.Client.Get(ctx, client.ObjectKey{Namespace: cluster, Name: replication.Name(roots, name)}, r); err != nil {
 				return err.Error()
@@ -308,7 +309,7 @@ func TestNoSecretIsLogged(t *testing.T) {
 
 	writeSecret(t, managed.Client, "creds", "password", driftedValue)
 	reported("enforced", policyv1.Compliant, "secrets [creds] was updated successfully")
-	localplane.Eventually(t, 30*time.Second, "enforce puts Secret creds back", func() string {
+	testkit.Eventually(t, 30*time.Second, "enforce puts Secret creds back", func() string {
 		s := &corev1.Secret{}
 		if err := managed.Client.Get(ctx, client.ObjectKey{Namespace: data, Name: "creds"}, s); err != nil {
 			return err.Error()

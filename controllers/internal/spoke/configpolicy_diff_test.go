@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 	"github.com/fleetpolicy/fleetpolicy/shared/configpolicy"
 )
@@ -35,7 +36,7 @@ func create(t *testing.T, obj client.Object) {
 func relatedDiffs(t *testing.T, name string, want int) map[string]string {
 	t.Helper()
 	var diffs map[string]string
-	localplane.Eventually(t, 45*time.Second, "the related objects of "+name, func() string {
+	testkit.Eventually(t, 45*time.Second, "the related objects of "+name, func() string {
 		cp := spokeConfigPolicy(t, name)
 		if cp == nil {
 			return name + " is not on the spoke"
@@ -180,7 +181,7 @@ func TestRecreateIfRequired(t *testing.T) {
 	if !exists(t, spokeC, cm) || cm.UID == before || cm.Data["k"] != "new" {
 		t.Fatalf("the ConfigMap was not recreated: uid %s (was %s), data %v", cm.UID, before, cm.Data)
 	}
-	localplane.Eventually(t, 30*time.Second, "the related object of the recreated ConfigMap", func() string {
+	testkit.Eventually(t, 30*time.Second, "the related object of the recreated ConfigMap", func() string {
 		cp := spokeConfigPolicy(t, "rq-frozen")
 		if cp == nil || len(cp.Status.RelatedObjects) != 1 || cp.Status.RelatedObjects[0].Properties == nil {
 			return fmt.Sprintf("related objects %+v", cp)

@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/util/retry"
 
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 )
 
@@ -43,7 +44,7 @@ func TestEnforceCreatesThenMustNotHaveDeletes(t *testing.T) {
 	first := hubReplica(t, ns, "e").Generation
 
 	apply(t, hubC, root("mustnothave"))
-	localplane.Eventually(t, 45*time.Second, "mustnothave deletes the ConfigMap", func() string {
+	testkit.Eventually(t, 45*time.Second, "mustnothave deletes the ConfigMap", func() string {
 		if exists(t, spokeC, made) {
 			return "the ConfigMap still exists"
 		}
@@ -59,7 +60,7 @@ func TestEnforceCreatesThenMustNotHaveDeletes(t *testing.T) {
 // its current generation, with a history entry containing message.
 func expectCurrentOnHub(t *testing.T, ns, name, message string) {
 	t.Helper()
-	localplane.Eventually(t, 45*time.Second, "hub replica evaluated at its generation", func() string {
+	testkit.Eventually(t, 45*time.Second, "hub replica evaluated at its generation", func() string {
 		r := hubReplica(t, ns, name)
 		if r == nil {
 			return "no replica"
@@ -94,7 +95,7 @@ func TestNamespaceSelector(t *testing.T) {
           object-templates: [{complianceType: musthave, objectDefinition: {apiVersion: v1, kind: ConfigMap, metadata: {name: shared}}}]}}`, ""))
 	bindToCluster(t, ns, "s")
 
-	localplane.Eventually(t, 45*time.Second, "missing in sel-b only", func() string {
+	testkit.Eventually(t, 45*time.Second, "missing in sel-b only", func() string {
 		want := "NonCompliant; violation - configmaps [shared] not found in namespace sel-b" // as OCM: only the violation
 		if got := newestMessage(spokePolicy(t, ns, "s"), 0); got != want {
 			return fmt.Sprintf("newest message %q", got)
@@ -136,7 +137,7 @@ func TestSpecSyncMirrorsAndRemoves(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	localplane.Eventually(t, 45*time.Second, "local change reverted", func() string {
+	testkit.Eventually(t, 45*time.Second, "local change reverted", func() string {
 		if p := spokePolicy(t, ns, "m"); p == nil || p.Spec.Disabled {
 			return "still disabled"
 		}
@@ -147,7 +148,7 @@ func TestSpecSyncMirrorsAndRemoves(t *testing.T) {
 	if err := hubC.Delete(context.Background(), &policyv1.Policy{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "m"}}); err != nil {
 		t.Fatal(err)
 	}
-	localplane.Eventually(t, 45*time.Second, "copy and template removed", func() string {
+	testkit.Eventually(t, 45*time.Second, "copy and template removed", func() string {
 		switch {
 		case hubReplica(t, ns, "m") != nil:
 			return "replica still on the hub"
@@ -177,7 +178,7 @@ spec:
 `, ns))
 	bindToCluster(t, ns, "bad")
 	expectCompliance(t, ns, map[string]policyv1.ComplianceState{"bad": policyv1.NonCompliant})
-	localplane.Eventually(t, 45*time.Second, "template errors name the field", func() string {
+	testkit.Eventually(t, 45*time.Second, "template errors name the field", func() string {
 		p := spokePolicy(t, ns, "bad")
 		for i, want := range []string{
 			"template-error; spec.policy-templates[0].objectDefinition: ConfigMap is not a policy template kind (its CRD lacks the label policy.open-cluster-management.io/policy-type=template)",
@@ -194,7 +195,7 @@ spec:
 		t.Error("a ConfigMap was created as a template")
 	}
 	// The hub replica says the same.
-	localplane.Eventually(t, 45*time.Second, "hub replica NonCompliant", func() string {
+	testkit.Eventually(t, 45*time.Second, "hub replica NonCompliant", func() string {
 		r := hubReplica(t, ns, "bad")
 		if r == nil || r.Status.ComplianceState != policyv1.NonCompliant || len(r.Status.Details) != 2 {
 			return fmt.Sprintf("%+v", r)

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 )
 
@@ -67,7 +68,7 @@ func openWatches(t *testing.T, resource string) int {
 // expectOpenWatches waits until want WATCH requests are open for resource.
 func expectOpenWatches(t *testing.T, resource string, want int, why string) {
 	t.Helper()
-	localplane.Eventually(t, promptly, fmt.Sprintf("%d watches of %s: %s", want, resource, why), func() string {
+	testkit.Eventually(t, promptly, fmt.Sprintf("%d watches of %s: %s", want, resource, why), func() string {
 		if got := openWatches(t, resource); got != want {
 			return fmt.Sprintf("%d open", got)
 		}
@@ -79,7 +80,7 @@ func expectOpenWatches(t *testing.T, resource string, want int, why string) {
 // ns/name is state on the spoke.
 func expectPromptCompliance(t *testing.T, ns, name string, state policyv1.ComplianceState) {
 	t.Helper()
-	localplane.Eventually(t, promptly, fmt.Sprintf("%s/%s is %s", ns, name, state), func() string {
+	testkit.Eventually(t, promptly, fmt.Sprintf("%s/%s is %s", ns, name, state), func() string {
 		p := spokePolicy(t, ns, name)
 		if p == nil {
 			return "not on the spoke"
@@ -150,7 +151,7 @@ func TestWatchIntervalReevaluatesOnChange(t *testing.T) {
           customMessage: {compliant: 'owner is {{ range .Policy.status.relatedObjects }}{{ .object.data.owner }}{{ end }}'},
           object-templates: [{complianceType: musthave,
             objectDefinition: {apiVersion: v1, kind: ConfigMap, metadata: {name: watched, namespace: watch-interval-data}, data: {owner: fleetpolicy}}}]}}`)
-	localplane.Eventually(t, promptly, "the custom message reads the whole ConfigMap", func() string {
+	testkit.Eventually(t, promptly, "the custom message reads the whole ConfigMap", func() string {
 		if msg := newestMessage(spokePolicy(t, ns, "p"), 0); msg != "Compliant; owner is fleetpolicy" {
 			return "newest history message " + msg
 		}
@@ -271,7 +272,7 @@ func TestWatchWaitsForAMissingNamespace(t *testing.T) {
         spec: {remediationAction: enforce, object-templates: [{complianceType: musthave,
           objectDefinition: {apiVersion: v1, kind: ConfigMap, metadata: {name: made, namespace: `+data+`}, data: {owner: fleetpolicy}}}]}}`, ""))
 	bindToCluster(t, ns, "p")
-	localplane.Eventually(t, 45*time.Second, "the policy fails to create the ConfigMap", func() string {
+	testkit.Eventually(t, 45*time.Second, "the policy fails to create the ConfigMap", func() string {
 		p := spokePolicy(t, ns, "p")
 		if msg := newestMessage(p, 0); p == nil || p.Status.ComplianceState != policyv1.NonCompliant || !strings.Contains(msg, "cannot be created") {
 			return "newest history message " + msg
@@ -302,7 +303,7 @@ func TestWatchRetriesAMissingKind(t *testing.T) {
         spec: {remediationAction: enforce, object-templates: [{complianceType: musthave,
           objectDefinition: {apiVersion: watchtest.fleetpolicy.io/v1, kind: Widget, metadata: {name: w, namespace: `+data+`}, spec: {size: 3}}}]}}`, ""))
 	bindToCluster(t, ns, "p")
-	localplane.Eventually(t, 45*time.Second, "the policy reports the missing kind", func() string {
+	testkit.Eventually(t, 45*time.Second, "the policy reports the missing kind", func() string {
 		p := spokePolicy(t, ns, "p")
 		if msg := newestMessage(p, 0); p == nil || !strings.Contains(msg, "couldn't find the resource of kind Widget") {
 			return "newest history message " + msg
@@ -329,7 +330,7 @@ spec:
           spec: {type: object, properties: {size: {type: integer}}}
 `)
 	// MissingKindRetry is 10s; the CRD takes a moment to be served.
-	localplane.Eventually(t, 25*time.Second, "the policy creates its Widget once the CRD is served", func() string {
+	testkit.Eventually(t, 25*time.Second, "the policy creates its Widget once the CRD is served", func() string {
 		p := spokePolicy(t, ns, "p")
 		if p == nil || p.Status.ComplianceState != policyv1.Compliant {
 			return "newest history message " + newestMessage(p, 0)

@@ -19,6 +19,7 @@ import (
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/hub"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/spoke"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 )
 
@@ -50,7 +51,7 @@ func runMain(m *testing.M) int {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	fleet, err := localplane.StartFleet(ctx, 1)
-	if localplane.SkipsPackage(err) {
+	if testkit.SkipsPackage(err) {
 		return 0
 	}
 	if err != nil {
@@ -231,7 +232,7 @@ func newestMessage(p *policyv1.Policy, i int) string {
 // has the given compliance.
 func expectCompliance(t *testing.T, ns string, want map[string]policyv1.ComplianceState) {
 	t.Helper()
-	localplane.Eventually(t, 45*time.Second, fmt.Sprintf("compliance of %v", want), func() string {
+	testkit.Eventually(t, 45*time.Second, fmt.Sprintf("compliance of %v", want), func() string {
 		for name, state := range want {
 			p := spokePolicy(t, ns, name)
 			if p == nil {

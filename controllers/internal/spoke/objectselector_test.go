@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 )
 
@@ -71,7 +72,7 @@ func selectorRoot(t *testing.T, ns, template, action, objectTemplates string) {
 // on the spoke is want.
 func expectMessage(t *testing.T, ns, want string) {
 	t.Helper()
-	localplane.Eventually(t, 45*time.Second, want, func() string {
+	testkit.Eventually(t, 45*time.Second, want, func() string {
 		if got := newestMessage(spokePolicy(t, ns, "p"), 0); got != want {
 			return "newest message " + got
 		}
@@ -83,7 +84,7 @@ func expectMessage(t *testing.T, ns, want string) {
 // holds want.
 func expectInHistory(t *testing.T, ns, want string) {
 	t.Helper()
-	localplane.Eventually(t, 45*time.Second, want+" in the history", func() string {
+	testkit.Eventually(t, 45*time.Second, want+" in the history", func() string {
 		p := spokePolicy(t, ns, "p")
 		if p == nil || len(p.Status.Details) == 0 || p.Status.Details[0] == nil {
 			return "no history"
@@ -102,7 +103,7 @@ func expectInHistory(t *testing.T, ns, want string) {
 // with " +uid" when it records the object's uid.
 func expectRelated(t *testing.T, name string, want ...string) {
 	t.Helper()
-	localplane.Eventually(t, 30*time.Second, fmt.Sprintf("related objects %q", want), func() string {
+	testkit.Eventually(t, 30*time.Second, fmt.Sprintf("related objects %q", want), func() string {
 		cp := spokeConfigPolicy(t, name)
 		if cp == nil {
 			return "no ConfigurationPolicy " + name

@@ -13,6 +13,7 @@ import (
 
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/operatorpolicy"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 	"github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1beta1"
 )
@@ -52,7 +53,7 @@ func TestOperatorPolicyKeptWhenTemplateSyncDeletes(t *testing.T) {
 
 	waitHeld := func(what string) {
 		t.Helper()
-		localplane.Eventually(t, 45*time.Second, what, func() string {
+		testkit.Eventually(t, 45*time.Second, what, func() string {
 			op := &v1beta1.OperatorPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: cluster, Name: pkg}}
 			if !exists(t, spokeC, op) {
 				return "the OperatorPolicy template is not on the cluster"
@@ -65,7 +66,7 @@ func TestOperatorPolicyKeptWhenTemplateSyncDeletes(t *testing.T) {
 	}
 	waitDeletedKeeping := func(what string) {
 		t.Helper()
-		localplane.Eventually(t, 45*time.Second, what, func() string {
+		testkit.Eventually(t, 45*time.Second, what, func() string {
 			if exists(t, spokeC, &v1beta1.OperatorPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: cluster, Name: pkg}}) {
 				return "the OperatorPolicy template is still there"
 			}

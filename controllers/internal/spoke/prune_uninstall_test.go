@@ -15,6 +15,7 @@ import (
 
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/spoke"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 	"github.com/fleetpolicy/fleetpolicy/shared/configpolicy"
 )
@@ -31,7 +32,7 @@ func TestPruneUninstallReleasesFinalizers(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	plane, err := localplane.Start("spoke-uninstall")
-	localplane.FatalOrSkip(t, "starting the spoke-uninstall API server", err)
+	testkit.FatalOrSkip(t, "starting the spoke-uninstall API server", err)
 	t.Cleanup(func() {
 		if err := plane.Stop(); err != nil {
 			t.Log(err)
@@ -71,7 +72,7 @@ func TestPruneUninstallReleasesFinalizers(t *testing.T) {
 	}
 	made := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: data, Name: "made"}}
 	cp := &policyv1.ConfigurationPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: cluster, Name: "uninstall"}}
-	localplane.Eventually(t, 45*time.Second, "the policy creates its ConfigMap and holds the finalizer", func() string {
+	testkit.Eventually(t, 45*time.Second, "the policy creates its ConfigMap and holds the finalizer", func() string {
 		if err := managed.Get(ctx, client.ObjectKeyFromObject(made), made); err != nil {
 			return err.Error()
 		}
@@ -88,7 +89,7 @@ func TestPruneUninstallReleasesFinalizers(t *testing.T) {
 	if err := managed.Delete(ctx, crd); err != nil {
 		t.Fatal(err)
 	}
-	localplane.Eventually(t, 45*time.Second, "the CRD goes: its policies' finalizers are released", func() string {
+	testkit.Eventually(t, 45*time.Second, "the CRD goes: its policies' finalizers are released", func() string {
 		if exists(t, managed, crd) {
 			return "the CRD is still there, finalizers " + strings.Join(crd.Finalizers, ", ")
 		}

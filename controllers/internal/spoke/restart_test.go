@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 )
 
@@ -39,7 +39,7 @@ func TestRestartResumes(t *testing.T) {
 	}
 
 	expectCompliance(t, ns, map[string]policyv1.ComplianceState{"r1": policyv1.NonCompliant, "r2": policyv1.Pending})
-	localplane.Eventually(t, 45*time.Second, "r2's template removed while r1 is NonCompliant", func() string {
+	testkit.Eventually(t, 45*time.Second, "r2's template removed while r1 is NonCompliant", func() string {
 		if spokeConfigPolicy(t, "r2-cm") != nil {
 			return "r2-cm still exists"
 		}
