@@ -86,7 +86,7 @@ func TestHubStartsOutOfCluster(t *testing.T) {
 	if err := localplane.EnsureNamespace(ctx, plane.Client, "policies"); err != nil {
 		t.Fatal(err)
 	}
-	if err := localplane.ApplyManifests(ctx, plane.Client, "policy", `
+	testkit.Apply(t, plane.Client, `
 apiVersion: policy.open-cluster-management.io/v1
 kind: Policy
 metadata: {name: p, namespace: policies}
@@ -94,9 +94,7 @@ spec:
   disabled: false
   remediationAction: inform
   policy-templates: []
-`+"---"+localplane.PlacementRuleBinding("policies", "to-cluster-1", "cluster-1", "p")); err != nil {
-		t.Fatal(err)
-	}
+`+"---"+localplane.PlacementRuleBinding("policies", "to-cluster-1", "cluster-1", "p"))
 	testkit.Eventually(t, time.Minute, "no replica in cluster-1", func() string {
 		var replica policyv1.Policy
 		if err := plane.Client.Get(ctx, types.NamespacedName{Namespace: "cluster-1", Name: "policies.p"}, &replica); err != nil {

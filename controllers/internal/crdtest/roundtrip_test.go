@@ -23,20 +23,10 @@ import (
 var hub *localplane.Plane
 
 func TestMain(m *testing.M) {
-	p, err := localplane.Start("hub")
-	if testkit.SkipsPackage(err) {
-		os.Exit(0)
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	hub = p
-	code := m.Run()
-	if err := p.Stop(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-	}
-	os.Exit(code)
+	os.Exit(testkit.RunWithPlane(m, "hub", nil, func(_ context.Context, p *localplane.Plane) error {
+		hub = p
+		return nil
+	}))
 }
 
 // TestExamplesRoundTrip applies every manifest under examples/ (which include

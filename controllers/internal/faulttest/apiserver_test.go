@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit"
+
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
@@ -62,7 +64,7 @@ func TestHubConvergesAcrossAnAPIServerOutage(t *testing.T) {
 		decisions += fmt.Sprintf("\n  - {clusterName: %s, clusterNamespace: %s}", cluster, cluster)
 	}
 	startHub(t, false)
-	apply(t, fmt.Sprintf(`
+	testkit.Apply(t, plane.Client, fmt.Sprintf(`
 apiVersion: apps.open-cluster-management.io/v1
 kind: PlacementRule
 metadata: {name: r, namespace: outage}

@@ -23,28 +23,10 @@ var plane *localplane.Plane
 
 func TestMain(m *testing.M) {
 	ctrl.SetLogger(logr.Discard())
-	var err error
-	if plane, err = localplane.Start("hub"); testkit.SkipsPackage(err) {
-		os.Exit(0)
-	} else if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	for _, ns := range []string{"cluster-1", "cluster-2"} {
-		if err := localplane.EnsureCluster(context.Background(), plane.Client, ns); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-	}
-	for _, ns := range []string{"fleetpolicy-system"} {
-		if err := localplane.EnsureNamespace(context.Background(), plane.Client, ns); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-	}
-	code := m.Run()
-	_ = plane.Stop()
-	os.Exit(code)
+	os.Exit(testkit.RunWithPlane(m, "hub", []string{"cluster-1", "cluster-2"}, func(ctx context.Context, p *localplane.Plane) error {
+		plane = p
+		return localplane.EnsureNamespace(ctx, p.Client, "fleetpolicy-system")
+	}))
 }
 
 func startHub(t *testing.T, leaderElect bool) *hubtest.Running {
@@ -64,13 +46,6 @@ func elected(h *hubtest.Running) bool {
 		return true
 	default:
 		return false
-	}
-}
-
-func apply(t *testing.T, doc string) {
-	t.Helper()
-	if err := localplane.ApplyManifests(context.Background(), plane.Client, t.Name(), doc); err != nil {
-		t.Fatal(err)
 	}
 }
 
@@ -138,11 +113,11 @@ func TestOnlyTheLeaderActs(t *testing.T) {
 	if elected(follower) {
 		t.Fatal("both hubs are leaders")
 	}
-	apply(t, boundTo("leader", "p", "cluster-1"))
+	testkit.Apply(t, plane.Client, boundTo("leader", "p", "cluster-1"))
 	waitReplica(t, "cluster-1", replication.Name("leader", "p"))
 
 	leader.Stop()
-	apply(t, boundTo("leader", "q", "cluster-2"))
+	testkit.Apply(t, plane.Client, boundTo("leader", "q", "cluster-2"))
 	waitReplica(t, "cluster-2", replication.Name("leader", "q"))
 	if !elected(follower) {
 		t.Fatal("the replica was propagated by a hub that is not the leader")

@@ -142,7 +142,7 @@ func TestSpokeCatchesUpAfterLosingItsHub(t *testing.T) {
 	running := spoketest.Start(t, hubThroughProxy, managed.Config, lostCluster)
 
 	policies := []string{"a", "b", "c"}
-	apply(t, lostPolicy("a", "a")+"---"+lostPolicy("b", "b")+"---"+lostPolicy("c", "c")+"---"+
+	testkit.Apply(t, plane.Client, lostPolicy("a", "a")+"---"+lostPolicy("b", "b")+"---"+lostPolicy("c", "c")+"---"+
 		localplane.PlacementRuleBinding(lostRoots, "to-lost", lostCluster, policies...))
 
 	replica := func(name string) *policyv1.Policy {
@@ -201,7 +201,7 @@ func TestSpokeCatchesUpAfterLosingItsHub(t *testing.T) {
 	})
 	createConfigMap("b")
 	onSpoke("b Compliant again on the spoke during the outage", map[string]policyv1.ComplianceState{"b": policyv1.Compliant})
-	apply(t, lostPolicy("c", "c-new"))
+	testkit.Apply(t, plane.Client, lostPolicy("c", "c-new"))
 	testkit.Eventually(t, 30*time.Second, "the hub gives c's replica the new template", func() string {
 		if r := replica("c"); r.Generation == generationC {
 			return "replica c is still at generation " + fmt.Sprint(generationC)

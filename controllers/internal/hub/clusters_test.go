@@ -30,8 +30,8 @@ func TestReplicasOnlyForManagedClusters(t *testing.T) {
 	if err := localplane.EnsureNamespace(ctx, c, late); err != nil {
 		t.Fatal(err)
 	}
-	applyYAML(t, policyYAML(ns, "p", "inform"))
-	applyYAML(t, `
+	testkit.Apply(t, c, policyYAML(ns, "p", "inform"))
+	testkit.Apply(t, c, `
 apiVersion: cluster.open-cluster-management.io/v1beta1
 kind: Placement
 metadata: {name: pl, namespace: unknownclusters}
@@ -58,12 +58,12 @@ subjects: [{apiGroup: policy.open-cluster-management.io, kind: Policy, name: p}]
 `)
 	expectReplicas(t, ns, "p", want([]string{"cluster-a"}, nil))
 	testkit.Eventually(t, 20*time.Second, "the root names the unknown clusters", func() string {
-		cond := meta.FindStatusCondition(rootStatus(t, ns, "p").Conditions, hub.ConditionClustersUnknown)
+		cond := meta.FindStatusCondition(testkit.RootStatus(t, c, ns, "p").Conditions, hub.ConditionClustersUnknown)
 		want := "no replica for 3 decided cluster(s) without a ManagedCluster: ghost-cluster, kube-system, late-cluster"
 		if cond == nil || cond.Status != metav1.ConditionTrue || cond.Message != want {
 			return fmt.Sprintf("condition %+v", cond)
 		}
-		if got := statusClusters(rootStatus(t, ns, "p")); !slices.Equal(got, []string{"cluster-a"}) {
+		if got := statusClusters(testkit.RootStatus(t, c, ns, "p")); !slices.Equal(got, []string{"cluster-a"}) {
 			return fmt.Sprintf("status clusters %v", got)
 		}
 		return ""
@@ -83,7 +83,7 @@ subjects: [{apiGroup: policy.open-cluster-management.io, kind: Policy, name: p}]
 		if err != nil {
 			return err.Error()
 		}
-		cond := meta.FindStatusCondition(rootStatus(t, ns, "p").Conditions, hub.ConditionClustersUnknown)
+		cond := meta.FindStatusCondition(testkit.RootStatus(t, c, ns, "p").Conditions, hub.ConditionClustersUnknown)
 		if cond == nil || cond.Message != "no replica for 2 decided cluster(s) without a ManagedCluster: ghost-cluster, kube-system" {
 			return fmt.Sprintf("condition %+v", cond)
 		}

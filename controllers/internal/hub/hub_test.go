@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -30,37 +29,19 @@ var (
 var clusters = []string{"cluster-a", "cluster-b", "cluster-c", "cluster-d", "cluster-e", "cluster-f"}
 
 func TestMain(m *testing.M) {
-	os.Exit(runMain(m))
+	os.Exit(testkit.RunWithPlane(m, "hub", clusters, startHub))
 }
 
-func runMain(m *testing.M) int {
-	var err error
-	plane, err = localplane.Start("hub")
-	if testkit.SkipsPackage(err) {
-		return 0
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer plane.Stop()
-	c = plane.Client
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	for _, cl := range clusters {
-		if err := localplane.EnsureCluster(ctx, c, cl); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
-		}
-	}
+// startHub starts the hub on the plane the package's tests share.
+func startHub(ctx context.Context, p *localplane.Plane) error {
+	plane, c = p, p.Client
 	o := hub.DefaultManagerOptions()
 	o.MetricsAddr, o.ProbeAddr = "0", "0"
 	o.Placement = false // no webhook certificates here; placement has its own tests
 	o.StatusBatchDelay = 100 * time.Millisecond
 	mgr, err := hub.NewManager(ctx, plane.Config, o)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
+		return err
 	}
 	ctrl.SetLogger(logrDiscard())
 	// go-template-utils logs every failed template with klog; the tests fail
@@ -71,36 +52,7 @@ func runMain(m *testing.M) int {
 			fmt.Fprintln(os.Stderr, "manager:", err)
 		}
 	}()
-	return m.Run()
-}
-
-// applyFile applies a manifest file of the repository.
-func applyFile(t *testing.T, rel string) {
-	t.Helper()
-	root, err := localplane.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Open(filepath.Join(root, rel))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	objs, err := localplane.ReadManifests(rel, f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := localplane.Apply(context.Background(), c, localplane.APIObjects(objs)); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// applyYAML applies inline manifests.
-func applyYAML(t *testing.T, doc string) {
-	t.Helper()
-	if err := localplane.ApplyManifests(context.Background(), c, t.Name(), doc); err != nil {
-		t.Fatal(err)
-	}
+	return nil
 }
 
 // replicaActions returns cluster -> remediationAction of a root's replicas.
@@ -149,15 +101,6 @@ func sorted(m map[string]string) []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-func rootStatus(t *testing.T, ns, name string) policyv1.PolicyStatus {
-	t.Helper()
-	p := &policyv1.Policy{}
-	if err := c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, p); err != nil {
-		t.Fatal(err)
-	}
-	return p.Status
 }
 
 func statusClusters(s policyv1.PolicyStatus) []string {

@@ -95,7 +95,7 @@ func TestPlacementRuleScheduler(t *testing.T) {
 		"prx-c": {map[string]string{"prtest": "yes"}, metav1.ConditionFalse, "16"},
 		"prx-d": {map[string]string{"prtest": "no", "name": "prx-d"}, metav1.ConditionTrue, "2"},
 	})
-	applyYAML(t, policyYAML(ns, "p", "inform")+`
+	testkit.Apply(t, c, policyYAML(ns, "p", "inform")+`
 ---
 apiVersion: apps.open-cluster-management.io/v1
 kind: PlacementRule

@@ -25,8 +25,8 @@ func logrDiscard() logr.Logger { return logr.Discard() }
 // the hub writes. In Example 2 an override enforces only the clusters its own
 // binding selects (see shared/binding): C and D stay inform.
 func TestSelectiveEnforcementExamplesLive(t *testing.T) {
-	applyFile(t, "examples/api/managedclusters.yaml")
-	applyFile(t, "examples/api/selective-enforcement.yaml")
+	testkit.ApplyFile(t, c, "examples/api/managedclusters.yaml")
+	testkit.ApplyFile(t, c, "examples/api/selective-enforcement.yaml")
 	abcd := clusters[:4]
 	all := clusters
 	for _, tc := range []struct {
@@ -43,7 +43,7 @@ func TestSelectiveEnforcementExamplesLive(t *testing.T) {
 		t.Run(ns, func(t *testing.T) {
 			expectReplicas(t, ns, "test-policy-1", want(tc.bound, tc.enforced))
 			testkit.Eventually(t, 20*time.Second, "root status lists exactly the bound clusters", func() string {
-				if got := statusClusters(rootStatus(t, ns, "test-policy-1")); !slices.Equal(got, tc.bound) {
+				if got := statusClusters(testkit.RootStatus(t, c, ns, "test-policy-1")); !slices.Equal(got, tc.bound) {
 					return fmt.Sprintf("status clusters %v, want %v", got, tc.bound)
 				}
 				return ""
@@ -110,7 +110,7 @@ spec:
 
 func setDecisions(t *testing.T, ns, rule string, selected ...string) {
 	t.Helper()
-	applyYAML(t, ruleYAML(ns, rule, selected...))
+	testkit.Apply(t, c, ruleYAML(ns, rule, selected...))
 }
 
 // TestEdgeCasesLive walks the edge cases of reference/propagator.md §2.3 on a
@@ -118,16 +118,16 @@ func setDecisions(t *testing.T, ns, rule string, selected ...string) {
 func TestEdgeCasesLive(t *testing.T) {
 	ns := "edge-cases"
 	ctx := context.Background()
-	applyYAML(t, policyYAML(ns, "p", "inform"))
-	applyYAML(t, ruleYAML(ns, "base", "cluster-a", "cluster-b"))
-	applyYAML(t, ruleYAML(ns, "enf", "cluster-b", "cluster-c"))
-	applyYAML(t, bindingYAML(ns, "base-pb", "base", "p", ""))
-	applyYAML(t, bindingYAML(ns, "enf-pb", "enf", "p", "bindingOverrides: {remediationAction: Enforce}\nsubFilter: restricted"))
+	testkit.Apply(t, c, policyYAML(ns, "p", "inform"))
+	testkit.Apply(t, c, ruleYAML(ns, "base", "cluster-a", "cluster-b"))
+	testkit.Apply(t, c, ruleYAML(ns, "enf", "cluster-b", "cluster-c"))
+	testkit.Apply(t, c, bindingYAML(ns, "base-pb", "base", "p", ""))
+	testkit.Apply(t, c, bindingYAML(ns, "enf-pb", "enf", "p", "bindingOverrides: {remediationAction: Enforce}\nsubFilter: restricted"))
 
 	t.Run("restricted binding enforces only bound clusters and never adds one", func(t *testing.T) {
 		expectReplicas(t, ns, "p", want([]string{"cluster-a", "cluster-b"}, []string{"cluster-b"}))
 		testkit.Eventually(t, 20*time.Second, "restricted-only cluster-c absent from root status", func() string {
-			s := rootStatus(t, ns, "p")
+			s := testkit.RootStatus(t, c, ns, "p")
 			if got := statusClusters(s); !slices.Equal(got, []string{"cluster-a", "cluster-b"}) {
 				return fmt.Sprintf("status clusters %v", got)
 			}
@@ -141,7 +141,7 @@ func TestEdgeCasesLive(t *testing.T) {
 		setDecisions(t, ns, "enf", "cluster-c")
 		expectReplicas(t, ns, "p", want([]string{"cluster-a", "cluster-b"}, nil))
 		testkit.Eventually(t, 20*time.Second, "non-overlapping restricted binding leaves placement[]", func() string {
-			if n := len(rootStatus(t, ns, "p").Placement); n != 1 {
+			if n := len(testkit.RootStatus(t, c, ns, "p").Placement); n != 1 {
 				return fmt.Sprintf("placement has %d entries, want 1", n)
 			}
 			return ""
@@ -188,7 +188,7 @@ func TestEdgeCasesLive(t *testing.T) {
 		}
 		expectReplicas(t, ns, "p", map[string]string{})
 		testkit.Eventually(t, 20*time.Second, "placement still listed", func() string {
-			if s := rootStatus(t, ns, "p"); len(s.Placement) == 0 || len(s.Status) != 0 {
+			if s := testkit.RootStatus(t, c, ns, "p"); len(s.Placement) == 0 || len(s.Status) != 0 {
 				return fmt.Sprintf("placement %d, status %d", len(s.Placement), len(s.Status))
 			}
 			return ""
@@ -213,9 +213,9 @@ func TestEdgeCasesLive(t *testing.T) {
 func TestReplicaDriftReverted(t *testing.T) {
 	ns := "drift"
 	ctx := context.Background()
-	applyYAML(t, policyYAML(ns, "p", "inform"))
-	applyYAML(t, ruleYAML(ns, "r", "cluster-a"))
-	applyYAML(t, bindingYAML(ns, "pb", "r", "p", ""))
+	testkit.Apply(t, c, policyYAML(ns, "p", "inform"))
+	testkit.Apply(t, c, ruleYAML(ns, "r", "cluster-a"))
+	testkit.Apply(t, c, bindingYAML(ns, "pb", "r", "p", ""))
 	expectReplicas(t, ns, "p", want([]string{"cluster-a"}, nil))
 
 	replica := &policyv1.Policy{ObjectMeta: metav1.ObjectMeta{Namespace: "cluster-a", Name: replication.Name(ns, "p")}}
@@ -244,7 +244,7 @@ func TestReplicaDriftReverted(t *testing.T) {
 		t.Fatal(err)
 	}
 	testkit.Eventually(t, 20*time.Second, "root compliance from the replica", func() string {
-		s := rootStatus(t, ns, "p")
+		s := testkit.RootStatus(t, c, ns, "p")
 		if s.ComplianceState != policyv1.NonCompliant || len(s.Status) != 1 || s.Status[0].ComplianceState != policyv1.NonCompliant {
 			return fmt.Sprintf("root status %+v", s)
 		}
@@ -261,9 +261,9 @@ func TestReplicaDriftReverted(t *testing.T) {
 func TestPolicySetBindingAndStatus(t *testing.T) {
 	ns := "policyset"
 	ctx := context.Background()
-	applyYAML(t, policyYAML(ns, "p1", "inform"))
-	applyYAML(t, policyYAML(ns, "p2", "enforce"))
-	applyYAML(t, `
+	testkit.Apply(t, c, policyYAML(ns, "p1", "inform"))
+	testkit.Apply(t, c, policyYAML(ns, "p2", "enforce"))
+	testkit.Apply(t, c, `
 apiVersion: policy.open-cluster-management.io/v1beta1
 kind: PolicySet
 metadata: {name: set, namespace: policyset}
@@ -294,7 +294,7 @@ subjects: [{apiGroup: policy.open-cluster-management.io, kind: PolicySet, name: 
 	expectReplicas(t, ns, "p1", want([]string{"cluster-d", "cluster-e"}, nil))
 	expectReplicas(t, ns, "p2", want([]string{"cluster-d", "cluster-e"}, []string{"cluster-d", "cluster-e"}))
 	testkit.Eventually(t, 20*time.Second, "root placement names the set", func() string {
-		s := rootStatus(t, ns, "p1")
+		s := testkit.RootStatus(t, c, ns, "p1")
 		if len(s.Placement) != 1 || s.Placement[0].PolicySet != "set" || s.Placement[0].Placement != "pl" {
 			return fmt.Sprintf("placement %+v", s.Placement)
 		}
@@ -344,9 +344,9 @@ subjects: [{apiGroup: policy.open-cluster-management.io, kind: PolicySet, name: 
 // written, and a replica reports status, the hub issues no further writes.
 func TestHubSettles(t *testing.T) {
 	ns := "settles"
-	applyYAML(t, policyYAML(ns, "p", "inform"))
-	applyYAML(t, ruleYAML(ns, "r", "cluster-a", "cluster-b", "cluster-c"))
-	applyYAML(t, bindingYAML(ns, "pb", "r", "p", "remediationActionOverride: {remediationAction: enforce}"))
+	testkit.Apply(t, c, policyYAML(ns, "p", "inform"))
+	testkit.Apply(t, c, ruleYAML(ns, "r", "cluster-a", "cluster-b", "cluster-c"))
+	testkit.Apply(t, c, bindingYAML(ns, "pb", "r", "p", "remediationActionOverride: {remediationAction: enforce}"))
 	expectReplicas(t, ns, "p", want([]string{"cluster-a", "cluster-b", "cluster-c"}, []string{"cluster-a", "cluster-b", "cluster-c"}))
 	replica := &policyv1.Policy{ObjectMeta: metav1.ObjectMeta{Namespace: "cluster-b", Name: replication.Name(ns, "p")}}
 	get(t, replica)
@@ -355,7 +355,7 @@ func TestHubSettles(t *testing.T) {
 		t.Fatal(err)
 	}
 	testkit.Eventually(t, 20*time.Second, "root status", func() string {
-		if s := rootStatus(t, ns, "p"); len(s.Status) != 3 || s.Status[1].ComplianceState != policyv1.Compliant {
+		if s := testkit.RootStatus(t, c, ns, "p"); len(s.Status) != 3 || s.Status[1].ComplianceState != policyv1.Compliant {
 			return fmt.Sprintf("%+v", s.Status)
 		}
 		return ""
@@ -372,7 +372,7 @@ func TestHubSettles(t *testing.T) {
 // replicas, and gets it expanded into the set's members once the set is created.
 func TestPolicySetDependencyExpandedWhenTheSetAppears(t *testing.T) {
 	ns := "set-dependency"
-	applyYAML(t, fmt.Sprintf(`
+	testkit.Apply(t, c, fmt.Sprintf(`
 apiVersion: policy.open-cluster-management.io/v1
 kind: Policy
 metadata: {name: dependent, namespace: %[1]s}
@@ -383,8 +383,8 @@ spec:
   - {apiVersion: policy.open-cluster-management.io/v1beta1, kind: PolicySet, name: base, compliance: Compliant}
   policy-templates: []
 `, ns))
-	applyYAML(t, ruleYAML(ns, "r", "cluster-a"))
-	applyYAML(t, bindingYAML(ns, "pb", "r", "dependent", ""))
+	testkit.Apply(t, c, ruleYAML(ns, "r", "cluster-a"))
+	testkit.Apply(t, c, bindingYAML(ns, "pb", "r", "dependent", ""))
 	expectReplicas(t, ns, "dependent", want([]string{"cluster-a"}, nil))
 	deps := func() string {
 		r := &policyv1.Policy{ObjectMeta: metav1.ObjectMeta{Namespace: "cluster-a", Name: replication.Name(ns, "dependent")}}
@@ -398,7 +398,7 @@ spec:
 	if got := deps(); got != "[PolicySet/base]" {
 		t.Fatalf("dependencies before the set exists: %s", got)
 	}
-	applyYAML(t, fmt.Sprintf(`
+	testkit.Apply(t, c, fmt.Sprintf(`
 apiVersion: policy.open-cluster-management.io/v1beta1
 kind: PolicySet
 metadata: {name: base, namespace: %s}

@@ -123,7 +123,7 @@ func expectValues(t *testing.T, ns, name string, want map[string]string) {
 func expectTemplatesCondition(t *testing.T, ns, name string, status metav1.ConditionStatus, parts ...string) {
 	t.Helper()
 	testkit.Eventually(t, 20*time.Second, "the HubTemplatesResolved condition of "+ns+"/"+name, func() string {
-		cond := meta.FindStatusCondition(rootStatus(t, ns, name).Conditions, hub.ConditionHubTemplatesResolved)
+		cond := meta.FindStatusCondition(testkit.RootStatus(t, c, ns, name).Conditions, hub.ConditionHubTemplatesResolved)
 		if cond == nil || cond.Status != status {
 			return fmt.Sprintf("condition %+v, want status %s", cond, status)
 		}
@@ -191,7 +191,7 @@ func TestHubTemplatesPerCluster(t *testing.T) {
 	setConfigMap(t, ns, "site-tpl-1", map[string]string{"site": "site-1"})
 	setConfigMap(t, ns, "site-tpl-2", map[string]string{"site": "site-2"})
 	value := `{{hub .ManagedClusterName hub}}/{{hub fromConfigMap "hubtpl-basic" (printf "site-%s" .ManagedClusterName) "site" hub}}/{{hub index .ManagedClusterLabels "env" hub}}`
-	applyYAML(t, templatedPolicyYAML(ns, "p", "", "", value, "tpl-1", "tpl-2"))
+	testkit.Apply(t, c, templatedPolicyYAML(ns, "p", "", "", value, "tpl-1", "tpl-2"))
 	expectValues(t, ns, "p", map[string]string{"tpl-1": "tpl-1/site-1/prod", "tpl-2": "tpl-2/site-2/dev"})
 	expectTemplatesCondition(t, ns, "p", metav1.ConditionTrue)
 
@@ -232,7 +232,7 @@ func TestHubTemplatesPerCluster(t *testing.T) {
 			t.Fatal(err)
 		}
 		testkit.Eventually(t, 20*time.Second, "the root's status from the report", func() string {
-			for _, e := range rootStatus(t, ns, "p").Status {
+			for _, e := range testkit.RootStatus(t, c, ns, "p").Status {
 				if e.ClusterName == "tpl-1" && e.ComplianceState == policyv1.Compliant {
 					return ""
 				}
@@ -276,10 +276,10 @@ func TestHubTemplatesAccessRule(t *testing.T) {
 	grantConfigMapReader(t, elsewhere, ns, "reader")
 	value := `{{hub fromConfigMap "hubtpl-elsewhere" "shared" "k" hub}}`
 	withSA := func(sa string) string { return "\n  hubTemplateOptions: {serviceAccountName: " + sa + "}" }
-	applyYAML(t, templatedPolicyYAML(ns, "hub-identity", "", "", value, "tpl-1"))
-	applyYAML(t, templatedPolicyYAML(ns, "granted", "", withSA("reader"), value, "tpl-1"))
-	applyYAML(t, templatedPolicyYAML(ns, "not-granted", "", withSA("nobody"), value, "tpl-1"))
-	applyYAML(t, templatedPolicyYAML(ns, "missing-sa", "", withSA("later"), value, "tpl-1"))
+	testkit.Apply(t, c, templatedPolicyYAML(ns, "hub-identity", "", "", value, "tpl-1"))
+	testkit.Apply(t, c, templatedPolicyYAML(ns, "granted", "", withSA("reader"), value, "tpl-1"))
+	testkit.Apply(t, c, templatedPolicyYAML(ns, "not-granted", "", withSA("nobody"), value, "tpl-1"))
+	testkit.Apply(t, c, templatedPolicyYAML(ns, "missing-sa", "", withSA("later"), value, "tpl-1"))
 
 	expectValues(t, ns, "granted", map[string]string{"tpl-1": "from-elsewhere"})
 	expectTemplatesCondition(t, ns, "granted", metav1.ConditionTrue)
@@ -336,7 +336,7 @@ func TestHubTemplatesEncryption(t *testing.T) {
 	if err := c.Create(ctx, secret); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}
-	applyYAML(t, templatedPolicyYAML(ns, "p", "", "", `{{hub fromSecret "hubtpl-secret" "creds" "password" hub}}`, "tpl-1"))
+	testkit.Apply(t, c, templatedPolicyYAML(ns, "p", "", "", `{{hub fromSecret "hubtpl-secret" "creds" "password" hub}}`, "tpl-1"))
 
 	var value, iv string
 	testkit.Eventually(t, 20*time.Second, "an encrypted replica", func() string {
@@ -446,7 +446,7 @@ func TestHubTemplatesErrors(t *testing.T) {
 	setConfigMap(t, ns, "cfg-tpl-1", map[string]string{"v": "one"})
 	setConfigMap(t, ns, "cfg-tpl-2", map[string]string{"v": "two"})
 	value := `{{hub fromConfigMap "hubtpl-errors" (printf "cfg-%s" .ManagedClusterName) "v" hub}}`
-	applyYAML(t, templatedPolicyYAML(ns, "p", "", "", value, "tpl-1", "tpl-2"))
+	testkit.Apply(t, c, templatedPolicyYAML(ns, "p", "", "", value, "tpl-1", "tpl-2"))
 	expectValues(t, ns, "p", map[string]string{"tpl-1": "one", "tpl-2": "two"})
 
 	t.Run("a failing cluster keeps its last good replica, the other goes on", func(t *testing.T) {
@@ -465,7 +465,7 @@ func TestHubTemplatesErrors(t *testing.T) {
 		expectTemplatesCondition(t, ns, "p", metav1.ConditionTrue)
 	})
 	t.Run("bad syntax creates no replica", func(t *testing.T) {
-		applyYAML(t, templatedPolicyYAML(ns, "bad", "", "", `{{hub end hub}}`, "tpl-1"))
+		testkit.Apply(t, c, templatedPolicyYAML(ns, "bad", "", "", `{{hub end hub}}`, "tpl-1"))
 		expectTemplatesCondition(t, ns, "bad", metav1.ConditionFalse, "tpl-1", "unexpected {{end}}")
 		expectEvent(t, ns, "bad", "cluster tpl-1")
 		if v, annotations, _ := replicaValue(t, ns, "bad", "tpl-1"); annotations != nil {
@@ -473,10 +473,10 @@ func TestHubTemplatesErrors(t *testing.T) {
 		}
 	})
 	t.Run("disable-templates copies templates verbatim", func(t *testing.T) {
-		applyYAML(t, templatedPolicyYAML(ns, "verbatim", "\n  annotations: {policy.open-cluster-management.io/disable-templates: \"true\"}",
+		testkit.Apply(t, c, templatedPolicyYAML(ns, "verbatim", "\n  annotations: {policy.open-cluster-management.io/disable-templates: \"true\"}",
 			"", `{{hub .ManagedClusterName hub}}`, "tpl-1"))
 		expectValues(t, ns, "verbatim", map[string]string{"tpl-1": "{{hub .ManagedClusterName hub}}"})
-		if cond := meta.FindStatusCondition(rootStatus(t, ns, "verbatim").Conditions, hub.ConditionHubTemplatesResolved); cond != nil {
+		if cond := meta.FindStatusCondition(testkit.RootStatus(t, c, ns, "verbatim").Conditions, hub.ConditionHubTemplatesResolved); cond != nil {
 			t.Errorf("condition %+v on a root whose templates are disabled", cond)
 		}
 	})
@@ -487,9 +487,9 @@ func TestHubTemplatesErrors(t *testing.T) {
 // replica gets: its name, its setting (or the default), its region label, and
 // the credential only encrypted.
 func TestHubTemplatesExample(t *testing.T) {
-	applyFile(t, "examples/api/managedclusters.yaml")
-	applyFile(t, "examples/templates/hub-templates.yaml")
-	applyYAML(t, `
+	testkit.ApplyFile(t, c, "examples/api/managedclusters.yaml")
+	testkit.ApplyFile(t, c, "examples/templates/hub-templates.yaml")
+	testkit.Apply(t, c, `
 apiVersion: cluster.open-cluster-management.io/v1beta1
 kind: PlacementDecision
 metadata:
@@ -552,7 +552,7 @@ func TestHubTemplatesReachTheSpoke(t *testing.T) {
 		t.Fatal(err)
 	}
 	spoketest.Start(t, plane.Config, managed.Config, cluster)
-	applyYAML(t, `
+	testkit.Apply(t, c, `
 apiVersion: policy.open-cluster-management.io/v1
 kind: Policy
 metadata: {name: e2e, namespace: hubtpl-e2e}

@@ -13,7 +13,6 @@ import (
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 )
@@ -118,16 +117,14 @@ func checkSelectiveEnforcement(t *testing.T, hubClient client.Client, enforced, 
 	ctx := context.Background()
 	applyPolicy(t, hubClient, policy, "inform", "", " []", []string{enforced.name, informed.name})
 	applyPlacement(t, hubClient, policy+"-enforce", []string{enforced.name})
-	if err := localplane.ApplyManifests(ctx, hubClient, t.Name()+"/"+policy+"-override", fmt.Sprintf(`
+	testkit.Apply(t, hubClient, fmt.Sprintf(`
 apiVersion: policy.open-cluster-management.io/v1
 kind: PlacementBinding
 metadata: {name: %[1]s-override, namespace: interop}
 placementRef: {apiGroup: cluster.open-cluster-management.io, kind: Placement, name: %[1]s-enforce}
 subjects: [{apiGroup: policy.open-cluster-management.io, kind: Policy, name: %[1]s}]
 %[2]s
-`, policy, override)); err != nil {
-		t.Fatal(err)
-	}
+`, policy, override))
 	what := fmt.Sprintf("hop \"selective enforcement (%s: %s: enforced on %s, informed on %s)\"", a.hub,
 		strings.ReplaceAll(override, "\n", " "), enforced.name, informed.name)
 	enforcedConfigMap := client.ObjectKey{Namespace: "default", Name: policy + "-enforced"}

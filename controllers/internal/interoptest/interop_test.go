@@ -332,9 +332,7 @@ kind: Placement
 metadata: {name: %s, namespace: interop}
 spec: {}
 `, name)
-	if err := localplane.ApplyManifests(context.Background(), c, t.Name()+"/placement "+name, doc.String()); err != nil {
-		t.Fatal(err)
-	}
+	testkit.Apply(t, c, doc.String())
 }
 
 // applyPolicy applies, in namespace interop, a Policy name with the
@@ -382,9 +380,7 @@ kind: Policy
 metadata: {name: %[1]s, namespace: interop}
 spec:
   disabled: false%[2]s`, name, spec)
-	if err := localplane.ApplyManifests(context.Background(), c, t.Name()+"/"+name, doc); err != nil {
-		t.Fatal(err)
-	}
+	testkit.Apply(t, c, doc)
 }
 
 // strategyField is the rolloutStrategy line of a Policy spec, none for "".

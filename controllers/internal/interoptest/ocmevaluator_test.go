@@ -90,7 +90,7 @@ func testOCMEvaluator(t *testing.T, ocmTemplateCRDs bool) {
 	}
 	// An OperatorPolicy fleetpolicy's own controller evaluated before the
 	// switch, holding its finalizer.
-	if err := localplane.ApplyManifests(ctx, managed, t.Name()+"/evaluated-before", fmt.Sprintf(`
+	testkit.Apply(t, managed, fmt.Sprintf(`
 apiVersion: policy.open-cluster-management.io/v1beta1
 kind: OperatorPolicy
 metadata: {name: evaluated-before, namespace: %s, finalizers: [%s]}
@@ -99,9 +99,7 @@ spec:
   complianceType: musthave
   upgradeApproval: None
   subscription: {name: other-operator, namespace: default, channel: stable, source: example-catalog, sourceNamespace: default}
-`, cluster, operatorpolicy.Finalizer)); err != nil {
-		t.Fatal(err)
-	}
+`, cluster, operatorpolicy.Finalizer))
 	spoketest.StartWith(t, hubCfg, fleet.Spokes[0].Config, cluster, func(o *spoke.ManagerOptions) {
 		o.ConfigurationPolicyEvaluator, o.OperatorPolicyEvaluator = spoke.EvaluatorOCM, spoke.EvaluatorOCM
 	})

@@ -344,7 +344,7 @@ func checkRootStatus(t *testing.T, hubClient client.Client, policy string, a age
 func applyPolicySet(t *testing.T, c client.Client, name, policy string, clusters []string) {
 	t.Helper()
 	applyPlacement(t, c, name, clusters)
-	if err := localplane.ApplyManifests(context.Background(), c, t.Name()+"/"+name, fmt.Sprintf(`
+	testkit.Apply(t, c, fmt.Sprintf(`
 apiVersion: policy.open-cluster-management.io/v1beta1
 kind: PolicySet
 metadata: {name: %[1]s, namespace: interop}
@@ -355,9 +355,7 @@ kind: PlacementBinding
 metadata: {name: %[1]s, namespace: interop}
 placementRef: {apiGroup: cluster.open-cluster-management.io, kind: Placement, name: %[1]s}
 subjects: [{apiGroup: policy.open-cluster-management.io, kind: PolicySet, name: %[1]s}]
-`, name, policy)); err != nil {
-		t.Fatal(err)
-	}
+`, name, policy))
 }
 
 // checkOperatorPolicy delivers the OperatorPolicy of examples/olm-catalog
@@ -370,7 +368,7 @@ func checkOperatorPolicy(t *testing.T, hubClient client.Client, m managedCluster
 		t.Fatal(err)
 	}
 	applyPlacement(t, hubClient, "op", []string{m.name})
-	if err := localplane.ApplyManifests(ctx, hubClient, t.Name()+"/op", `
+	testkit.Apply(t, hubClient, `
 apiVersion: policy.open-cluster-management.io/v1
 kind: PlacementBinding
 metadata: {name: op, namespace: interop}
@@ -399,9 +397,7 @@ spec:
           sourceNamespace: olm
           startingCSV: tiny-operator.v0.1.0
         allowedCSVs: [tiny-operator.v0.1.0]
-`); err != nil {
-		t.Fatal(err)
-	}
+`)
 	withOLM := m
 	withOLM.logs = func() string { return m.logs() + "\n" + olm.LogTail(10) }
 	hop(t, withOLM, fmt.Sprintf("template sync (%s: Policy -> OperatorPolicy)", a.spoke), func() string {

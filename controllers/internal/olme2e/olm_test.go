@@ -92,7 +92,7 @@ func TestRealOLM(t *testing.T) {
 	t.Cleanup(func() { cancel(); <-stopped })
 
 	policy := readExample(t, "operatorpolicy.yaml")
-	apply(t, c, policy)
+	testkit.ApplyObjects(t, c, policy)
 	key := client.ObjectKeyFromObject(policy)
 	ns := key.Namespace
 	waitPolicy(t, c, key, "Compliant with tiny-operator.v0.1.0 installed", func(op *v1beta1.OperatorPolicy) string {
@@ -206,13 +206,6 @@ func readExample(t *testing.T, name string) *unstructured.Unstructured {
 		t.Fatalf("%s: want one object, got %d", path, len(objs))
 	}
 	return objs[0]
-}
-
-func apply(t *testing.T, c client.Client, obj *unstructured.Unstructured) {
-	t.Helper()
-	if _, err := localplane.Apply(context.Background(), c, []*unstructured.Unstructured{obj}); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // waitPolicy waits up to 3 minutes for the OperatorPolicy's status of its

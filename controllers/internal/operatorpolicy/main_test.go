@@ -53,24 +53,15 @@ func bundle(pkg, csv, replaces string, crds ...string) olmfake.Bundle {
 }
 
 func TestMain(m *testing.M) {
-	os.Exit(runMain(m))
+	os.Exit(testkit.RunWithPlane(m, "spoke", nil, setup))
 }
 
 // runMain starts an API server with the OLM CRDs, the OperatorPolicy
 // controller and the OLM fake in one manager, and the fake catalogs.
-func runMain(m *testing.M) int {
-	plane, err := localplane.Start("spoke")
-	if testkit.SkipsPackage(err) {
-		return 0
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer plane.Stop()
+// setup starts the OperatorPolicy controller and the fake OLM on the plane
+// the package's tests share, with the catalogs they install from.
+func setup(ctx context.Context, plane *localplane.Plane) error {
 	c = plane.Client
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	ctrl.SetLogger(logr.Discard())
 
 	mgr, err := ctrl.NewManager(plane.Config, ctrl.Options{
@@ -120,15 +111,14 @@ func runMain(m *testing.M) int {
 		err = olm.AddCatalog(ctx, catalogNS, flakyCatalog, bundle("health-op", "health-op.v1", ""))
 	}
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
+		return err
 	}
 	go func() {
 		if err := mgr.Start(ctx); err != nil {
 			fmt.Fprintln(os.Stderr, "manager:", err)
 		}
 	}()
-	return m.Run()
+	return nil
 }
 
 var namespaceSeq atomic.Int64

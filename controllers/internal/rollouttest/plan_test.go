@@ -80,10 +80,10 @@ func TestHubReadsDecisionsAsPlanRollout(t *testing.T) {
 	// as beside OCM's add-on.
 	hubtest.Start(t, plane.Config, func(o *hub.ManagerOptions) { o.SchedulePlacementRules = false })
 	f := spoke(t, ns, 100*time.Millisecond)
-	apply(t, strings.Join(append(docs, plan, policy), "---\n"))
+	testkit.Apply(t, c, strings.Join(append(docs, plan, policy), "---\n"))
 
 	testkit.Eventually(t, 30*time.Second, "the live waves follow the plan", func() string {
-		for _, c := range rootStatus(t, ns).Conditions {
+		for _, c := range testkit.RootStatus(t, c, ns, "p").Conditions {
 			if c.Type == hub.ConditionRolloutPlanMatches && c.Status == "True" {
 				return ""
 			}

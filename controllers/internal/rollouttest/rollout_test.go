@@ -31,25 +31,10 @@ var fleet = []string{"c-1", "c-2", "c-3", "c-4", "c-5", "c-6"}
 
 func TestMain(m *testing.M) {
 	ctrl.SetLogger(logr.Discard())
-	var err error
-	plane, err = localplane.Start("hub")
-	if testkit.SkipsPackage(err) {
-		os.Exit(0)
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	c = plane.Client
-	for _, cl := range fleet {
-		if err := localplane.EnsureCluster(context.Background(), c, cl); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-	}
-	code := m.Run()
-	_ = plane.Stop()
-	os.Exit(code)
+	os.Exit(testkit.RunWithPlane(m, "hub", fleet, func(_ context.Context, p *localplane.Plane) error {
+		plane, c = p, p.Client
+		return nil
+	}))
 }
 
 // startHub runs a hub controller until the returned stop is called (or the test
@@ -57,13 +42,6 @@ func TestMain(m *testing.M) {
 func startHub(t *testing.T) (stop func()) {
 	t.Helper()
 	return hubtest.Start(t, plane.Config, nil).Stop
-}
-
-func apply(t *testing.T, doc string) {
-	t.Helper()
-	if err := localplane.ApplyManifests(context.Background(), c, t.Name(), doc); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // rolloutPolicy applies an enforce Policy with the given rolloutStrategy, bound
@@ -76,7 +54,7 @@ func rolloutPolicy(t *testing.T, ns, strategy string, groups ...[]string) {
 	for i, g := range groups {
 		setGroup(t, ns, i, groupName(i), g...)
 	}
-	apply(t, fmt.Sprintf(`
+	testkit.Apply(t, c, fmt.Sprintf(`
 apiVersion: policy.open-cluster-management.io/v1
 kind: Policy
 metadata: {name: p, namespace: %s}
@@ -126,7 +104,7 @@ func setGroup(t *testing.T, ns string, index int, name string, clusters ...strin
 	if decisions == "" {
 		decisions = " []"
 	}
-	apply(t, fmt.Sprintf(`
+	testkit.Apply(t, c, fmt.Sprintf(`
 apiVersion: cluster.open-cluster-management.io/v1beta1
 kind: PlacementDecision
 metadata:
@@ -142,15 +120,6 @@ status:
 		clusterv1beta1.DecisionGroupNameLabel, name, decisions))
 }
 
-func rootStatus(t *testing.T, ns string) policyv1.PolicyStatus {
-	t.Helper()
-	p := &policyv1.Policy{}
-	if err := c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "p"}, p); err != nil {
-		t.Fatal(err)
-	}
-	return p.Status
-}
-
 func clusterRollout(s policyv1.PolicyStatus) map[string]policyv1.RolloutStatus {
 	out := map[string]policyv1.RolloutStatus{}
 	for _, e := range s.Status {
@@ -164,7 +133,7 @@ func clusterRollout(s policyv1.PolicyStatus) map[string]policyv1.RolloutStatus {
 func waitRollout(t *testing.T, ns string, n int, want policyv1.RolloutStatus) {
 	t.Helper()
 	testkit.Eventually(t, 60*time.Second, "root rolloutStatus "+string(want), func() string {
-		if s := rootStatus(t, ns); s.RolloutStatus != want || len(s.Status) != n {
+		if s := testkit.RootStatus(t, c, ns, "p"); s.RolloutStatus != want || len(s.Status) != n {
 			return fmt.Sprintf("rolloutStatus %q, clusters %v", s.RolloutStatus, clusterRollout(s))
 		}
 		return ""
@@ -227,7 +196,7 @@ func TestProgressiveMaxConcurrency2Over6Clusters(t *testing.T) {
 	waitRollout(t, ns, 6, policyv1.RolloutSucceeded)
 	assertWaves(t, f.enforcedOrder(), fleet[0:2], fleet[2:4], fleet[4:6])
 	assertEnforcedOnce(t, f)
-	for cl, st := range clusterRollout(rootStatus(t, ns)) {
+	for cl, st := range clusterRollout(testkit.RootStatus(t, c, ns, "p")) {
 		if st != policyv1.RolloutSucceeded {
 			t.Errorf("%s: rolloutStatus %s", cl, st)
 		}
@@ -306,7 +275,7 @@ func TestFailureBreachStopsTheRollout(t *testing.T) {
 	if got := f.enforcedOrder(); !slices.Equal(got, fleet[:2]) {
 		t.Fatalf("enforced %v after the breach, want only %v", got, fleet[:2])
 	}
-	st := clusterRollout(rootStatus(t, ns))
+	st := clusterRollout(testkit.RootStatus(t, c, ns, "p"))
 	if st["c-1"] != policyv1.RolloutSucceeded || st["c-2"] != policyv1.RolloutFailed || st["c-3"] != policyv1.RolloutToApply {
 		t.Fatalf("cluster rollout statuses %v", st)
 	}
@@ -319,7 +288,7 @@ func TestProgressDeadlineTimesOutASilentCluster(t *testing.T) {
 	f.set("c-1", silent)
 	rolloutPolicy(t, ns, "{type: Progressive, progressive: {maxConcurrency: 1, maxFailures: 1, progressDeadline: 2s}}", fleet[:3])
 	testkit.Eventually(t, 30*time.Second, "c-1 TimeOut, rollout moved on", func() string {
-		st := clusterRollout(rootStatus(t, ns))
+		st := clusterRollout(testkit.RootStatus(t, c, ns, "p"))
 		if st["c-1"] != policyv1.RolloutTimeOut || st["c-3"] != policyv1.RolloutSucceeded {
 			return fmt.Sprintf("%v", st)
 		}
@@ -336,7 +305,7 @@ func TestMinSuccessTimeSoaksEachWave(t *testing.T) {
 	soak := 2 * time.Second
 	rolloutPolicy(t, ns, "{type: ProgressivePerGroup, progressivePerGroup: {minSuccessTime: 2s}}", fleet[:2], fleet[2:4])
 	testkit.Eventually(t, 30*time.Second, "first wave succeeded", func() string {
-		st := clusterRollout(rootStatus(t, ns))
+		st := clusterRollout(testkit.RootStatus(t, c, ns, "p"))
 		if st["c-1"] != policyv1.RolloutSucceeded || st["c-2"] != policyv1.RolloutSucceeded {
 			return fmt.Sprintf("%v", st)
 		}
@@ -374,7 +343,7 @@ func TestClusterAddedDuringAndAfterRollout(t *testing.T) {
 
 	setGroup(t, ns, 0, "canary", fleet[:5]...) // c-5 joins after it succeeded
 	testkit.Eventually(t, 30*time.Second, "a miniature rollout for c-5", func() string {
-		st := rootStatus(t, ns)
+		st := testkit.RootStatus(t, c, ns, "p")
 		if len(f.enforcedOrder()) != 5 || st.RolloutStatus != policyv1.RolloutSucceeded || clusterRollout(st)["c-5"] != policyv1.RolloutSucceeded {
 			return fmt.Sprintf("enforced %v, root %s, clusters %v", f.enforcedOrder(), st.RolloutStatus, clusterRollout(st))
 		}
@@ -430,10 +399,10 @@ spec:
 		}
 		return doc
 	}
-	apply(t, plan(fleet[0:2], fleet[2:4]))
+	testkit.Apply(t, c, plan(fleet[0:2], fleet[2:4]))
 	rolloutPolicy(t, ns, "{type: Progressive, progressive: {maxConcurrency: 2}}", fleet[:4])
 	condition := func() (string, string) {
-		for _, c := range rootStatus(t, ns).Conditions {
+		for _, c := range testkit.RootStatus(t, c, ns, "p").Conditions {
 			if c.Type == hub.ConditionRolloutPlanMatches {
 				return string(c.Status), c.Message
 			}
@@ -446,7 +415,7 @@ spec:
 		}
 		return ""
 	})
-	apply(t, plan(fleet[0:1], fleet[1:4]))
+	testkit.Apply(t, c, plan(fleet[0:1], fleet[1:4]))
 	testkit.Eventually(t, 30*time.Second, "the plan diverges", func() string {
 		if s, msg := condition(); s != "False" || !strings.Contains(msg, "wave 0: planned [c-1], live [c-1 c-2]") {
 			return s + " " + msg
@@ -499,7 +468,7 @@ func TestStaleOCMAddonReportNeverCounts(t *testing.T) {
 		t.Fatalf("enforced %v: a stale report moved the rollout to the next wave", got)
 	}
 	first := f.enforcedOrder()[0]
-	if st := clusterRollout(rootStatus(t, ns))[first]; st != policyv1.RolloutProgressing {
+	if st := clusterRollout(testkit.RootStatus(t, c, ns, "p"))[first]; st != policyv1.RolloutProgressing {
 		t.Fatalf("%s: rolloutStatus %s on a report older than the rollout, want Progressing", first, st)
 	}
 }

@@ -209,13 +209,6 @@ spec:
 `, name, roots, action, objectTemplates)
 }
 
-func apply(t *testing.T, c client.Client, doc string) {
-	t.Helper()
-	if err := localplane.ApplyManifests(context.Background(), c, t.Name(), doc); err != nil {
-		t.Fatal(err)
-	}
-}
-
 func writeSecret(t *testing.T, c client.Client, name, key, value string) {
 	t.Helper()
 	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: data, Name: name}}
@@ -270,7 +263,7 @@ func TestNoSecretIsLogged(t *testing.T) {
 	hubCfg.BearerToken = hubToken // sent with every request; the client certificate authenticates
 	spoketest.Start(t, hubCfg, managed.Config, cluster)
 
-	apply(t, hubPlane.Client, secretPolicy("enforced", "enforce",
+	testkit.Apply(t, hubPlane.Client, secretPolicy("enforced", "enforce",
 		secretTemplate("musthave", "creds", "password", enforcedValue)+
 			secretTemplate("mustnothave", "stale", "token", deletedValue))+"---"+
 		secretPolicy("rejected", "enforce", secretTemplate("musthave", "rejected", "not a key!", rejectedValue))+"---"+

@@ -39,7 +39,7 @@ func TestSpokeReadsItsClock(t *testing.T) {
 	if err := localplane.EnsureNamespace(context.Background(), spokeC, data); err != nil {
 		t.Fatal(err)
 	}
-	apply(t, hubC, policyOf(ns, "c", configPolicy("clock-cm", "inform", "musthave", data, "absent"), ""))
+	testkit.Apply(t, hubC, policyOf(ns, "c", configPolicy("clock-cm", "inform", "musthave", data, "absent"), ""))
 	bindToCluster(t, ns, "c")
 	expectCompliance(t, ns, map[string]policyv1.ComplianceState{"c": policyv1.NonCompliant})
 

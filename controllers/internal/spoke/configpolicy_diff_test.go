@@ -80,7 +80,7 @@ func TestRecordDiff(t *testing.T) {
 		return fmt.Sprintf(`{complianceType: musthave, %sobjectDefinition: {apiVersion: v1, kind: ConfigMap,
             metadata: {name: %s, namespace: %s}, data: {k: new}}}`, field, name, data)
 	}
-	apply(t, hubC, policyOf(ns, "p", `{apiVersion: policy.open-cluster-management.io/v1, kind: ConfigurationPolicy,
+	testkit.Apply(t, hubC, policyOf(ns, "p", `{apiVersion: policy.open-cluster-management.io/v1, kind: ConfigurationPolicy,
         metadata: {name: rd-cm},
         spec: {remediationAction: inform, object-templates: [
           {complianceType: musthave, objectDefinition: {apiVersion: v1, kind: ServiceAccount,
@@ -153,8 +153,8 @@ func TestRecreateRefusedImmutable(t *testing.T) {
 	const enforced, informed, data = "recreate-none", "recreate-inform", "recreate-none-data"
 	before := immutableConfigMap(t, data, "rn-frozen")
 	informedBefore := immutableConfigMap(t, data, "ri-frozen")
-	apply(t, hubC, policyOf(enforced, "p", immutableTemplate("rn-frozen", "enforce", "", data), ""))
-	apply(t, hubC, policyOf(informed, "p", immutableTemplate("ri-frozen", "inform", "IfRequired", data), ""))
+	testkit.Apply(t, hubC, policyOf(enforced, "p", immutableTemplate("rn-frozen", "enforce", "", data), ""))
+	testkit.Apply(t, hubC, policyOf(informed, "p", immutableTemplate("ri-frozen", "inform", "IfRequired", data), ""))
 	bindToCluster(t, enforced, "p")
 	bindToCluster(t, informed, "p")
 	expectMessage(t, enforced, "NonCompliant; violation - configmaps [rn-frozen] in namespace recreate-none-data cannot be updated, "+
@@ -220,7 +220,7 @@ func TestRecreateAlways(t *testing.T) {
 func TestRecreateWaitsForDeletion(t *testing.T) {
 	const ns, data, hold = "recreate-wait", "recreate-wait-data", "fleetpolicy.test/hold"
 	before := immutableConfigMap(t, data, "rw-frozen", hold)
-	apply(t, hubC, policyOf(ns, "p", immutableTemplate("rw-frozen", "enforce", "IfRequired", data), ""))
+	testkit.Apply(t, hubC, policyOf(ns, "p", immutableTemplate("rw-frozen", "enforce", "IfRequired", data), ""))
 	bindToCluster(t, ns, "p")
 	expectMessage(t, ns, "NonCompliant; violation - configmaps [rw-frozen] in namespace recreate-wait-data "+
 		"timed out waiting for the object to delete during recreate, will retry on the next policy evaluation")
@@ -247,7 +247,7 @@ func TestRecordDiffSelected(t *testing.T) {
 		create(t, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: data, Name: name,
 			Labels: map[string]string{"pick": "yes", "team": "red"}}})
 	}
-	apply(t, hubC, policyOf(ns, "p", `{apiVersion: policy.open-cluster-management.io/v1, kind: ConfigurationPolicy,
+	testkit.Apply(t, hubC, policyOf(ns, "p", `{apiVersion: policy.open-cluster-management.io/v1, kind: ConfigurationPolicy,
         metadata: {name: rds-sa},
         spec: {remediationAction: inform, object-templates: [{complianceType: musthave, objectSelector: {matchLabels: {pick: "yes"}},
           objectDefinition: {apiVersion: v1, kind: ServiceAccount, metadata: {namespace: `+data+`, labels: {team: blue}}}}]}}`, ""))

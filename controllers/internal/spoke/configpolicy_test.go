@@ -29,7 +29,7 @@ func TestEnforceCreatesThenMustNotHaveDeletes(t *testing.T) {
 		return strings.Replace(policyOf(ns, "e", configPolicy("e-cm", "inform", complianceType, data, "made"), ""),
 			"disabled: false", "disabled: false\n  remediationAction: enforce", 1)
 	}
-	apply(t, hubC, root("musthave"))
+	testkit.Apply(t, hubC, root("musthave"))
 	bindToCluster(t, ns, "e")
 	made := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: data, Name: "made"}}
 
@@ -43,7 +43,7 @@ func TestEnforceCreatesThenMustNotHaveDeletes(t *testing.T) {
 	expectCurrentOnHub(t, ns, "e", "was created successfully")
 	first := hubReplica(t, ns, "e").Generation
 
-	apply(t, hubC, root("mustnothave"))
+	testkit.Apply(t, hubC, root("mustnothave"))
 	testkit.Eventually(t, 45*time.Second, "mustnothave deletes the ConfigMap", func() string {
 		if exists(t, spokeC, made) {
 			return "the ConfigMap still exists"
@@ -89,7 +89,7 @@ func TestNamespaceSelector(t *testing.T) {
 		}
 	}
 	configMap(t, "sel-a", "shared")
-	apply(t, hubC, policyOf(ns, "s", `{apiVersion: policy.open-cluster-management.io/v1, kind: ConfigurationPolicy,
+	testkit.Apply(t, hubC, policyOf(ns, "s", `{apiVersion: policy.open-cluster-management.io/v1, kind: ConfigurationPolicy,
         metadata: {name: s-cm},
         spec: {remediationAction: inform, namespaceSelector: {include: ["sel-*"], exclude: [sel-skip]},
           object-templates: [{complianceType: musthave, objectDefinition: {apiVersion: v1, kind: ConfigMap, metadata: {name: shared}}}]}}`, ""))
@@ -116,7 +116,7 @@ func TestNamespaceSelector(t *testing.T) {
 func TestSpecSyncMirrorsAndRemoves(t *testing.T) {
 	const ns, data = "specsync", "specsync-data"
 	configMap(t, data, "m")
-	apply(t, hubC, strings.Replace(policyOf(ns, "m", configPolicy("m-cm", "inform", "musthave", data, "m"), ""),
+	testkit.Apply(t, hubC, strings.Replace(policyOf(ns, "m", configPolicy("m-cm", "inform", "musthave", data, "m"), ""),
 		"metadata: {name: m, namespace: specsync}", "metadata: {name: m, namespace: specsync, labels: {team: blue}}", 1))
 	bindToCluster(t, ns, "m")
 	expectCompliance(t, ns, map[string]policyv1.ComplianceState{"m": policyv1.Compliant})
@@ -166,7 +166,7 @@ func TestSpecSyncMirrorsAndRemoves(t *testing.T) {
 // naming the field, and the policy is NonCompliant.
 func TestBadTemplatesAreReported(t *testing.T) {
 	const ns = "badinput"
-	apply(t, hubC, fmt.Sprintf(`
+	testkit.Apply(t, hubC, fmt.Sprintf(`
 apiVersion: policy.open-cluster-management.io/v1
 kind: Policy
 metadata: {name: bad, namespace: %s}

@@ -175,7 +175,7 @@ func TestUnsetIntervalWatchesWhatItEvaluates(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := openWatches(t, "podtemplates")
-	apply(t, hubC, policyOf(ns, "p", podTemplatesPolicy("wu-cm", data, "", "a", "b"), ""))
+	testkit.Apply(t, hubC, policyOf(ns, "p", podTemplatesPolicy("wu-cm", data, "", "a", "b"), ""))
 	bindToCluster(t, ns, "p")
 	expectCompliance(t, ns, map[string]policyv1.ComplianceState{"p": policyv1.NonCompliant})
 	expectOpenWatches(t, "podtemplates", before+2, "one per PodTemplate the policy names")
@@ -184,7 +184,7 @@ func TestUnsetIntervalWatchesWhatItEvaluates(t *testing.T) {
 	podTemplate(t, data, "b")
 	expectPromptCompliance(t, ns, "p", policyv1.Compliant)
 
-	apply(t, hubC, policyOf(ns, "p", podTemplatesPolicy("wu-cm", data, "", "a"), ""))
+	testkit.Apply(t, hubC, policyOf(ns, "p", podTemplatesPolicy("wu-cm", data, "", "a"), ""))
 	expectOpenWatches(t, "podtemplates", before+1, "the spec no longer names b")
 
 	deleteRoot(t, ns, "p", "wu-cm")
@@ -247,12 +247,12 @@ func TestDurationIntervalEvaluatesWithoutWatching(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := openWatches(t, "podtemplates")
-	apply(t, hubC, policyOf(ns, "p", podTemplatesPolicy("wd-cm", data, "", "timed"), ""))
+	testkit.Apply(t, hubC, policyOf(ns, "p", podTemplatesPolicy("wd-cm", data, "", "timed"), ""))
 	bindToCluster(t, ns, "p")
 	expectCompliance(t, ns, map[string]policyv1.ComplianceState{"p": policyv1.NonCompliant})
 	expectOpenWatches(t, "podtemplates", before+1, "watched while the interval is unset")
 
-	apply(t, hubC, policyOf(ns, "p", podTemplatesPolicy("wd-cm", data, "{compliant: 2s, noncompliant: 2s}", "timed"), ""))
+	testkit.Apply(t, hubC, policyOf(ns, "p", podTemplatesPolicy("wd-cm", data, "{compliant: 2s, noncompliant: 2s}", "timed"), ""))
 	expectOpenWatches(t, "podtemplates", before, "the interval is now a duration")
 	podTemplate(t, data, "timed")
 	expectPromptCompliance(t, ns, "p", policyv1.Compliant)
@@ -267,7 +267,7 @@ func TestDurationIntervalEvaluatesWithoutWatching(t *testing.T) {
 // ConfigMap at once.
 func TestWatchWaitsForAMissingNamespace(t *testing.T) {
 	const ns, data = "watch-missing-ns", "watch-missing-ns-later"
-	apply(t, hubC, policyOf(ns, "p", `{apiVersion: policy.open-cluster-management.io/v1, kind: ConfigurationPolicy,
+	testkit.Apply(t, hubC, policyOf(ns, "p", `{apiVersion: policy.open-cluster-management.io/v1, kind: ConfigurationPolicy,
         metadata: {name: wm-cm},
         spec: {remediationAction: enforce, object-templates: [{complianceType: musthave,
           objectDefinition: {apiVersion: v1, kind: ConfigMap, metadata: {name: made, namespace: `+data+`}, data: {owner: fleetpolicy}}}]}}`, ""))
@@ -298,7 +298,7 @@ func TestWatchRetriesAMissingKind(t *testing.T) {
 	if err := localplane.EnsureNamespace(context.Background(), spokeC, data); err != nil {
 		t.Fatal(err)
 	}
-	apply(t, hubC, policyOf(ns, "p", `{apiVersion: policy.open-cluster-management.io/v1, kind: ConfigurationPolicy,
+	testkit.Apply(t, hubC, policyOf(ns, "p", `{apiVersion: policy.open-cluster-management.io/v1, kind: ConfigurationPolicy,
         metadata: {name: wk-cm},
         spec: {remediationAction: enforce, object-templates: [{complianceType: musthave,
           objectDefinition: {apiVersion: watchtest.fleetpolicy.io/v1, kind: Widget, metadata: {name: w, namespace: `+data+`}, spec: {size: 3}}}]}}`, ""))
@@ -311,7 +311,7 @@ func TestWatchRetriesAMissingKind(t *testing.T) {
 		return ""
 	})
 
-	apply(t, spokeC, `
+	testkit.Apply(t, spokeC, `
 apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
 metadata: {name: widgets.watchtest.fleetpolicy.io}
@@ -349,7 +349,7 @@ func TestObjectSelectorWatched(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := openWatches(t, "podtemplates")
-	apply(t, hubC, policyOf(ns, "p", `{apiVersion: policy.open-cluster-management.io/v1, kind: ConfigurationPolicy,
+	testkit.Apply(t, hubC, policyOf(ns, "p", `{apiVersion: policy.open-cluster-management.io/v1, kind: ConfigurationPolicy,
         metadata: {name: ws-cm},
         spec: {remediationAction: inform, object-templates: [{complianceType: musthave, objectSelector: {matchLabels: {pick: "yes"}},
           objectDefinition: {apiVersion: v1, kind: PodTemplate, metadata: {namespace: `+data+`}, template: {metadata: {labels: {tier: web}}}}}]}}`, ""))

@@ -42,28 +42,29 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(runMain(m))
+	os.Exit(testkit.RunPackage(m, start))
 }
 
-// runMain starts a hub and a spoke API server, the hub controller on the hub
+// start starts a hub and a spoke API server, the hub controller on the hub
 // and the spoke controller between them, as in a real fleet.
-func runMain(m *testing.M) int {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+func start(ctx context.Context) (stop func(), err error) {
 	fleet, err := localplane.StartFleet(ctx, 1)
-	if testkit.SkipsPackage(err) {
-		return 0
-	}
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
+		return nil, err
 	}
-	defer fleet.Stop()
+	var running sync.WaitGroup
+	stop = func() {
+		// Stop the controllers before their API servers.
+		if stopSpoke != nil {
+			stopSpoke()
+		}
+		running.Wait()
+		_ = fleet.Stop()
+	}
 	hubC, spokeC = fleet.Hub.Client, fleet.Spokes[0].Client
 	hubConfig, spokeConfig = fleet.Hub.Config, fleet.Spokes[0].Config
 	if err := localplane.EnsureCluster(ctx, hubC, cluster); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
+		return stop, err
 	}
 	ctrl.SetLogger(logr.Discard())
 
@@ -73,10 +74,8 @@ func runMain(m *testing.M) int {
 	ho.StatusBatchDelay = 100 * time.Millisecond
 	hubMgr, err := hub.NewManager(ctx, fleet.Hub.Config, ho)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
+		return stop, err
 	}
-	var running sync.WaitGroup
 	running.Go(func() {
 		if err := hubMgr.Start(ctx); err != nil {
 			fmt.Fprintln(os.Stderr, "hub manager:", err)
@@ -105,29 +104,13 @@ func runMain(m *testing.M) int {
 		return nil
 	}
 	startSpoke = func() error { return startSpokeWith(nil) }
-	if err := startSpoke(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	// Stop the controllers before their API servers.
-	defer running.Wait()
-	defer cancel()
-	defer func() { stopSpoke() }()
-	return m.Run()
-}
-
-// apply applies inline manifests to a cluster.
-func apply(t *testing.T, c client.Client, doc string) {
-	t.Helper()
-	if err := localplane.ApplyManifests(context.Background(), c, t.Name(), doc); err != nil {
-		t.Fatal(err)
-	}
+	return stop, startSpoke()
 }
 
 // bindToCluster binds the named root policies of ns to the test cluster.
 func bindToCluster(t *testing.T, ns string, policies ...string) {
 	t.Helper()
-	apply(t, hubC, localplane.PlacementRuleBinding(ns, "to-cluster", cluster, policies...))
+	testkit.Apply(t, hubC, localplane.PlacementRuleBinding(ns, "to-cluster", cluster, policies...))
 }
 
 // configPolicy is a ConfigurationPolicy template checking a ConfigMap.

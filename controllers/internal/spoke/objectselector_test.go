@@ -40,7 +40,7 @@ func labelledConfigMaps(t *testing.T, specs ...string) {
 		}
 		docs = append(docs, doc)
 	}
-	apply(t, spokeC, strings.Join(docs, "---\n"))
+	testkit.Apply(t, spokeC, strings.Join(docs, "---\n"))
 }
 
 // cmData is the data of ConfigMap ns/name on the spoke (nil when it does not
@@ -62,7 +62,7 @@ func cmData(t *testing.T, ns, name string) map[string]string {
 // templates (a YAML flow sequence) over the namespaces osel-*, and binds it.
 func selectorRoot(t *testing.T, ns, template, action, objectTemplates string) {
 	t.Helper()
-	apply(t, hubC, policyOf(ns, "p", fmt.Sprintf(`{apiVersion: policy.open-cluster-management.io/v1, kind: ConfigurationPolicy,
+	testkit.Apply(t, hubC, policyOf(ns, "p", fmt.Sprintf(`{apiVersion: policy.open-cluster-management.io/v1, kind: ConfigurationPolicy,
         metadata: {name: %s},
         spec: {remediationAction: %s, namespaceSelector: {include: ["osel-*"]}, object-templates: %s}}`, template, action, objectTemplates), ""))
 	bindToCluster(t, ns, "p")

@@ -48,7 +48,7 @@ func TestOperatorPolicyKeptWhenTemplateSyncDeletes(t *testing.T) {
           subscription: {name: %s, namespace: %s, channel: stable, source: catalog, sourceNamespace: %s}}}`, pkg, annotations, pkg, operators, data),
 			dependsOn("gate", policyv1.Compliant))
 	}
-	apply(t, hubC, policyOf(ns, "gate", configPolicy("opkeep-gate", "inform", "musthave", data, "gate"), "")+"---"+opPolicy("{}"))
+	testkit.Apply(t, hubC, policyOf(ns, "gate", configPolicy("opkeep-gate", "inform", "musthave", data, "gate"), "")+"---"+opPolicy("{}"))
 	bindToCluster(t, ns, "gate", "op")
 
 	waitHeld := func(what string) {
@@ -84,10 +84,10 @@ func TestOperatorPolicyKeptWhenTemplateSyncDeletes(t *testing.T) {
 
 	configMap(t, data, "gate")
 	waitHeld("the template is back once its dependency is met again")
-	apply(t, hubC, opPolicy(`{policy.open-cluster-management.io/hub-templates-error: "error calling lookup: the ConfigMap is missing"}`))
+	testkit.Apply(t, hubC, opPolicy(`{policy.open-cluster-management.io/hub-templates-error: "error calling lookup: the ConfigMap is missing"}`))
 	waitDeletedKeeping("the template is removed while the hub could not resolve it")
 
-	apply(t, hubC, opPolicy("{}"))
+	testkit.Apply(t, hubC, opPolicy("{}"))
 	waitHeld("the template is back once the hub resolves it")
 	root := &policyv1.Policy{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "op"}}
 	if err := hubC.Delete(ctx, root); err != nil {

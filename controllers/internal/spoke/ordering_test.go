@@ -23,7 +23,7 @@ func TestChainAppliesInOrder(t *testing.T) {
 	const ns, data = "chain", "chain-data"
 	configMap(t, data, "b")
 	configMap(t, data, "c")
-	apply(t, hubC, policyOf(ns, "a", configPolicy("a-cm", "inform", "musthave", data, "a"), "")+"---"+
+	testkit.Apply(t, hubC, policyOf(ns, "a", configPolicy("a-cm", "inform", "musthave", data, "a"), "")+"---"+
 		policyOf(ns, "b", configPolicy("b-cm", "inform", "musthave", data, "b"), dependsOn("a", policyv1.Compliant))+"---"+
 		policyOf(ns, "c", configPolicy("c-cm", "inform", "musthave", data, "c"), dependsOn("b", policyv1.Compliant)))
 	bindToCluster(t, ns, "a", "b", "c")
@@ -143,7 +143,7 @@ func TestExtraDependenciesGateOneTemplate(t *testing.T) {
 	const ns, data = "extra", "extra-data"
 	configMap(t, data, "second")
 	configMap(t, data, "third")
-	apply(t, hubC, fmt.Sprintf(`
+	testkit.Apply(t, hubC, fmt.Sprintf(`
 apiVersion: policy.open-cluster-management.io/v1
 kind: Policy
 metadata: {name: x, namespace: %s}
@@ -208,14 +208,14 @@ func TestPolicySetDependency(t *testing.T) {
 	const ns, data = "sets", "sets-data"
 	configMap(t, data, "m1")
 	configMap(t, data, "d")
-	apply(t, hubC, fmt.Sprintf(`
+	testkit.Apply(t, hubC, fmt.Sprintf(`
 apiVersion: policy.open-cluster-management.io/v1beta1
 kind: PolicySet
 metadata: {name: base, namespace: %s}
 spec:
   policies: [m1, m2]
 `, ns))
-	apply(t, hubC, policyOf(ns, "m1", configPolicy("m1-cm", "inform", "musthave", data, "m1"), "")+"---"+
+	testkit.Apply(t, hubC, policyOf(ns, "m1", configPolicy("m1-cm", "inform", "musthave", data, "m1"), "")+"---"+
 		policyOf(ns, "m2", configPolicy("m2-cm", "inform", "musthave", data, "m2"), "")+"---"+
 		policyOf(ns, "d", configPolicy("d-cm", "inform", "musthave", data, "d"),
 			"[{apiVersion: policy.open-cluster-management.io/v1beta1, kind: PolicySet, name: base, compliance: Compliant}]"))
@@ -255,7 +255,7 @@ func TestCycleStaysPendingAndIsNamed(t *testing.T) {
 	const ns, data = "cycle", "cycle-data"
 	configMap(t, data, "p1")
 	configMap(t, data, "p2")
-	apply(t, hubC, policyOf(ns, "p1", configPolicy("p1-cm", "inform", "musthave", data, "p1"), dependsOn("p2", policyv1.Compliant))+"---"+
+	testkit.Apply(t, hubC, policyOf(ns, "p1", configPolicy("p1-cm", "inform", "musthave", data, "p1"), dependsOn("p2", policyv1.Compliant))+"---"+
 		policyOf(ns, "p2", configPolicy("p2-cm", "inform", "musthave", data, "p2"), dependsOn("p1", policyv1.Compliant)))
 	bindToCluster(t, ns, "p1", "p2")
 
@@ -289,7 +289,7 @@ func TestDependenciesWithoutAPIVersionGate(t *testing.T) {
 		"[{kind: Policy, name: kind-first, compliance: Compliant}]") +
 		"  - objectDefinition: " + configPolicy("kind-gated2-cm", "inform", "musthave", data, "kind-gated2") + "\n" +
 		"    extraDependencies: [{kind: ConfigurationPolicy, name: kind-first-cm, compliance: Compliant}]\n"
-	apply(t, hubC, policyOf(ns, "kind-first", configPolicy("kind-first-cm", "inform", "musthave", data, "kind-first"), "")+"---"+withExtra)
+	testkit.Apply(t, hubC, policyOf(ns, "kind-first", configPolicy("kind-first-cm", "inform", "musthave", data, "kind-first"), "")+"---"+withExtra)
 	bindToCluster(t, ns, "kind-first", "kind-gated")
 
 	expectCompliance(t, ns, map[string]policyv1.ComplianceState{"kind-first": policyv1.NonCompliant, "kind-gated": policyv1.Pending})

@@ -81,7 +81,7 @@ func compliantRoot(t *testing.T, ns, data, template string) {
 	if err := localplane.EnsureNamespace(context.Background(), spokeC, data); err != nil {
 		t.Fatal(err)
 	}
-	apply(t, hubC, policyOf(ns, "p", template, ""))
+	testkit.Apply(t, hubC, policyOf(ns, "p", template, ""))
 	bindToCluster(t, ns, "p")
 	expectCompliance(t, ns, map[string]policyv1.ComplianceState{"p": policyv1.Compliant})
 }
@@ -145,7 +145,7 @@ func TestPruneNoneDeletesNothing(t *testing.T) {
 	if err := localplane.EnsureNamespace(context.Background(), spokeC, data); err != nil {
 		t.Fatal(err)
 	}
-	apply(t, hubC, policyOf(ns, "unset", pruningTemplate("pn-unset", "enforce", "", data, "unset"), "")+"---"+
+	testkit.Apply(t, hubC, policyOf(ns, "unset", pruningTemplate("pn-unset", "enforce", "", data, "unset"), "")+"---"+
 		policyOf(ns, "none", pruningTemplate("pn-none", "enforce", "None", data, "none"), ""))
 	bindToCluster(t, ns, "unset", "none")
 	expectCompliance(t, ns, map[string]policyv1.ComplianceState{"unset": policyv1.Compliant, "none": policyv1.Compliant})
@@ -154,14 +154,14 @@ func TestPruneNoneDeletesNothing(t *testing.T) {
 		t.Fatal("a ConfigurationPolicy that prunes nothing holds the prune finalizer")
 	}
 
-	apply(t, hubC, policyOf(ns, "none", pruningTemplate("pn-none", "enforce", "DeleteIfCreated", data, "none"), ""))
+	testkit.Apply(t, hubC, policyOf(ns, "none", pruningTemplate("pn-none", "enforce", "DeleteIfCreated", data, "none"), ""))
 	testkit.Eventually(t, 45*time.Second, "the finalizer follows the spec", func() string {
 		if !hasPruneFinalizer(t, "pn-none") {
 			return "no finalizer with DeleteIfCreated"
 		}
 		return ""
 	})
-	apply(t, hubC, policyOf(ns, "none", pruningTemplate("pn-none", "enforce", "None", data, "none"), ""))
+	testkit.Apply(t, hubC, policyOf(ns, "none", pruningTemplate("pn-none", "enforce", "None", data, "none"), ""))
 	testkit.Eventually(t, 45*time.Second, "the finalizer follows the spec", func() string {
 		if hasPruneFinalizer(t, "pn-none") {
 			return "the finalizer stays with None"
@@ -300,7 +300,7 @@ func TestPruneFailureHoldsFinalizer(t *testing.T) {
 func TestPruneDroppedObject(t *testing.T) {
 	const ns, data = "prune-dropped", "prune-dropped-data"
 	compliantRoot(t, ns, data, pruningTemplate("pd-cm", "enforce", "DeleteIfCreated", data, "first"))
-	apply(t, hubC, policyOf(ns, "p", pruningTemplate("pd-cm", "enforce", "DeleteIfCreated", data, "second"), ""))
+	testkit.Apply(t, hubC, policyOf(ns, "p", pruningTemplate("pd-cm", "enforce", "DeleteIfCreated", data, "second"), ""))
 	testkit.Eventually(t, 45*time.Second, "the dropped ConfigMap is deleted", func() string {
 		if cmUID(t, data, "second") == "" {
 			return "second not created"
@@ -324,7 +324,7 @@ func TestPruneDroppedObject(t *testing.T) {
 func TestPruneWhenDependencyRegresses(t *testing.T) {
 	const ns, data = "prune-dependency", "prune-dependency-data"
 	configMap(t, data, "gate")
-	apply(t, hubC, policyOf(ns, "gate", configPolicy("pg-gate", "inform", "musthave", data, "gate"), "")+"---"+
+	testkit.Apply(t, hubC, policyOf(ns, "gate", configPolicy("pg-gate", "inform", "musthave", data, "gate"), "")+"---"+
 		policyOf(ns, "app", pruningTemplate("pg-app", "enforce", "DeleteIfCreated", data, "app"), dependsOn("gate", policyv1.Compliant)))
 	bindToCluster(t, ns, "gate", "app")
 	expectCompliance(t, ns, map[string]policyv1.ComplianceState{"gate": policyv1.Compliant, "app": policyv1.Compliant})
@@ -451,7 +451,7 @@ func TestPruneSkippedWhenATemplateFails(t *testing.T) {
 		t.Fatal("the policy did not create its ConfigMap")
 	}
 
-	apply(t, hubC, policyOf(ns, "p", template(`{{ fromConfigMap "x" }}`), ""))
+	testkit.Apply(t, hubC, policyOf(ns, "p", template(`{{ fromConfigMap "x" }}`), ""))
 	testkit.Eventually(t, 45*time.Second, "the template error is evaluated", func() string {
 		cp := spokeConfigPolicy(t, "pt-cm")
 		if cp == nil || cp.Status.LastEvaluatedGeneration != cp.Generation || cp.Status.ComplianceState != policyv1.NonCompliant {
@@ -481,7 +481,7 @@ func TestPruneNotOnHubTemplateError(t *testing.T) {
 	if failed == template {
 		t.Fatal("the test could not annotate the template")
 	}
-	apply(t, hubC, policyOf(ns, "p", failed, ""))
+	testkit.Apply(t, hubC, policyOf(ns, "p", failed, ""))
 	testkit.Eventually(t, 45*time.Second, "the template with a hub template error is removed", func() string {
 		if cp := spokeConfigPolicy(t, "ph-cm"); cp != nil {
 			return fmt.Sprintf("ph-cm is still there, pruneObjectBehavior %q, finalizers %v", cp.Spec.PruneObjectBehavior, cp.Finalizers)

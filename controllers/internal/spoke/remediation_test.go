@@ -28,7 +28,7 @@ func TestParentActionInheritedExceptInformOnly(t *testing.T) {
 	root := strings.Replace(policyOf(ns, "i", withoutAction, ""),
 		"disabled: false", "disabled: false\n  remediationAction: enforce", 1) +
 		"  - objectDefinition: " + informOnly + "\n"
-	apply(t, hubC, root)
+	testkit.Apply(t, hubC, root)
 	bindToCluster(t, ns, "i")
 
 	bare := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: data, Name: "bare"}}

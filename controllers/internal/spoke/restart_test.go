@@ -16,7 +16,7 @@ func TestRestartResumes(t *testing.T) {
 	const ns, data = "restart", "restart-data"
 	configMap(t, data, "r1")
 	configMap(t, data, "r2")
-	apply(t, hubC, policyOf(ns, "r1", configPolicy("r1-cm", "inform", "musthave", data, "r1"), "")+"---"+
+	testkit.Apply(t, hubC, policyOf(ns, "r1", configPolicy("r1-cm", "inform", "musthave", data, "r1"), "")+"---"+
 		policyOf(ns, "r2", configPolicy("r2-cm", "inform", "musthave", data, "r2"), dependsOn("r1", policyv1.Compliant)))
 	bindToCluster(t, ns, "r1", "r2")
 	expectCompliance(t, ns, map[string]policyv1.ComplianceState{"r1": policyv1.Compliant, "r2": policyv1.Compliant})
@@ -32,7 +32,7 @@ func TestRestartResumes(t *testing.T) {
 	}()
 	deleteConfigMap(t, data, "r1")
 	configMap(t, data, "r2-new")
-	apply(t, hubC, policyOf(ns, "r2", configPolicy("r2-cm", "inform", "musthave", data, "r2-new"), dependsOn("r1", policyv1.Compliant)))
+	testkit.Apply(t, hubC, policyOf(ns, "r2", configPolicy("r2-cm", "inform", "musthave", data, "r2-new"), dependsOn("r1", policyv1.Compliant)))
 	restarted = true
 	if err := startSpoke(); err != nil {
 		t.Fatal(err)

@@ -31,7 +31,7 @@ func enforceOnSpoke(t *testing.T, ns, name, dst, configurationPolicy string) {
 	if err := localplane.EnsureNamespace(context.Background(), spokeC, dst); err != nil {
 		t.Fatal(err)
 	}
-	apply(t, hubC, fmt.Sprintf(`
+	testkit.Apply(t, hubC, fmt.Sprintf(`
 apiVersion: policy.open-cluster-management.io/v1
 kind: Policy
 metadata: {name: %s, namespace: %s}

@@ -75,6 +75,33 @@ func RunPackage(m *testing.M, start func(ctx context.Context) (stop func(), err 
 	return m.Run()
 }
 
+// RunWithPlane is RunPackage for tests that share one API server: it starts
+// the plane name, registers clusters on it (localplane.EnsureCluster) and
+// calls setup, when not nil, to start what else the tests share (a
+// controller, with ctx); the plane is stopped after the tests.
+func RunWithPlane(m *testing.M, name string, clusters []string, setup func(ctx context.Context, p *localplane.Plane) error) int {
+	return RunPackage(m, func(ctx context.Context) (func(), error) {
+		p, err := localplane.Start(name)
+		if err != nil {
+			return nil, err
+		}
+		stop := func() {
+			if err := p.Stop(); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+			}
+		}
+		for _, cluster := range clusters {
+			if err := localplane.EnsureCluster(ctx, p.Client, cluster); err != nil {
+				return stop, err
+			}
+		}
+		if setup != nil {
+			err = setup(ctx, p)
+		}
+		return stop, err
+	})
+}
+
 // Eventually polls check until it returns "" and fails the test with check's
 // last answer when timeout passes first.
 func Eventually(t testing.TB, timeout time.Duration, what string, check func() string) {
