@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit/hubtest"
+
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -35,23 +37,17 @@ func TestMain(m *testing.M) {
 // startHub starts the hub on the plane the package's tests share.
 func startHub(ctx context.Context, p *localplane.Plane) error {
 	plane, c = p, p.Client
-	o := hub.DefaultManagerOptions()
-	o.MetricsAddr, o.ProbeAddr = "0", "0"
-	o.Placement = false // no webhook certificates here; placement has its own tests
-	o.StatusBatchDelay = 100 * time.Millisecond
-	mgr, err := hub.NewManager(ctx, plane.Config, o)
-	if err != nil {
-		return err
-	}
 	ctrl.SetLogger(logrDiscard())
 	// go-template-utils logs every failed template with klog; the tests fail
 	// templates on purpose.
 	klog.SetLogger(logrDiscard())
-	go func() {
-		if err := mgr.Start(ctx); err != nil {
-			fmt.Fprintln(os.Stderr, "manager:", err)
-		}
-	}()
+	_, stopped, err := hubtest.Run(ctx, plane.Config, hubtest.Options(func(o *hub.ManagerOptions) {
+		o.StatusBatchDelay = 100 * time.Millisecond
+	}))
+	if err != nil {
+		return err
+	}
+	go testkit.LogStop("manager", stopped)
 	return nil
 }
 

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit/hubtest"
+
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -61,15 +63,9 @@ func TestHubRBACIsSufficientAndLeast(t *testing.T) {
 
 	cfg := rest.CopyConfig(plane.Config)
 	cfg.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:fleetpolicy-system:fleetpolicy-hub"}
-	o := hub.DefaultManagerOptions()
-	o.MetricsAddr, o.ProbeAddr = "0", "0"
-	o.Placement = false // no webhook certificates here; placement has its own tests
-	o.LeaderElect, o.LeaderElectionNamespace = true, "fleetpolicy-system"
-	mgr, err := hub.NewManager(ctx, cfg, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = mgr.Start(ctx) }()
+	hubtest.Start(t, cfg, func(o *hub.ManagerOptions) {
+		o.LeaderElect, o.LeaderElectionNamespace = true, "fleetpolicy-system"
+	})
 
 	if err := localplane.EnsureCluster(ctx, admin, "cluster-1"); err != nil {
 		t.Fatal(err)

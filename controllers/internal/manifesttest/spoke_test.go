@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit/spoketest"
+
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -82,15 +84,9 @@ func TestSpokeRBACIsSufficientAndLeast(t *testing.T) {
 	hubCfg.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:cluster1:fleetpolicy-spoke"}
 	managedCfg := rest.CopyConfig(fleet.Spokes[0].Config)
 	managedCfg.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:fleetpolicy-system:fleetpolicy-spoke"}
-	o := spoke.DefaultManagerOptions()
-	o.ClusterName = "cluster1"
-	o.MetricsAddr, o.ProbeAddr = "0", "0"
-	o.LeaderElect, o.LeaderElectionNamespace = true, "fleetpolicy-system"
-	mgr, err := spoke.NewManager(ctx, hubCfg, managedCfg, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = mgr.Start(ctx) }()
+	spoketest.StartWith(t, hubCfg, managedCfg, "cluster1", func(o *spoke.ManagerOptions) {
+		o.LeaderElect, o.LeaderElectionNamespace = true, "fleetpolicy-system"
+	})
 
 	// The hub's replicas, written as the hub controller would.
 	root := &policyv1.Policy{

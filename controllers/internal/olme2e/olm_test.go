@@ -212,16 +212,7 @@ func readExample(t *testing.T, name string) *unstructured.Unstructured {
 // current generation to pass check.
 func waitPolicy(t *testing.T, c client.Client, key client.ObjectKey, what string, check func(*v1beta1.OperatorPolicy) string) {
 	t.Helper()
-	testkit.Eventually(t, 3*time.Minute, what, func() string {
-		op := &v1beta1.OperatorPolicy{}
-		if err := c.Get(context.Background(), key, op); err != nil {
-			return err.Error()
-		}
-		if op.Status.ObservedGeneration != op.Generation {
-			return "status not yet of the current generation"
-		}
-		return check(op)
-	})
+	testkit.WaitOperatorPolicy(t, c, key.Namespace, key.Name, 3*time.Minute, what, check, nil)
 }
 
 // firstProblem returns "" when ok holds and every problem is "", else the

@@ -179,20 +179,7 @@ func editPolicy(t *testing.T, ns, name string, edit func(*v1beta1.OperatorPolicy
 // generation, passes check; it returns the policy.
 func waitPolicy(t *testing.T, ns, name, what string, check func(*v1beta1.OperatorPolicy) string) *v1beta1.OperatorPolicy {
 	t.Helper()
-	op := &v1beta1.OperatorPolicy{}
-	testkit.Eventually(t, 30*time.Second, fmt.Sprintf("OperatorPolicy %s/%s: %s", ns, name, what), func() string {
-		if err := c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, op); err != nil {
-			return err.Error()
-		}
-		if op.Status.ObservedGeneration != op.Generation {
-			return fmt.Sprintf("observedGeneration %d, generation %d", op.Status.ObservedGeneration, op.Generation)
-		}
-		if problem := check(op); problem != "" {
-			return problem + "\nstatus: " + describe(op)
-		}
-		return ""
-	})
-	return op
+	return testkit.WaitOperatorPolicy(t, c, ns, name, 30*time.Second, what, check, describe)
 }
 
 // describe is a policy's status in a few lines, for failure messages.

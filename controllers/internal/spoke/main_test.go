@@ -8,6 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit/hubtest"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit/spoketest"
+
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -68,38 +71,22 @@ func start(ctx context.Context) (stop func(), err error) {
 	}
 	ctrl.SetLogger(logr.Discard())
 
-	ho := hub.DefaultManagerOptions()
-	ho.MetricsAddr, ho.ProbeAddr = "0", "0"
-	ho.Placement = false // the placement webhook has its own tests
-	ho.StatusBatchDelay = 100 * time.Millisecond
-	hubMgr, err := hub.NewManager(ctx, fleet.Hub.Config, ho)
+	_, hubStopped, err := hubtest.Run(ctx, fleet.Hub.Config, hubtest.Options(func(o *hub.ManagerOptions) {
+		o.StatusBatchDelay = 100 * time.Millisecond
+	}))
 	if err != nil {
 		return stop, err
 	}
-	running.Go(func() {
-		if err := hubMgr.Start(ctx); err != nil {
-			fmt.Fprintln(os.Stderr, "hub manager:", err)
-		}
-	})
+	running.Go(func() { testkit.LogStop("hub manager", hubStopped) })
 	startSpokeWith = func(configure func(*spoke.ManagerOptions)) error {
-		so := spoke.DefaultManagerOptions()
-		so.MetricsAddr, so.ProbeAddr = "0", "0"
-		so.ClusterName = cluster
-		if configure != nil {
-			configure(&so)
-		}
 		spokeCtx, cancelSpoke := context.WithCancel(ctx)
-		spokeMgr, err := spoke.NewManager(spokeCtx, fleet.Hub.Config, fleet.Spokes[0].Config, so)
+		stopped, err := spoketest.Run(spokeCtx, fleet.Hub.Config, fleet.Spokes[0].Config, spoketest.Options(cluster, configure))
 		if err != nil {
 			cancelSpoke()
 			return err
 		}
 		var spokeRunning sync.WaitGroup
-		spokeRunning.Go(func() {
-			if err := spokeMgr.Start(spokeCtx); err != nil {
-				fmt.Fprintln(os.Stderr, "spoke manager:", err)
-			}
-		})
+		spokeRunning.Go(func() { testkit.LogStop("spoke manager", stopped) })
 		stopSpoke = func() { cancelSpoke(); spokeRunning.Wait() }
 		return nil
 	}

@@ -3,9 +3,10 @@ package spoke_test
 import (
 	"context"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit/spoketest"
 
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -14,7 +15,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
-	"github.com/fleetpolicy/fleetpolicy/controllers/internal/spoke"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 	"github.com/fleetpolicy/fleetpolicy/shared/configpolicy"
@@ -47,21 +47,12 @@ func TestPruneUninstallReleasesFinalizers(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	so := spoke.DefaultManagerOptions()
-	so.MetricsAddr, so.ProbeAddr = "0", "0"
-	so.ClusterName = cluster
-	mgr, err := spoke.NewManager(ctx, hubConfig, plane.Config, so)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var running sync.WaitGroup
-	running.Go(func() {
-		if err := mgr.Start(ctx); err != nil {
+	running := spoketest.Start(t, hubConfig, plane.Config, cluster)
+	defer func() {
+		if stopped, err := running.Stopped(); stopped && err != nil {
 			t.Error(err)
 		}
-	})
-	defer running.Wait()
-	defer cancel()
+	}()
 
 	if err := localplane.ApplyManifests(ctx, managed, t.Name(),
 		`{apiVersion: policy.open-cluster-management.io/v1, kind: ConfigurationPolicy,

@@ -2,14 +2,17 @@ package testkit
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
+	"github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1beta1"
 
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
 )
@@ -74,4 +77,29 @@ func RootStatus(t testing.TB, c client.Client, namespace, name string) policyv1.
 	p := &policyv1.Policy{}
 	Get(t, c, namespace, name, p)
 	return p.Status
+}
+
+// WaitOperatorPolicy waits up to timeout for the status of the OperatorPolicy
+// namespace/name, of its current generation, to pass check (answer ""), and
+// returns the OperatorPolicy as it last read it. The test fails with check's
+// last answer, and the status as describe gives it when describe is not nil,
+// when timeout passes first.
+func WaitOperatorPolicy(t testing.TB, c client.Client, namespace, name string, timeout time.Duration, what string,
+	check func(*v1beta1.OperatorPolicy) string, describe func(*v1beta1.OperatorPolicy) string) *v1beta1.OperatorPolicy {
+	t.Helper()
+	op := &v1beta1.OperatorPolicy{}
+	Eventually(t, timeout, fmt.Sprintf("OperatorPolicy %s/%s: %s", namespace, name, what), func() string {
+		if err := c.Get(context.Background(), client.ObjectKey{Namespace: namespace, Name: name}, op); err != nil {
+			return err.Error()
+		}
+		if op.Status.ObservedGeneration != op.Generation {
+			return fmt.Sprintf("observedGeneration %d, generation %d", op.Status.ObservedGeneration, op.Generation)
+		}
+		problem := check(op)
+		if problem != "" && describe != nil {
+			problem += "\nstatus: " + describe(op)
+		}
+		return problem
+	})
+	return op
 }

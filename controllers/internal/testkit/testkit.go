@@ -102,6 +102,14 @@ func RunWithPlane(m *testing.M, name string, clusters []string, setup func(ctx c
 	})
 }
 
+// LogStop waits for a controller started for a package's tests (hubtest.Run,
+// spoketest.Run) to stop, and prints its error, if any, on stderr as what.
+func LogStop(what string, stopped <-chan error) {
+	if err := <-stopped; err != nil {
+		fmt.Fprintln(os.Stderr, what+":", err)
+	}
+}
+
 // Eventually polls check until it returns "" and fails the test with check's
 // last answer when timeout passes first.
 func Eventually(t testing.TB, timeout time.Duration, what string, check func() string) {

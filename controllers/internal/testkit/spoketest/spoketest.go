@@ -1,6 +1,7 @@
 // Package spoketest runs the spoke controller inside a test: a manager between
-// a hub and a managed cluster's local API servers, stopped when the test ends.
-// It is test support, imported by test files only.
+// a hub and a managed cluster's local API servers, stopped when the test ends
+// (Start), or for the whole of a package's tests (Run, from a TestMain). It is
+// test support, imported by test files only.
 package spoketest
 
 import (
@@ -28,9 +29,34 @@ func (r *Running) Stopped() (bool, error) {
 	}
 }
 
+// Options are the spoke's test options for cluster — no metrics or probe
+// listeners — which configure, when not nil, may change.
+func Options(cluster string, configure func(*spoke.ManagerOptions)) spoke.ManagerOptions {
+	o := spoke.DefaultManagerOptions()
+	o.MetricsAddr, o.ProbeAddr = "0", "0"
+	o.ClusterName = cluster
+	if configure != nil {
+		configure(&o)
+	}
+	return o
+}
+
+// Run builds the spoke controller with o, between the hub at hubCfg and the
+// managed cluster at managedCfg, and starts it until ctx ends. stopped
+// receives what the manager's Start returned once it has stopped.
+func Run(ctx context.Context, hubCfg, managedCfg *rest.Config, o spoke.ManagerOptions) (stopped <-chan error, err error) {
+	mgr, err := spoke.NewManager(ctx, hubCfg, managedCfg, o)
+	if err != nil {
+		return nil, err
+	}
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	return done, nil
+}
+
 // Start builds and starts the spoke controller of cluster, between the hub at
-// hubCfg and the managed cluster at managedCfg, with test options — no metrics
-// or probe listeners. It stops when the test ends.
+// hubCfg and the managed cluster at managedCfg, with test options (Options).
+// It stops when the test ends.
 func Start(t testing.TB, hubCfg, managedCfg *rest.Config, cluster string) *Running {
 	t.Helper()
 	return StartWith(t, hubCfg, managedCfg, cluster, nil)
@@ -39,14 +65,8 @@ func Start(t testing.TB, hubCfg, managedCfg *rest.Config, cluster string) *Runni
 // StartWith is Start with the test options changed by configure, when not nil.
 func StartWith(t testing.TB, hubCfg, managedCfg *rest.Config, cluster string, configure func(*spoke.ManagerOptions)) *Running {
 	t.Helper()
-	o := spoke.DefaultManagerOptions()
-	o.MetricsAddr, o.ProbeAddr = "0", "0"
-	o.ClusterName = cluster
-	if configure != nil {
-		configure(&o)
-	}
 	ctx, cancel := context.WithCancel(context.Background())
-	mgr, err := spoke.NewManager(ctx, hubCfg, managedCfg, o)
+	stopped, err := Run(ctx, hubCfg, managedCfg, Options(cluster, configure))
 	if err != nil {
 		cancel()
 		t.Fatal(err)
@@ -54,7 +74,7 @@ func StartWith(t testing.TB, hubCfg, managedCfg *rest.Config, cluster string, co
 	r := &Running{done: make(chan struct{})}
 	go func() {
 		defer close(r.done)
-		r.err = mgr.Start(ctx)
+		r.err = <-stopped
 	}()
 	t.Cleanup(func() { cancel(); <-r.done })
 	return r
