@@ -44,12 +44,9 @@ func TestExampleCases(t *testing.T) {
 // does not own comes out exactly as it came in (comments, field order and
 // quoting included), in the same order.
 func TestOtherItemsPassThroughByteForByte(t *testing.T) {
-	for _, c := range krmtest.Cases(t, "testdata") {
-		t.Run(c.Name, func(t *testing.T) {
-			out, _, _ := c.Run(t, expandOperatorPolicy)
-			checkOthersKept(t, parse(t, c.ResourceList(t)).Items, parse(t, out).Items)
-		})
-	}
+	krmtest.EachCase(t, expandOperatorPolicy, func(t *testing.T, _ krmtest.Case, in, out []byte, _ int) {
+		checkOthersKept(t, krmtest.Parse(t, in).Items, krmtest.Parse(t, out).Items)
+	})
 }
 
 // checkOthersKept fails t unless the items of out that in does not own are
@@ -83,7 +80,7 @@ func TestIdempotent(t *testing.T) {
 			continue
 		}
 		t.Run(c.Name, func(t *testing.T) {
-			second := runAgain(t, parse(t, first), parse(t, c.ResourceList(t)).FunctionConfig)
+			second := runAgain(t, krmtest.Parse(t, first), krmtest.Parse(t, c.ResourceList(t)).FunctionConfig)
 			if len(second.Results) != 0 {
 				t.Errorf("second run reported %v", second.Results)
 			}
@@ -105,8 +102,8 @@ func runAgain(t testing.TB, out *fn.ResourceList, functionConfig *fn.KubeObject)
 	if code != 0 {
 		t.Fatalf("the second run failed: %v", second.Results)
 	}
-	if !slices.Equal(itemStrings(second.Items), itemStrings(out.Items)) {
-		t.Fatalf("the second run changed the items:\n--- got\n%v\n--- want\n%v", itemStrings(second.Items), itemStrings(out.Items))
+	if !slices.Equal(krmtest.ItemStrings(second.Items), krmtest.ItemStrings(out.Items)) {
+		t.Fatalf("the second run changed the items:\n--- got\n%v\n--- want\n%v", krmtest.ItemStrings(second.Items), krmtest.ItemStrings(out.Items))
 	}
 	return second
 }
@@ -118,21 +115,4 @@ func isOwned(item *fn.KubeObject) bool {
 		}
 	}
 	return false
-}
-
-func parse(t *testing.T, resourceList []byte) *fn.ResourceList {
-	t.Helper()
-	rl, err := fn.ParseResourceList(resourceList)
-	if err != nil {
-		t.Fatalf("not a ResourceList: %v\n%s", err, resourceList)
-	}
-	return rl
-}
-
-func itemStrings(items fn.KubeObjects) []string {
-	s := make([]string, len(items))
-	for i, item := range items {
-		s[i] = item.String()
-	}
-	return s
 }

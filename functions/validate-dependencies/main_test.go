@@ -15,13 +15,9 @@ func TestGolden(t *testing.T) {
 // output is exactly the items section of the input: comments, field order and
 // quoting included.
 func TestItemsPassThroughByteForByte(t *testing.T) {
-	for _, c := range krmtest.Cases(t, "testdata") {
-		t.Run(c.Name, func(t *testing.T) {
-			out, _, _ := c.Run(t, validateDependencies)
-			in := krmtest.ItemsSection(t, c.ResourceList(t))
-			if got := krmtest.ItemsSection(t, out); !bytes.Equal(got, in) {
-				t.Errorf("items changed:\n--- got\n%s\n--- want\n%s", got, in)
-			}
-		})
-	}
+	krmtest.EachCase(t, validateDependencies, func(t *testing.T, _ krmtest.Case, in, out []byte, _ int) {
+		if got, want := krmtest.ItemsSection(t, out), krmtest.ItemsSection(t, in); !bytes.Equal(got, want) {
+			t.Errorf("items changed:\n--- got\n%s\n--- want\n%s", got, want)
+		}
+	})
 }

@@ -31,6 +31,26 @@ func RunParsed(t testing.TB, f krm.Function, input []byte) (*fn.ResourceList, in
 	return rl, code
 }
 
+// Parse parses a ResourceList, failing t when it is not one.
+func Parse(t testing.TB, resourceList []byte) *fn.ResourceList {
+	t.Helper()
+	rl, err := fn.ParseResourceList(resourceList)
+	if err != nil {
+		t.Fatalf("not a ResourceList: %v\n%s", err, resourceList)
+	}
+	return rl
+}
+
+// ItemStrings are items as YAML documents, as they would be stored in a
+// package.
+func ItemStrings(items fn.KubeObjects) []string {
+	s := make([]string, len(items))
+	for i, item := range items {
+		s[i] = item.String()
+	}
+	return s
+}
+
 // FuzzRun is the part every function's fuzz target shares: f runs on input
 // (RunParsed's checks), and input that is not a ResourceList must fail. It
 // returns the input and output ResourceLists and the exit code; ok is false
