@@ -92,10 +92,7 @@ func TestCorpusOnFleetpolicy(t *testing.T) {
 	klog.SetLogger(logr.Discard())
 	fleet := testkit.StartFleet(t, 2)
 	hubC := fleet.Hub.Client
-	root, err := localplane.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
+	root := testkit.RepoRoot(t)
 	for _, c := range []string{prod, dev} {
 		if err := localplane.EnsureClusterNamespace(ctx, hubC, c); err != nil {
 			t.Fatal(err)

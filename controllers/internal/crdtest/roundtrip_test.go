@@ -36,10 +36,7 @@ func TestMain(m *testing.M) {
 // types and encodes it again, failing if the Go types lose a field: the
 // controllers read these objects through those types.
 func TestExamplesRoundTrip(t *testing.T) {
-	root, err := localplane.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
+	root := testkit.RepoRoot(t)
 	files, err := localplane.ManifestFiles(filepath.Join(root, "examples"))
 	if err != nil {
 		t.Fatal(err)

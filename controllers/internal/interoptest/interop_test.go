@@ -90,10 +90,7 @@ func (s *ocmSpoke) managed() managedCluster {
 func hubIdentity(t *testing.T, hubPlane *localplane.Plane, cluster string) string {
 	t.Helper()
 	ctx := context.Background()
-	root, err := localplane.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
+	root := testkit.RepoRoot(t)
 	if err := localplane.EnsureCluster(ctx, hubPlane.Client, cluster); err != nil {
 		t.Fatal(err)
 	}
@@ -109,10 +106,7 @@ func hubIdentity(t *testing.T, hubPlane *localplane.Plane, cluster string) strin
 // place of fleetpolicy's.
 func installOCMCRDs(t *testing.T, plane *localplane.Plane) {
 	t.Helper()
-	root, err := localplane.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
+	root := testkit.RepoRoot(t)
 	crds, err := localplane.ManifestFiles(filepath.Join(root, ocmCRDs))
 	if err != nil {
 		t.Fatal(err)

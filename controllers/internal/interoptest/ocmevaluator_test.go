@@ -65,10 +65,7 @@ func testOCMEvaluator(t *testing.T, ocmTemplateCRDs bool) {
 	ctx := context.Background()
 	hubClient, managed := fleet.Hub.Client, fleet.Spokes[0].Client
 	if ocmTemplateCRDs {
-		root, err := localplane.RepoRoot()
-		if err != nil {
-			t.Fatal(err)
-		}
+		root := testkit.RepoRoot(t)
 		for _, crd := range []string{"policy.open-cluster-management.io_configurationpolicies.yaml", "policy.open-cluster-management.io_operatorpolicies.yaml"} {
 			applyFile(t, managed, filepath.Join(root, ocmCRDs, crd), "")
 		}

@@ -31,10 +31,7 @@ import (
 // built by `make tools`).
 func kustomizeBuild(t *testing.T, base string) []byte {
 	t.Helper()
-	root, err := localplane.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
+	root := testkit.RepoRoot(t)
 	bin := filepath.Join(root, "bin", "kustomize")
 	if _, err := os.Stat(bin); err != nil {
 		t.Fatalf("%s missing: run `make tools`", bin)

@@ -31,10 +31,7 @@ import (
 // that sets the cluster's namespace as a user would.
 func hubRBACFor(t *testing.T, clusterName string) []byte {
 	t.Helper()
-	root, err := localplane.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
+	root := testkit.RepoRoot(t)
 	overlay := t.TempDir()
 	base, err := filepath.Rel(overlay, filepath.Join(root, "manifests/spoke/hub"))
 	if err != nil {

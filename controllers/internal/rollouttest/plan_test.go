@@ -10,7 +10,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/hub"
-	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit/hubtest"
 	fleetv1alpha1 "github.com/fleetpolicy/fleetpolicy/shared/api/fleetpolicy/v1alpha1"
@@ -29,10 +28,7 @@ const planRolloutGolden = "functions/plan-rollout/testdata/decisions-as-the-hub-
 // the rollout enforces wave by wave as planned: the hub and plan-rollout read
 // the same PlacementDecisions into the same decision groups.
 func TestHubReadsDecisionsAsPlanRollout(t *testing.T) {
-	root, err := localplane.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
+	root := testkit.RepoRoot(t)
 	out, err := os.ReadFile(filepath.Join(root, planRolloutGolden))
 	if err != nil {
 		t.Fatal(err)

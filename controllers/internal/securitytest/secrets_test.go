@@ -147,10 +147,7 @@ func leaks(text string, forms map[string]string) []string {
 // managed cluster, in parallel.
 func startPlanes(t *testing.T) (hubPlane, managed *localplane.Plane) {
 	t.Helper()
-	root, err := localplane.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
+	root := testkit.RepoRoot(t)
 	raw, err := os.ReadFile(filepath.Join(root, "manifests", "hub", "webhook.yaml"))
 	if err != nil {
 		t.Fatal(err)

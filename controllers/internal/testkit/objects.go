@@ -51,11 +51,7 @@ func ApplyObjects(t testing.TB, c client.Client, objs ...*unstructured.Unstructu
 // root, and fails the test on error.
 func ApplyFile(t testing.TB, c client.Client, rel string) {
 	t.Helper()
-	root, err := localplane.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	objs, err := localplane.ReadManifestFile(filepath.Join(root, rel))
+	objs, err := localplane.ReadManifestFile(filepath.Join(RepoRoot(t), rel))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,4 +98,15 @@ func WaitOperatorPolicy(t testing.TB, c client.Client, namespace, name string, t
 		return problem
 	})
 	return op
+}
+
+// RepoRoot is the repository root (localplane.RepoRoot), failing the test
+// when it is not found.
+func RepoRoot(t testing.TB) string {
+	t.Helper()
+	root, err := localplane.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root
 }
