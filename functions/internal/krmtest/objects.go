@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/kptdev/krm-functions-sdk/go/fn"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
@@ -143,4 +144,11 @@ func addSpecs(t testing.TB, specs map[string]string, nodes []*yaml.RNode, key fu
 		}
 		specs[k] = spec.MustString()
 	}
+}
+
+// Field is the value at fields in obj (unstructured.NestedFieldNoCopy), nil
+// when absent.
+func Field(obj Object, fields ...string) any {
+	v, _, _ := unstructured.NestedFieldNoCopy(obj, fields...)
+	return v
 }
