@@ -94,7 +94,7 @@ spec:
   disabled: false
   remediationAction: inform
   policy-templates: []
-`+"---"+localplane.PlacementRuleBinding("policies", "to-cluster-1", "cluster-1", "p"))
+`+"---"+testkit.PlacementRuleBinding("policies", "to-cluster-1", []string{"cluster-1"}, "p"))
 	testkit.Eventually(t, time.Minute, "no replica in cluster-1", func() string {
 		var replica policyv1.Policy
 		if err := plane.Client.Get(ctx, types.NamespacedName{Namespace: "cluster-1", Name: "policies.p"}, &replica); err != nil {

@@ -50,10 +50,6 @@ func elected(h *hubtest.Running) bool {
 }
 
 func boundTo(ns, name string, clusters ...string) string {
-	decisions := ""
-	for _, c := range clusters {
-		decisions += fmt.Sprintf("\n  - {clusterName: %s, clusterNamespace: %s}", c, c)
-	}
 	return fmt.Sprintf(`
 apiVersion: policy.open-cluster-management.io/v1
 kind: Policy
@@ -62,20 +58,7 @@ spec:
   disabled: false
   remediationAction: inform
   policy-templates: []
----
-apiVersion: apps.open-cluster-management.io/v1
-kind: PlacementRule
-metadata: {name: %[2]s, namespace: %[1]s}
-spec: {schedulerName: test-writes-decisions}
-status:
-  decisions:%[3]s
----
-apiVersion: policy.open-cluster-management.io/v1
-kind: PlacementBinding
-metadata: {name: %[2]s, namespace: %[1]s}
-placementRef: {apiGroup: apps.open-cluster-management.io, kind: PlacementRule, name: %[2]s}
-subjects: [{apiGroup: policy.open-cluster-management.io, kind: Policy, name: %[2]s}]
-`, ns, name, decisions)
+---`, ns, name) + testkit.PlacementRuleBinding(ns, name, clusters, name)
 }
 
 func waitReplica(t *testing.T, cluster, root string) *policyv1.Policy {

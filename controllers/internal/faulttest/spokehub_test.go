@@ -143,7 +143,7 @@ func TestSpokeCatchesUpAfterLosingItsHub(t *testing.T) {
 
 	policies := []string{"a", "b", "c"}
 	testkit.Apply(t, plane.Client, lostPolicy("a", "a")+"---"+lostPolicy("b", "b")+"---"+lostPolicy("c", "c")+"---"+
-		localplane.PlacementRuleBinding(lostRoots, "to-lost", lostCluster, policies...))
+		testkit.PlacementRuleBinding(lostRoots, "to-lost", []string{lostCluster}, policies...))
 
 	replica := func(name string) *policyv1.Policy {
 		return policyIn(t, plane.Client, lostCluster, replication.Name(lostRoots, name))

@@ -31,25 +31,8 @@ func TestReplicasOnlyForManagedClusters(t *testing.T) {
 		t.Fatal(err)
 	}
 	testkit.Apply(t, c, policyYAML(ns, "p", "inform"))
+	testkit.Apply(t, c, decidedPlacement(ns, "cluster-a", "kube-system", "ghost-cluster", late))
 	testkit.Apply(t, c, `
-apiVersion: cluster.open-cluster-management.io/v1beta1
-kind: Placement
-metadata: {name: pl, namespace: unknownclusters}
-spec: {}
----
-apiVersion: cluster.open-cluster-management.io/v1beta1
-kind: PlacementDecision
-metadata:
-  name: pl-decision-1
-  namespace: unknownclusters
-  labels: {cluster.open-cluster-management.io/placement: pl}
-status:
-  decisions:
-  - {clusterName: cluster-a, reason: ""}
-  - {clusterName: kube-system, reason: ""}
-  - {clusterName: ghost-cluster, reason: ""}
-  - {clusterName: late-cluster, reason: ""}
----
 apiVersion: policy.open-cluster-management.io/v1
 kind: PlacementBinding
 metadata: {name: pb, namespace: unknownclusters}

@@ -122,3 +122,27 @@ func unstructuredOf(apiVersion, kind, ns, name string) *unstructured.Unstructure
 	u.SetName(name)
 	return u
 }
+
+// decidedPlacement is the YAML of Placement pl of ns and of its one
+// PlacementDecision, which decides clusters.
+func decidedPlacement(ns string, clusters ...string) string {
+	var decisions strings.Builder
+	for _, cluster := range clusters {
+		fmt.Fprintf(&decisions, "\n  - {clusterName: %s, reason: \"\"}", cluster)
+	}
+	return fmt.Sprintf(`
+apiVersion: cluster.open-cluster-management.io/v1beta1
+kind: Placement
+metadata: {name: pl, namespace: %[1]s}
+spec: {}
+---
+apiVersion: cluster.open-cluster-management.io/v1beta1
+kind: PlacementDecision
+metadata:
+  name: pl-decision-1
+  namespace: %[1]s
+  labels: {cluster.open-cluster-management.io/placement: pl}
+status:
+  decisions:%[2]s
+`, ns, decisions.String())
+}

@@ -11,7 +11,6 @@ import (
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/hub"
-	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit"
 )
 
@@ -49,7 +48,7 @@ func TestInvalidRootsReportedOnTheRoot(t *testing.T) {
 	long := strings.Repeat("p", 62-len(ns)+1) // one character too many
 	testkit.Apply(t, c, policyYAML(ns, long, "inform"))
 	testkit.Apply(t, c, policyWithStrategy(ns, "strategy", "{type: All, progressive: {maxConcurrency: 2}}"))
-	testkit.Apply(t, c, localplane.PlacementRuleBinding(ns, "pb", "cluster-a", long, "strategy"))
+	testkit.Apply(t, c, testkit.PlacementRuleBinding(ns, "pb", []string{"cluster-a"}, long, "strategy"))
 
 	expectCondition(t, ns, long, hub.ConditionInvalid, metav1.ConditionTrue, "NameTooLong",
 		"the combined length of the policy namespace and name cannot exceed 62 characters")
@@ -69,7 +68,7 @@ func TestInvalidRootsReportedOnTheRoot(t *testing.T) {
 func TestPolicyInClusterNamespaceIsNoRoot(t *testing.T) {
 	ns := "cluster-f"
 	testkit.Apply(t, c, policyYAML(ns, "tenant", "enforce"))
-	testkit.Apply(t, c, localplane.PlacementRuleBinding(ns, "tenant-pb", "cluster-a", "tenant"))
+	testkit.Apply(t, c, testkit.PlacementRuleBinding(ns, "tenant-pb", []string{"cluster-a"}, "tenant"))
 	expectCondition(t, ns, "tenant", hub.ConditionInvalid, metav1.ConditionTrue, "InClusterNamespace",
 		"namespace cluster-f belongs to ManagedCluster cluster-f")
 	expectReplicas(t, ns, "tenant", map[string]string{})

@@ -269,21 +269,7 @@ kind: PolicySet
 metadata: {name: set, namespace: policyset}
 spec: {policies: [p1, p2]}
 ---
-apiVersion: cluster.open-cluster-management.io/v1beta1
-kind: Placement
-metadata: {name: pl, namespace: policyset}
-spec: {}
----
-apiVersion: cluster.open-cluster-management.io/v1beta1
-kind: PlacementDecision
-metadata:
-  name: pl-decision-1
-  namespace: policyset
-  labels: {cluster.open-cluster-management.io/placement: pl}
-status:
-  decisions:
-  - {clusterName: cluster-d, reason: ""}
-  - {clusterName: cluster-e, reason: ""}
+`+decidedPlacement(ns, "cluster-d", "cluster-e")+`
 ---
 apiVersion: policy.open-cluster-management.io/v1
 kind: PlacementBinding

@@ -583,7 +583,7 @@ spec:
             data:
               token: '{{hub fromSecret "hubtpl-e2e" "creds" "token" hub}}'
 ---
-`+localplane.PlacementRuleBinding(ns, "e2e", cluster, "e2e"))
+`+testkit.PlacementRuleBinding(ns, "e2e", []string{cluster}, "e2e"))
 	testkit.Eventually(t, 45*time.Second, "the managed cluster's ConfigMap and Secret", func() string {
 		cm := &corev1.ConfigMap{}
 		if err := managed.Client.Get(ctx, client.ObjectKey{Namespace: "default", Name: "site"}, cm); err != nil {

@@ -265,7 +265,7 @@ func TestNoSecretIsLogged(t *testing.T) {
 			secretTemplate("mustnothave", "stale", "token", deletedValue))+"---"+
 		secretPolicy("rejected", "enforce", secretTemplate("musthave", "rejected", "not a key!", rejectedValue))+"---"+
 		secretPolicy("watched", "inform", secretTemplate("musthave", "watched", "token", wantedValue))+"---"+
-		localplane.PlacementRuleBinding(roots, "to-cluster", cluster, "enforced", "rejected", "watched"))
+		testkit.PlacementRuleBinding(roots, "to-cluster", []string{cluster}, "enforced", "rejected", "watched"))
 
 	// reported waits until the hub replica of a root policy has the compliance
 	// and a history message containing each of messages.

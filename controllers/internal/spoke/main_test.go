@@ -97,7 +97,7 @@ func start(ctx context.Context) (stop func(), err error) {
 // bindToCluster binds the named root policies of ns to the test cluster.
 func bindToCluster(t *testing.T, ns string, policies ...string) {
 	t.Helper()
-	testkit.Apply(t, hubC, localplane.PlacementRuleBinding(ns, "to-cluster", cluster, policies...))
+	testkit.Apply(t, hubC, testkit.PlacementRuleBinding(ns, "to-cluster", []string{cluster}, policies...))
 }
 
 // configPolicy is a ConfigurationPolicy template checking a ConfigMap.
