@@ -19,11 +19,9 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/operatorpolicy"
-	"github.com/fleetpolicy/fleetpolicy/controllers/internal/scheme"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 	"github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1beta1"
@@ -71,11 +69,7 @@ func TestRealOLM(t *testing.T) {
 
 	// The OperatorPolicy controller.
 	ctrl.SetLogger(logr.Discard())
-	mgr, err := ctrl.NewManager(plane.Config, ctrl.Options{
-		Scheme:                 scheme.New(),
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-	})
+	mgr, err := testkit.NewManager(plane.Config)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,11 +20,9 @@ import (
 	"k8s.io/client-go/util/retry"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/operatorpolicy"
-	"github.com/fleetpolicy/fleetpolicy/controllers/internal/scheme"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit/olmfake"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
@@ -64,11 +62,7 @@ func setup(ctx context.Context, plane *localplane.Plane) error {
 	c = plane.Client
 	ctrl.SetLogger(logr.Discard())
 
-	mgr, err := ctrl.NewManager(plane.Config, ctrl.Options{
-		Scheme:                 scheme.New(),
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-	})
+	mgr, err := testkit.NewManager(plane.Config)
 	if err == nil {
 		err = operatorpolicy.Setup(mgr, operatorpolicy.Options{Concurrency: 2, DefaultNamespace: defaultNamespace})
 	}

@@ -8,7 +8,14 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/scheme"
 )
 
 // StartFleet starts a hub and n spokes for a test and stops them when the
@@ -123,4 +130,17 @@ func Eventually(t testing.TB, timeout time.Duration, what string, check func() s
 		time.Sleep(50 * time.Millisecond)
 	}
 	t.Fatalf("%s: %s", what, last)
+}
+
+// NewManager is a controller-runtime manager against cfg for a test: the
+// fleetpolicy scheme, no metrics or probe listeners, and controller names
+// that may repeat within the process (a test may start a controller its
+// TestMain runs too).
+func NewManager(cfg *rest.Config) (ctrl.Manager, error) {
+	return ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                 scheme.New(),
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		Controller:             ctrlconfig.Controller{SkipNameValidation: ptr.To(true)},
+	})
 }
