@@ -216,10 +216,14 @@ func TestObjectSelectorEdges(t *testing.T) {
 		"configmaps [a, b] found as specified in namespace osel-e; "+
 		"configmaps [a] found as specified in namespace osel-e; "+
 		`Error parsing provided objectSelector in the object-template at index [3]: "Seriously" is not a valid label selector operator`)
-	cp := spokeConfigPolicy(t, "osel-edges")
-	if cp == nil || len(cp.Status.CompliancyDetails) != 4 || cp.Status.CompliancyDetails[0].ComplianceState != policyv1.Compliant {
-		t.Fatalf("the template selecting nothing is not Compliant: %+v", cp)
-	}
+	// The spoke says the compliance event before it writes the status.
+	testkit.Eventually(t, 45*time.Second, "the template selecting nothing is Compliant", func() string {
+		cp := spokeConfigPolicy(t, "osel-edges")
+		if cp == nil || len(cp.Status.CompliancyDetails) != 4 || cp.Status.CompliancyDetails[0].ComplianceState != policyv1.Compliant {
+			return fmt.Sprintf("ConfigurationPolicy %+v", cp)
+		}
+		return ""
+	})
 	list := &corev1.ConfigMapList{}
 	if err := spokeC.List(context.Background(), list, client.InNamespace("osel-e")); err != nil {
 		t.Fatal(err)
