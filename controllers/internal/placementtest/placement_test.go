@@ -222,24 +222,8 @@ func TestEUPCIExampleLive(t *testing.T) {
 			if got := getPolicy(t, ns, "payments").Annotations[placement.ClustersAnnotation]; got != "eu-dublin,eu-frankfurt" {
 				t.Fatalf("admission placed payments on %q, want eu-dublin,eu-frankfurt", got)
 			}
-			decisions := ""
-			for _, cl := range clusters {
-				decisions += fmt.Sprintf("\n  - {clusterName: %s, clusterNamespace: %s}", cl, cl)
-			}
-			testkit.Apply(t, c, fmt.Sprintf(`
-apiVersion: apps.open-cluster-management.io/v1
-kind: PlacementRule
-metadata: {name: everywhere, namespace: %[1]s}
-spec: {schedulerName: test-writes-decisions}
-status:
-  decisions:%[2]s
----
-apiVersion: policy.open-cluster-management.io/v1
-kind: PlacementBinding
-metadata: {name: payments, namespace: %[1]s}
-placementRef: {apiGroup: apps.open-cluster-management.io, kind: PlacementRule, name: everywhere}
-subjects: [{apiGroup: policy.open-cluster-management.io, kind: Policy, name: payments}]
-`, ns, decisions))
+			// Bound to every cluster: admission alone narrows where it goes.
+			testkit.Apply(t, c, testkit.PlacementRuleBinding(ns, "payments", clusters, "payments"))
 			testkit.Eventually(t, 30*time.Second, "replicas only on qualifying EU clusters", func() string {
 				if got := replicaClusters(t, ns, "payments"); !slices.Equal(got, []string{"eu-dublin", "eu-frankfurt"}) {
 					return fmt.Sprintf("replicas on %v", got)
