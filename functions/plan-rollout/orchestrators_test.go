@@ -1,7 +1,6 @@
 package main
 
 import (
-	"strings"
 	"testing"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -19,24 +18,17 @@ func TestThroughOrchestrators(t *testing.T) {
 		Function:         "plan-rollout",
 		DefaultConfig:    []byte("apiVersion: fn.fleetpolicy.io/v1alpha1\nkind: PlanRollout\nmetadata:\n  name: plan-rollout\n"),
 		KustomizeRefuses: []string{"replace-existing"}, // two RolloutPlans with one id
-		Package:          checkPlansWritten,
+		Package: func(t testing.TB, c krmtest.Case, before, after map[string]string) {
+			t.Helper()
+			krmtest.CheckWritten(t, c, before, after, planKey)
+		},
 	}.Run(t)
 }
 
-// checkPlansWritten checks a package after the function ran on it: every
-// file that held no plan is unchanged, byte for byte, and the plans are those
-// of the golden output.
-func checkPlansWritten(t testing.TB, c krmtest.Case, before, after map[string]string) {
-	t.Helper()
-	for name, content := range before {
-		if !strings.Contains(content, "kind: RolloutPlan") && after[name] != content {
-			t.Errorf("%s changed:\n--- got\n%s\n--- want\n%s", name, after[name], content)
-		}
+// planKey names a RolloutPlan by namespace/name.
+func planKey(n *yaml.RNode, _ string) string {
+	if n.GetKind() != "RolloutPlan" {
+		return ""
 	}
-	krmtest.CheckOutputs(t, c, after, func(n *yaml.RNode, _ string) string {
-		if n.GetKind() != "RolloutPlan" {
-			return ""
-		}
-		return n.GetNamespace() + "/" + n.GetName()
-	})
+	return n.GetNamespace() + "/" + n.GetName()
 }

@@ -22,28 +22,25 @@ func TestThroughOrchestrators(t *testing.T) {
 	}.Run(t)
 }
 
-// checkPreviewsWritten checks a package after the function ran on it.
+// checkPreviewsWritten checks a package after the function ran on it: the
+// previews are written as CheckWritten says, under previewDir (previewKey),
+// one a file.
 func checkPreviewsWritten(t testing.TB, c krmtest.Case, before, after map[string]string) {
 	t.Helper()
-	for name, content := range before {
-		if after[name] != content {
-			t.Errorf("%s changed:\n--- got\n%s\n--- want\n%s", name, after[name], content)
-		}
-	}
+	krmtest.CheckWritten(t, c, before, after, previewKey)
 	for name, content := range after {
-		if _, had := before[name]; had {
-			continue
-		}
-		if !strings.HasPrefix(name, previewDir+"/") {
-			t.Errorf("the function wrote %s, outside %s/", name, previewDir)
-		} else if n := len(krmtest.Objects(t, content)); n != 1 {
-			t.Errorf("%s holds %d objects, want one preview", name, n)
+		if _, had := before[name]; !had {
+			if n := len(krmtest.Objects(t, content)); n != 1 {
+				t.Errorf("%s holds %d objects, want one preview", name, n)
+			}
 		}
 	}
-	krmtest.CheckOutputs(t, c, after, func(n *yaml.RNode, file string) string {
-		if n.GetAnnotations()[PreviewOfAnnotation] == "" || !strings.HasPrefix(file, previewDir+"/") {
-			return ""
-		}
-		return file
-	})
+}
+
+// previewKey names a preview by its file, which is under previewDir.
+func previewKey(n *yaml.RNode, file string) string {
+	if n.GetAnnotations()[PreviewOfAnnotation] == "" || !strings.HasPrefix(file, previewDir+"/") {
+		return ""
+	}
+	return file
 }

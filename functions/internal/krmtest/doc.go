@@ -13,7 +13,8 @@
 //   - real orchestrators: Orchestrators is the one checker of a function's
 //     golden cases through kustomize, kpt fn render and kpt fn eval, in the
 //     spirit of kyaml's frameworktestutil: a function names what its output
-//     must be (Build, Package) and the checker owns the loop. Beneath it,
+//     must be (Build, Package; BuildUnchanged, Unchanged and CheckWritten
+//     are the common ones) and the checker owns the loop. Beneath it,
 //     BuildFunction builds a function's binary into a temporary directory;
 //     WriteKustomization and WriteKptPackage lay out a
 //     kustomization or a kpt package that runs it; KustomizeBuild, KptRender

@@ -97,6 +97,52 @@ func identity(o Object) string {
 // that is not one.
 type OutputKey func(n *yaml.RNode, file string) string
 
+// CheckWritten is the Package check of a function that writes objects into
+// a package and changes nothing else: every file that held none of the
+// objects key names is left byte for byte, every new file holds only such
+// objects, and they are those of the golden output (CheckOutputs).
+func CheckWritten(t testing.TB, c Case, before, after map[string]string, key OutputKey) {
+	t.Helper()
+	for name, content := range before {
+		if !holdsOutput(t, name, content, key) && after[name] != content {
+			t.Errorf("%s changed:\n--- got\n%s\n--- want\n%s", name, after[name], content)
+		}
+	}
+	for name, content := range after {
+		if _, had := before[name]; had {
+			continue
+		}
+		for _, n := range readNodes(t, name, content) {
+			if key(n, name) == "" {
+				t.Errorf("the function wrote %s %s into %s, a new file", n.GetKind(), n.GetName(), name)
+			}
+		}
+	}
+	CheckOutputs(t, c, after, key)
+}
+
+func holdsOutput(t testing.TB, name, content string, key OutputKey) bool {
+	t.Helper()
+	if !strings.HasSuffix(name, ".yaml") {
+		return false
+	}
+	for _, n := range readNodes(t, name, content) {
+		if key(n, name) != "" {
+			return true
+		}
+	}
+	return false
+}
+
+func readNodes(t testing.TB, name, content string) []*yaml.RNode {
+	t.Helper()
+	nodes, err := (&kio.ByteReader{Reader: strings.NewReader(content)}).Read()
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return nodes
+}
+
 // CheckOutputs fails the test unless the objects among the YAML files of a
 // package that key names have, key for key, the specs of those among the
 // case's expected items. Kptfile is not read.
@@ -107,11 +153,7 @@ func CheckOutputs(t testing.TB, c Case, files map[string]string, key OutputKey) 
 		if !strings.HasSuffix(name, ".yaml") || name == "Kptfile" {
 			continue
 		}
-		nodes, err := (&kio.ByteReader{Reader: strings.NewReader(content)}).Read()
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		addSpecs(t, written, nodes, func(n *yaml.RNode) string { return key(n, name) })
+		addSpecs(t, written, readNodes(t, name, content), func(n *yaml.RNode) string { return key(n, name) })
 	}
 	expected := map[string]string{}
 	for _, item := range c.expectedList(t).Items {
