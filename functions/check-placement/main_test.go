@@ -22,50 +22,40 @@ func TestGolden(t *testing.T) {
 // does not own comes out byte for byte as it went in, and a governed item (a
 // root Policy or a Placement) differs only by the annotations it was given.
 func TestOnlyGovernedItemsChange(t *testing.T) {
-	for _, c := range krmtest.Cases(t, "testdata") {
-		t.Run(c.Name, func(t *testing.T) {
-			out, _, _ := c.Run(t, checkPlacement)
-			got, err := fn.ParseResourceList(out)
-			if err != nil {
-				t.Fatal(err)
+	krmtest.EachCase(t, checkPlacement, func(t *testing.T, _ krmtest.Case, input, out []byte, _ int) {
+		got, in := krmtest.Parse(t, out), krmtest.Parse(t, input)
+		if len(got.Items) != len(in.Items) {
+			t.Fatalf("%d items out, %d in", len(got.Items), len(in.Items))
+		}
+		for i, item := range got.Items {
+			// Both sides without the annotations that differ must be equal.
+			before, after := in.Items[i].GetAnnotations(), item.GetAnnotations()
+			restored, original := item.Copy(), in.Items[i].Copy()
+			changed := false
+			for _, k := range differing(before, after) {
+				changed = true
+				if err := restored.RemoveAnnotation(k); err != nil {
+					t.Fatal(err)
+				}
+				if err := original.RemoveAnnotation(k); err != nil {
+					t.Fatal(err)
+				}
 			}
-			in, err := fn.ParseResourceList(c.ResourceList(t))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(got.Items) != len(in.Items) {
-				t.Fatalf("%d items out, %d in", len(got.Items), len(in.Items))
-			}
-			for i, item := range got.Items {
-				// Both sides without the annotations that differ must be equal.
-				before, after := in.Items[i].GetAnnotations(), item.GetAnnotations()
-				restored, original := item.Copy(), in.Items[i].Copy()
-				changed := false
-				for _, k := range differing(before, after) {
-					changed = true
-					if err := restored.RemoveAnnotation(k); err != nil {
-						t.Fatal(err)
-					}
-					if err := original.RemoveAnnotation(k); err != nil {
+			for _, obj := range []*fn.KubeObject{restored, original} {
+				if len(obj.GetAnnotations()) == 0 {
+					if _, err := obj.RemoveNestedField("metadata", "annotations"); err != nil {
 						t.Fatal(err)
 					}
 				}
-				for _, obj := range []*fn.KubeObject{restored, original} {
-					if len(obj.GetAnnotations()) == 0 {
-						if _, err := obj.RemoveNestedField("metadata", "annotations"); err != nil {
-							t.Fatal(err)
-						}
-					}
-				}
-				if changed && !isGoverned(in.Items[i]) {
-					t.Errorf("item %d (%s %s) is not governed but was changed", i, item.GetKind(), item.GetName())
-				}
-				if restored.String() != original.String() {
-					t.Errorf("item %d changed beyond its annotations:\n--- got\n%s\n--- want\n%s", i, item.String(), in.Items[i].String())
-				}
 			}
-		})
-	}
+			if changed && !isGoverned(in.Items[i]) {
+				t.Errorf("item %d (%s %s) is not governed but was changed", i, item.GetKind(), item.GetName())
+			}
+			if restored.String() != original.String() {
+				t.Errorf("item %d changed beyond its annotations:\n--- got\n%s\n--- want\n%s", i, item.String(), in.Items[i].String())
+			}
+		}
+	})
 }
 
 // differing lists the annotations that a and b do not hold alike.
@@ -89,38 +79,24 @@ func differing(a, b map[string]string) []string {
 // the inventory, and the errors are those of the run without explain.
 func TestExplainChangesNothing(t *testing.T) {
 	explain := checkPlacement.WithFlag(explainFlag)
-	for _, c := range krmtest.Cases(t, "testdata") {
-		t.Run(c.Name, func(t *testing.T) {
-			out, _, code := c.Run(t, explain)
-			got, err := fn.ParseResourceList(out)
-			if err != nil {
-				t.Fatal(err)
+	krmtest.EachCase(t, explain, func(t *testing.T, c krmtest.Case, input, out []byte, code int) {
+		got, in := krmtest.Parse(t, out), krmtest.Parse(t, input)
+		for i, item := range got.Items {
+			if item.String() != in.Items[i].String() {
+				t.Errorf("item %d changed:\n--- got\n%s\n--- want\n%s", i, item.String(), in.Items[i].String())
 			}
-			in, err := fn.ParseResourceList(c.ResourceList(t))
-			if err != nil {
-				t.Fatal(err)
+		}
+		wantErrors := c.ErrorMessages(t)
+		var gotErrors []string
+		for _, r := range got.Results {
+			if r.Severity == fn.Error {
+				gotErrors = append(gotErrors, r.Message)
 			}
-			for i, item := range got.Items {
-				if item.String() != in.Items[i].String() {
-					t.Errorf("item %d changed:\n--- got\n%s\n--- want\n%s", i, item.String(), in.Items[i].String())
-				}
-			}
-			var wantErrors, gotErrors []string
-			for _, r := range c.ExpectedResults(t) {
-				if r.Severity == fn.Error {
-					wantErrors = append(wantErrors, r.Message)
-				}
-			}
-			for _, r := range got.Results {
-				if r.Severity == fn.Error {
-					gotErrors = append(gotErrors, r.Message)
-				}
-			}
-			if !reflect.DeepEqual(gotErrors, wantErrors) || code != c.ExpectedResults(t).ExitCode() {
-				t.Errorf("errors %q (exit %d), want %q", gotErrors, code, wantErrors)
-			}
-		})
-	}
+		}
+		if !reflect.DeepEqual(gotErrors, wantErrors) || code != c.ExpectedResults(t).ExitCode() {
+			t.Errorf("errors %q (exit %d), want %q", gotErrors, code, wantErrors)
+		}
+	})
 }
 
 // TestAliasedItemsAreDecidedInTurn checks that an item that aliases a node of

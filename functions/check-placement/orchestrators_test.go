@@ -7,9 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kptdev/krm-functions-sdk/go/fn"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
-	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/fleetpolicy/fleetpolicy/functions/internal/krmtest"
 )
@@ -18,13 +16,13 @@ import (
 // needs an object to carry the function annotation.
 var defaultConfig = []byte("apiVersion: fn.fleetpolicy.io/v1alpha1\nkind: CheckPlacement\nmetadata:\n  name: check-placement\n")
 
-// absoluteConfig is the case's functionConfig with the files it names made
+// absoluteConfig is the case's functionConfig, nil when it has none, with the files it names made
 // absolute (they are relative to this directory, where go test runs the
 // function; kustomize runs it in the kustomization's directory).
-func absoluteConfig(t *testing.T, c krmtest.Case) []byte {
+func absoluteConfig(t testing.TB, c krmtest.Case) []byte {
 	t.Helper()
 	if c.Config == nil {
-		return defaultConfig
+		return nil
 	}
 	node, err := yaml.Parse(string(c.Config))
 	if err != nil {
@@ -46,76 +44,35 @@ func absoluteConfig(t *testing.T, c krmtest.Case) []byte {
 	return []byte(node.MustString())
 }
 
-// expectedItems are the items of the case's expected.yaml as a YAML stream.
-func expectedItems(t *testing.T, c krmtest.Case) []byte {
-	t.Helper()
-	rl, err := fn.ParseResourceList(c.Expected(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	docs := make([]string, len(rl.Items))
-	for i, item := range rl.Items {
-		docs[i] = item.String()
-	}
-	return []byte(strings.Join(docs, "---\n"))
-}
-
-// objects parses a YAML stream.
-func objects(t *testing.T, stream string) []map[string]any {
-	t.Helper()
-	var objs []map[string]any
-	for _, doc := range strings.Split(stream, "\n---\n") {
-		var obj map[string]any
-		if err := sigsyaml.Unmarshal([]byte(doc), &obj); err != nil {
-			t.Fatal(err)
-		}
-		if obj != nil {
-			objs = append(objs, obj)
-		}
-	}
-	return objs
-}
-
-func writeFiles(t *testing.T, dir string, files map[string]string) {
-	t.Helper()
-	for name, content := range files {
-		path := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
-// plainBuild is kustomize's build of items without any function.
-func plainBuild(t *testing.T, kustomize string, items []byte) string {
-	t.Helper()
-	out := krmtest.KustomizeBuild(t, kustomize, krmtest.WritePlainKustomization(t, items))
-	if out.Err != nil {
-		t.Fatalf("plain build: %v\n%s", out.Err, out.Stderr)
-	}
-	return out.Stdout
-}
-
-func TestThroughKustomize(t *testing.T) {
-	kustomize := krmtest.Kustomize(t)
-	bin := krmtest.BuildFunction(t, name)
-	for _, c := range krmtest.Cases(t, "testdata") {
-		t.Run(c.Name, func(t *testing.T) {
-			out := krmtest.KustomizeBuild(t, kustomize, krmtest.WriteKustomization(t, bin, c.Items, absoluteConfig(t, c)))
-			krmtest.CheckRun(t, c, out)
-			if out.Err != nil {
-				return
+// TestThroughOrchestrators runs every golden case through kustomize, kpt fn
+// render and kpt fn eval. A build is the build of the expected items:
+// annotated as the golden output says, everything else as it was. In a
+// package, resources.yaml holds the expected objects (kpt keeps each file's
+// own style, e.g. indented sequences, so objects are compared; the
+// in-process and kustomize tests compare bytes), and a case with nothing to
+// annotate changes no file.
+func TestThroughOrchestrators(t *testing.T) {
+	krmtest.Orchestrators{
+		Function:      name,
+		DefaultConfig: defaultConfig,
+		Config:        absoluteConfig,
+		Build: func(t testing.TB, k krmtest.KustomizeRun, c krmtest.Case, stdout string) {
+			t.Helper()
+			if want := k.PlainBuild(t, c.ExpectedItems(t, true)); stdout != want {
+				t.Errorf("the build differs from the expected items:\n--- got\n%s\n--- want\n%s", stdout, want)
 			}
-			// The build is the build of the expected items: annotated as the
-			// golden output says, everything else as it was.
-			if want := plainBuild(t, kustomize, expectedItems(t, c)); out.Stdout != want {
-				t.Errorf("the build differs from the expected items:\n--- got\n%s\n--- want\n%s", out.Stdout, want)
+		},
+		Package: func(t testing.TB, c krmtest.Case, before, after map[string]string) {
+			t.Helper()
+			want := c.ExpectedItems(t, true)
+			if got := krmtest.Objects(t, after["resources.yaml"]); !reflect.DeepEqual(got, krmtest.Objects(t, string(want))) {
+				t.Errorf("resources.yaml:\n--- got\n%s\n--- want\n%s", after["resources.yaml"], want)
 			}
-		})
-	}
+			if reflect.DeepEqual(krmtest.Objects(t, string(c.Items)), krmtest.Objects(t, string(want))) {
+				krmtest.Unchanged(t, c, before, after)
+			}
+		},
+	}.Run(t)
 }
 
 // TestKustomizeRelativeFilesAndExplainFlag lays out the EU/PCI example as a
@@ -126,15 +83,15 @@ func TestKustomizeRelativeFilesAndExplainFlag(t *testing.T) {
 	kustomize := krmtest.Kustomize(t)
 	bin := krmtest.BuildFunction(t, name)
 	examples := filepath.Join(krmtest.RepoRoot(t), "examples", "placement")
-	read := func(file string) string {
+	read := func(file string) []byte {
 		b, err := os.ReadFile(filepath.Join(examples, file))
 		if err != nil {
 			t.Fatal(err)
 		}
-		return string(b)
+		return b
 	}
-	config := func(args string) string {
-		return `apiVersion: fn.fleetpolicy.io/v1alpha1
+	config := func(args string) []byte {
+		return []byte(`apiVersion: fn.fleetpolicy.io/v1alpha1
 kind: CheckPlacement
 metadata:
   name: check-placement
@@ -146,17 +103,17 @@ policies:
 - hub/policy-rego.yaml
 clusters:
 - hub/clusters.yaml
-`
+`)
 	}
-	files := map[string]string{
-		"kustomization.yaml":   "resources:\n- apps.yaml\ntransformers:\n- check-placement.yaml\n",
+	files := map[string][]byte{
+		"kustomization.yaml":   []byte("resources:\n- apps.yaml\ntransformers:\n- check-placement.yaml\n"),
 		"apps.yaml":            read("apps.yaml"),
 		"hub/policy-rego.yaml": read("policy-rego.yaml"),
 		"hub/clusters.yaml":    read("clusters.yaml"),
 		"check-placement.yaml": config(""),
 	}
 	dir := t.TempDir()
-	writeFiles(t, dir, files)
+	krmtest.WriteFiles(t, dir, files)
 	out := krmtest.KustomizeBuild(t, kustomize, dir)
 	if out.Err != nil {
 		t.Fatalf("%v\n%s", out.Err, out.Stderr)
@@ -168,46 +125,13 @@ clusters:
 
 	files["check-placement.yaml"] = config("\n        args: [--explain]")
 	dir = t.TempDir()
-	writeFiles(t, dir, files)
+	krmtest.WriteFiles(t, dir, files)
 	explained := krmtest.KustomizeBuild(t, kustomize, dir)
 	if explained.Err != nil {
 		t.Fatalf("%v\n%s", explained.Err, explained.Stderr)
 	}
-	if want := plainBuild(t, kustomize, []byte(read("apps.yaml"))); explained.Stdout != want {
+	if want := (krmtest.KustomizeRun{Kustomize: kustomize}).PlainBuild(t, files["apps.yaml"]); explained.Stdout != want {
 		t.Errorf("--explain changed the build:\n--- got\n%s\n--- want\n%s", explained.Stdout, want)
-	}
-}
-
-func TestThroughKptRender(t *testing.T) {
-	kpt := krmtest.Kpt(t)
-	bin := krmtest.BuildFunction(t, name)
-	for _, c := range krmtest.Cases(t, "testdata") {
-		t.Run(c.Name, func(t *testing.T) {
-			pkg := krmtest.WriteKptPackage(t, bin, c.Items, absoluteConfig(t, c), "mutators")
-			before := krmtest.ReadDir(t, pkg)
-			krmtest.CheckRun(t, c, krmtest.KptRender(t, kpt, pkg))
-			after := krmtest.ReadDir(t, pkg)
-			if len(c.ErrorMessages(t)) > 0 {
-				if !reflect.DeepEqual(after, before) {
-					t.Errorf("a failed render changed the package")
-				}
-				return
-			}
-			// kpt keeps each file's own style (e.g. indented sequences), so the
-			// objects are compared; the in-process and kustomize tests compare
-			// bytes.
-			if got, want := objects(t, after["resources.yaml"]), objects(t, string(expectedItems(t, c))); !reflect.DeepEqual(got, want) {
-				t.Errorf("resources.yaml after render:\n--- got\n%s\n--- want\n%s", after["resources.yaml"], expectedItems(t, c))
-			}
-			if reflect.DeepEqual(objects(t, string(c.Items)), objects(t, string(expectedItems(t, c)))) && !reflect.DeepEqual(after, before) {
-				t.Errorf("nothing to annotate, yet the render changed the package")
-			}
-			// A second render changes nothing: the annotations are already set.
-			krmtest.CheckRun(t, c, krmtest.KptRender(t, kpt, pkg))
-			if again := krmtest.ReadDir(t, pkg); !reflect.DeepEqual(again, after) {
-				t.Errorf("the second render changed the package:\n--- got\n%v\n--- want\n%v", again, after)
-			}
-		})
 	}
 }
 
@@ -222,10 +146,7 @@ func TestKptEvalExplain(t *testing.T) {
 			c = each
 		}
 	}
-	pkg := t.TempDir()
-	writeFiles(t, pkg, map[string]string{"resources.yaml": string(c.Items)})
-	config := filepath.Join(t.TempDir(), "fn-config.yaml")
-	writeFiles(t, filepath.Dir(config), map[string]string{filepath.Base(config): string(absoluteConfig(t, c))})
+	pkg, config := krmtest.WriteEvalPackage(t, c.Items, absoluteConfig(t, c))
 	before := krmtest.ReadDir(t, pkg)
 	out := krmtest.KptEval(t, kpt, pkg, bin+" "+explainFlag, config)
 	if out.Err != nil {

@@ -44,28 +44,30 @@ func TestExampleCases(t *testing.T) {
 // does not own comes out exactly as it came in (comments, field order and
 // quoting included), in the same order.
 func TestOtherItemsPassThroughByteForByte(t *testing.T) {
-	for _, c := range krmtest.Cases(t, "testdata") {
-		t.Run(c.Name, func(t *testing.T) {
-			in := parse(t, c.ResourceList(t))
-			out, _, _ := c.Run(t, expandOperatorPolicy)
-			got := parse(t, out)
-			var want []string
-			for _, item := range in.Items {
-				if !isOwned(item) {
-					want = append(want, item.String())
-				}
-			}
-			others := newPackage(in.Items).others
-			var kept []string
-			for _, item := range got.Items {
-				if _, found := others[idOf(item)]; found {
-					kept = append(kept, item.String())
-				}
-			}
-			if !slices.Equal(kept, want) {
-				t.Errorf("items the function does not own changed:\n--- got\n%v\n--- want\n%v", kept, want)
-			}
-		})
+	krmtest.EachCase(t, expandOperatorPolicy, func(t *testing.T, _ krmtest.Case, in, out []byte, _ int) {
+		checkOthersKept(t, krmtest.Parse(t, in).Items, krmtest.Parse(t, out).Items)
+	})
+}
+
+// checkOthersKept fails t unless the items of out that in does not own are
+// those of in, byte for byte and in order.
+func checkOthersKept(t testing.TB, in, out fn.KubeObjects) {
+	t.Helper()
+	var want []string
+	for _, item := range in {
+		if !isOwned(item) {
+			want = append(want, item.String())
+		}
+	}
+	others := newPackage(in).others
+	var kept []string
+	for _, item := range out {
+		if _, found := others[idOf(item)]; found {
+			kept = append(kept, item.String())
+		}
+	}
+	if !slices.Equal(kept, want) {
+		t.Fatalf("items the function does not own changed:\n--- got\n%v\n--- want\n%v", kept, want)
 	}
 }
 
@@ -78,25 +80,32 @@ func TestIdempotent(t *testing.T) {
 			continue
 		}
 		t.Run(c.Name, func(t *testing.T) {
-			rl := parse(t, first)
-			rl.FunctionConfig, rl.Results = parse(t, c.ResourceList(t)).FunctionConfig, nil
-			input, err := rl.ToYAML()
-			if err != nil {
-				t.Fatal(err)
-			}
-			var second bytes.Buffer
-			if code := expandOperatorPolicy.Run(bytes.NewReader(input), &second, &bytes.Buffer{}); code != 0 {
-				t.Fatalf("second run failed:\n%s", second.String())
-			}
-			again := parse(t, second.Bytes())
-			if len(again.Results) != 0 {
-				t.Errorf("second run reported %v", again.Results)
-			}
-			if !slices.Equal(itemStrings(again.Items), itemStrings(rl.Items)) {
-				t.Errorf("second run changed the items:\n--- got\n%v\n--- want\n%v", itemStrings(again.Items), itemStrings(rl.Items))
+			second := runAgain(t, krmtest.Parse(t, first), krmtest.Parse(t, c.ResourceList(t)).FunctionConfig)
+			if len(second.Results) != 0 {
+				t.Errorf("second run reported %v", second.Results)
 			}
 		})
 	}
+}
+
+// runAgain runs the function on the output of a passing run, with
+// functionConfig and without the results: the run must pass and give back
+// the same items. It returns the second output.
+func runAgain(t testing.TB, out *fn.ResourceList, functionConfig *fn.KubeObject) *fn.ResourceList {
+	t.Helper()
+	out.FunctionConfig, out.Results = functionConfig, nil
+	input, err := out.ToYAML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, code := krmtest.RunParsed(t, expandOperatorPolicy, input)
+	if code != 0 {
+		t.Fatalf("the second run failed: %v", second.Results)
+	}
+	if !slices.Equal(krmtest.ItemStrings(second.Items), krmtest.ItemStrings(out.Items)) {
+		t.Fatalf("the second run changed the items:\n--- got\n%v\n--- want\n%v", krmtest.ItemStrings(second.Items), krmtest.ItemStrings(out.Items))
+	}
+	return second
 }
 
 func isOwned(item *fn.KubeObject) bool {
@@ -106,21 +115,4 @@ func isOwned(item *fn.KubeObject) bool {
 		}
 	}
 	return false
-}
-
-func parse(t *testing.T, resourceList []byte) *fn.ResourceList {
-	t.Helper()
-	rl, err := fn.ParseResourceList(resourceList)
-	if err != nil {
-		t.Fatalf("not a ResourceList: %v\n%s", err, resourceList)
-	}
-	return rl
-}
-
-func itemStrings(items fn.KubeObjects) []string {
-	s := make([]string, len(items))
-	for i, item := range items {
-		s[i] = item.String()
-	}
-	return s
 }

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 )
 
@@ -23,7 +24,7 @@ import (
 // TLS on the webhook port, and propagate a policy.
 func TestHubStartsOutOfCluster(t *testing.T) {
 	plane, err := localplane.Start("hub")
-	localplane.FatalOrSkip(t, "starting the hub API server", err)
+	testkit.FatalOrSkip(t, "starting the hub API server", err)
 	t.Cleanup(func() { _ = plane.Stop() })
 
 	free := func() string {
@@ -48,7 +49,7 @@ func TestHubStartsOutOfCluster(t *testing.T) {
 	}
 	t.Cleanup(hub.Stop)
 
-	localplane.Eventually(t, time.Minute, "the hub is not ready", func() string {
+	testkit.Eventually(t, time.Minute, "the hub is not ready", func() string {
 		select {
 		case <-hub.Exited():
 			t.Fatalf("the hub exited:\n%s", hub.LogTail(30))
@@ -85,7 +86,7 @@ func TestHubStartsOutOfCluster(t *testing.T) {
 	if err := localplane.EnsureNamespace(ctx, plane.Client, "policies"); err != nil {
 		t.Fatal(err)
 	}
-	if err := localplane.ApplyManifests(ctx, plane.Client, "policy", `
+	testkit.Apply(t, plane.Client, `
 apiVersion: policy.open-cluster-management.io/v1
 kind: Policy
 metadata: {name: p, namespace: policies}
@@ -93,10 +94,8 @@ spec:
   disabled: false
   remediationAction: inform
   policy-templates: []
-`+"---"+localplane.PlacementRuleBinding("policies", "to-cluster-1", "cluster-1", "p")); err != nil {
-		t.Fatal(err)
-	}
-	localplane.Eventually(t, time.Minute, "no replica in cluster-1", func() string {
+`+"---"+testkit.PlacementRuleBinding("policies", "to-cluster-1", []string{"cluster-1"}, "p"))
+	testkit.Eventually(t, time.Minute, "no replica in cluster-1", func() string {
 		var replica policyv1.Policy
 		if err := plane.Client.Get(ctx, types.NamespacedName{Namespace: "cluster-1", Name: "policies.p"}, &replica); err != nil {
 			return err.Error() + "\n" + hub.LogTail(10)

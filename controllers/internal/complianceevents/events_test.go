@@ -11,6 +11,7 @@ import (
 
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/complianceevents"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit"
 	"github.com/fleetpolicy/fleetpolicy/shared/history"
 )
 
@@ -19,7 +20,7 @@ import (
 // compliance; Create of a name already written is AlreadyExists.
 func TestWriteNeverMergesEvents(t *testing.T) {
 	plane, err := localplane.Start("events")
-	localplane.FatalOrSkip(t, "starting the events API server", err)
+	testkit.FatalOrSkip(t, "starting the events API server", err)
 	t.Cleanup(func() { _ = plane.Stop() })
 	ctx := context.Background()
 	c := plane.Client

@@ -21,9 +21,10 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/hub"
-	"github.com/fleetpolicy/fleetpolicy/controllers/internal/hub/hubtest"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
-	"github.com/fleetpolicy/fleetpolicy/controllers/internal/spoke/spoketest"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit/hubtest"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit/spoketest"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 	"github.com/fleetpolicy/fleetpolicy/shared/replication"
 )
@@ -89,12 +90,9 @@ func TestCorpusOnFleetpolicy(t *testing.T) {
 	ctrl.SetLogger(logr.Discard())
 	// go-template-utils' dependency watcher logs with klog.
 	klog.SetLogger(logr.Discard())
-	fleet := localplane.StartFleetForTest(t, 2)
+	fleet := testkit.StartFleet(t, 2)
 	hubC := fleet.Hub.Client
-	root, err := localplane.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
+	root := testkit.RepoRoot(t)
 	for _, c := range []string{prod, dev} {
 		if err := localplane.EnsureClusterNamespace(ctx, hubC, c); err != nil {
 			t.Fatal(err)
@@ -117,7 +115,7 @@ func TestCorpusOnFleetpolicy(t *testing.T) {
 	replicasWanted := expectedReplicas(t, root)
 	for rootName, want := range replicasWanted {
 		ns, name, _ := strings.Cut(rootName, "/")
-		localplane.Eventually(t, hopTimeout, "replication of "+rootName, func() string {
+		testkit.Eventually(t, hopTimeout, "replication of "+rootName, func() string {
 			got := map[string]string{}
 			for _, c := range []string{prod, dev} {
 				replica := &policyv1.Policy{}
@@ -140,7 +138,7 @@ func TestCorpusOnFleetpolicy(t *testing.T) {
 		if w.absent {
 			continue
 		}
-		localplane.Eventually(t, hopTimeout, what, func() string {
+		testkit.Eventually(t, hopTimeout, what, func() string {
 			obj := &unstructured.Unstructured{}
 			obj.SetGroupVersionKind(w.gvk)
 			if err := spokes[w.cluster].Get(ctx, client.ObjectKey{Namespace: w.cluster, Name: w.name}, obj); err != nil {
@@ -187,7 +185,7 @@ func TestCorpusOnFleetpolicy(t *testing.T) {
 		}
 	})
 	t.Run("gated template is Pending on the root", func(t *testing.T) {
-		localplane.Eventually(t, hopTimeout, "root status of conformance-sets/hardening-report", func() string {
+		testkit.Eventually(t, hopTimeout, "root status of conformance-sets/hardening-report", func() string {
 			p := &policyv1.Policy{}
 			if err := hubC.Get(ctx, client.ObjectKey{Namespace: "conformance-sets", Name: "hardening-report"}, p); err != nil {
 				return err.Error()

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit"
+
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
@@ -61,10 +63,7 @@ func ocmSchemas(t *testing.T) map[schema.GroupVersionKind]ocmSchema {
 // are checked by the API server in conformancetest, with the same CRDs OCM
 // ships.
 func TestConformanceCorpusIsOCM(t *testing.T) {
-	root, err := localplane.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
+	root := testkit.RepoRoot(t)
 	files, err := localplane.ManifestFiles(filepath.Join(root, "conformance", "corpus"))
 	if err != nil {
 		t.Fatal(err)

@@ -10,15 +10,13 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit"
 )
 
 // TestCRDKustomizationListsEveryCRD keeps manifests/crds/kustomization.yaml (what
 // deployments install) equal to the CRD files the tests install.
 func TestCRDKustomizationListsEveryCRD(t *testing.T) {
-	root, err := localplane.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
+	root := testkit.RepoRoot(t)
 	crds := filepath.Join(root, "manifests", "crds")
 	raw, err := os.ReadFile(filepath.Join(crds, "kustomization.yaml"))
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit"
 	"github.com/fleetpolicy/fleetpolicy/shared/rollout"
 )
 
@@ -183,10 +184,7 @@ func TestRolloutPlanWaveStartRefusedUnlessADuration(t *testing.T) {
 // very rules of the Policy's rolloutStrategy (the markers are written twice).
 func TestRolloutRulesSameOnPolicyAndPlan(t *testing.T) {
 	rules := func(file string, path ...string) []any {
-		root, err := localplane.RepoRoot()
-		if err != nil {
-			t.Fatal(err)
-		}
+		root := testkit.RepoRoot(t)
 		raw, err := os.ReadFile(filepath.Join(root, "manifests", "crds", "fleetpolicy", file))
 		if err != nil {
 			t.Fatal(err)

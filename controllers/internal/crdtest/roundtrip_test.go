@@ -17,25 +17,16 @@ import (
 
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/scheme"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit"
 )
 
 var hub *localplane.Plane
 
 func TestMain(m *testing.M) {
-	p, err := localplane.Start("hub")
-	if localplane.SkipsPackage(err) {
-		os.Exit(0)
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	hub = p
-	code := m.Run()
-	if err := p.Stop(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-	}
-	os.Exit(code)
+	os.Exit(testkit.RunWithPlane(m, "hub", nil, func(_ context.Context, p *localplane.Plane) error {
+		hub = p
+		return nil
+	}))
 }
 
 // TestExamplesRoundTrip applies every manifest under examples/ (which include
@@ -45,10 +36,7 @@ func TestMain(m *testing.M) {
 // types and encodes it again, failing if the Go types lose a field: the
 // controllers read these objects through those types.
 func TestExamplesRoundTrip(t *testing.T) {
-	root, err := localplane.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
+	root := testkit.RepoRoot(t)
 	files, err := localplane.ManifestFiles(filepath.Join(root, "examples"))
 	if err != nil {
 		t.Fatal(err)

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit"
+
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
@@ -53,37 +55,16 @@ func apiserverPID(t *testing.T, plane *localplane.Plane) int {
 func TestHubConvergesAcrossAnAPIServerOutage(t *testing.T) {
 	ctx := context.Background()
 	const n = 60
-	var decisions string
+	var clusters []string
 	for i := range n {
 		cluster := fmt.Sprintf("outage-%02d", i)
 		if err := localplane.EnsureCluster(ctx, plane.Client, cluster); err != nil {
 			t.Fatal(err)
 		}
-		decisions += fmt.Sprintf("\n  - {clusterName: %s, clusterNamespace: %s}", cluster, cluster)
+		clusters = append(clusters, cluster)
 	}
 	startHub(t, false)
-	apply(t, fmt.Sprintf(`
-apiVersion: apps.open-cluster-management.io/v1
-kind: PlacementRule
-metadata: {name: r, namespace: outage}
-spec: {schedulerName: test-writes-decisions}
-status:
-  decisions:%s
----
-apiVersion: policy.open-cluster-management.io/v1
-kind: PlacementBinding
-metadata: {name: pb, namespace: outage}
-placementRef: {apiGroup: apps.open-cluster-management.io, kind: PlacementRule, name: r}
-subjects: [{apiGroup: policy.open-cluster-management.io, kind: Policy, name: p}]
----
-apiVersion: policy.open-cluster-management.io/v1
-kind: Policy
-metadata: {name: p, namespace: outage}
-spec:
-  disabled: false
-  remediationAction: inform
-  policy-templates: []
-`, decisions))
+	testkit.Apply(t, plane.Client, boundTo("outage", "p", clusters...))
 	pid := apiserverPID(t, plane)
 	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
 		t.Fatal(err)

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit"
+
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
@@ -35,7 +37,7 @@ func replicaWrites(t *testing.T) float64 {
 // once the other writer stops the hub settles.
 func TestConflictingWriterIsRevertedWithoutHotLoop(t *testing.T) {
 	startHub(t, false)
-	apply(t, boundTo("conflict", "p", "cluster-1"))
+	testkit.Apply(t, plane.Client, boundTo("conflict", "p", "cluster-1"))
 	name := replication.Name("conflict", "p")
 	waitReplica(t, "cluster-1", name)
 	ctx := context.Background()

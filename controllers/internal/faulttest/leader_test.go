@@ -12,8 +12,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/hub"
-	"github.com/fleetpolicy/fleetpolicy/controllers/internal/hub/hubtest"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit/hubtest"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 	"github.com/fleetpolicy/fleetpolicy/shared/replication"
 )
@@ -22,28 +23,10 @@ var plane *localplane.Plane
 
 func TestMain(m *testing.M) {
 	ctrl.SetLogger(logr.Discard())
-	var err error
-	if plane, err = localplane.Start("hub"); localplane.SkipsPackage(err) {
-		os.Exit(0)
-	} else if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	for _, ns := range []string{"cluster-1", "cluster-2"} {
-		if err := localplane.EnsureCluster(context.Background(), plane.Client, ns); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-	}
-	for _, ns := range []string{"fleetpolicy-system"} {
-		if err := localplane.EnsureNamespace(context.Background(), plane.Client, ns); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-	}
-	code := m.Run()
-	_ = plane.Stop()
-	os.Exit(code)
+	os.Exit(testkit.RunWithPlane(m, "hub", []string{"cluster-1", "cluster-2"}, func(ctx context.Context, p *localplane.Plane) error {
+		plane = p
+		return localplane.EnsureNamespace(ctx, p.Client, "fleetpolicy-system")
+	}))
 }
 
 func startHub(t *testing.T, leaderElect bool) *hubtest.Running {
@@ -66,18 +49,7 @@ func elected(h *hubtest.Running) bool {
 	}
 }
 
-func apply(t *testing.T, doc string) {
-	t.Helper()
-	if err := localplane.ApplyManifests(context.Background(), plane.Client, t.Name(), doc); err != nil {
-		t.Fatal(err)
-	}
-}
-
 func boundTo(ns, name string, clusters ...string) string {
-	decisions := ""
-	for _, c := range clusters {
-		decisions += fmt.Sprintf("\n  - {clusterName: %s, clusterNamespace: %s}", c, c)
-	}
 	return fmt.Sprintf(`
 apiVersion: policy.open-cluster-management.io/v1
 kind: Policy
@@ -86,20 +58,7 @@ spec:
   disabled: false
   remediationAction: inform
   policy-templates: []
----
-apiVersion: apps.open-cluster-management.io/v1
-kind: PlacementRule
-metadata: {name: %[2]s, namespace: %[1]s}
-spec: {schedulerName: test-writes-decisions}
-status:
-  decisions:%[3]s
----
-apiVersion: policy.open-cluster-management.io/v1
-kind: PlacementBinding
-metadata: {name: %[2]s, namespace: %[1]s}
-placementRef: {apiGroup: apps.open-cluster-management.io, kind: PlacementRule, name: %[2]s}
-subjects: [{apiGroup: policy.open-cluster-management.io, kind: Policy, name: %[2]s}]
-`, ns, name, decisions)
+---`, ns, name) + testkit.PlacementRuleBinding(ns, name, clusters, name)
 }
 
 func waitReplica(t *testing.T, cluster, root string) *policyv1.Policy {
@@ -137,11 +96,11 @@ func TestOnlyTheLeaderActs(t *testing.T) {
 	if elected(follower) {
 		t.Fatal("both hubs are leaders")
 	}
-	apply(t, boundTo("leader", "p", "cluster-1"))
+	testkit.Apply(t, plane.Client, boundTo("leader", "p", "cluster-1"))
 	waitReplica(t, "cluster-1", replication.Name("leader", "p"))
 
 	leader.Stop()
-	apply(t, boundTo("leader", "q", "cluster-2"))
+	testkit.Apply(t, plane.Client, boundTo("leader", "q", "cluster-2"))
 	waitReplica(t, "cluster-2", replication.Name("leader", "q"))
 	if !elected(follower) {
 		t.Fatal("the replica was propagated by a hub that is not the leader")

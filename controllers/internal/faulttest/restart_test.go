@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit"
+
 	"github.com/fleetpolicy/fleetpolicy/shared/replication"
 )
 
@@ -12,7 +14,7 @@ import (
 // thousands of replicas must not rewrite them all).
 func TestRestartedHubWritesNothing(t *testing.T) {
 	first := startHub(t, false)
-	apply(t, boundTo("restart", "p", "cluster-1", "cluster-2"))
+	testkit.Apply(t, plane.Client, boundTo("restart", "p", "cluster-1", "cluster-2"))
 	waitReplica(t, "cluster-1", replication.Name("restart", "p"))
 	waitReplica(t, "cluster-2", replication.Name("restart", "p"))
 	time.Sleep(time.Second) // let the first hub settle

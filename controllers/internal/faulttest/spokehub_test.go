@@ -16,7 +16,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
-	"github.com/fleetpolicy/fleetpolicy/controllers/internal/spoke/spoketest"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit/spoketest"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 	"github.com/fleetpolicy/fleetpolicy/shared/history"
 	"github.com/fleetpolicy/fleetpolicy/shared/replication"
@@ -99,7 +100,7 @@ func stateOf(p *policyv1.Policy) string {
 func TestSpokeCatchesUpAfterLosingItsHub(t *testing.T) {
 	ctx := context.Background()
 	managed, err := localplane.Start("spoke")
-	localplane.FatalOrSkip(t, "starting the spoke API server", err)
+	testkit.FatalOrSkip(t, "starting the spoke API server", err)
 	t.Cleanup(func() { _ = managed.Stop() })
 	if err := localplane.EnsureCluster(ctx, plane.Client, lostCluster); err != nil {
 		t.Fatal(err)
@@ -141,8 +142,8 @@ func TestSpokeCatchesUpAfterLosingItsHub(t *testing.T) {
 	running := spoketest.Start(t, hubThroughProxy, managed.Config, lostCluster)
 
 	policies := []string{"a", "b", "c"}
-	apply(t, lostPolicy("a", "a")+"---"+lostPolicy("b", "b")+"---"+lostPolicy("c", "c")+"---"+
-		localplane.PlacementRuleBinding(lostRoots, "to-lost", lostCluster, policies...))
+	testkit.Apply(t, plane.Client, lostPolicy("a", "a")+"---"+lostPolicy("b", "b")+"---"+lostPolicy("c", "c")+"---"+
+		testkit.PlacementRuleBinding(lostRoots, "to-lost", []string{lostCluster}, policies...))
 
 	replica := func(name string) *policyv1.Policy {
 		return policyIn(t, plane.Client, lostCluster, replication.Name(lostRoots, name))
@@ -154,7 +155,7 @@ func TestSpokeCatchesUpAfterLosingItsHub(t *testing.T) {
 	// with the given compliance, and the root policy's status says the same.
 	onHub := func(what string, want map[string]policyv1.ComplianceState) {
 		t.Helper()
-		localplane.Eventually(t, 45*time.Second, what, func() string {
+		testkit.Eventually(t, 45*time.Second, what, func() string {
 			for name, state := range want {
 				r := replica(name)
 				if r == nil || r.Status.ComplianceState != state || r.Status.ObservedGeneration != r.Generation {
@@ -173,7 +174,7 @@ func TestSpokeCatchesUpAfterLosingItsHub(t *testing.T) {
 	// onSpoke waits until the spoke's copies have the given compliance.
 	onSpoke := func(what string, want map[string]policyv1.ComplianceState) {
 		t.Helper()
-		localplane.Eventually(t, 30*time.Second, what, func() string {
+		testkit.Eventually(t, 30*time.Second, what, func() string {
 			for name, state := range want {
 				if p := copyOnSpoke(name); p == nil || p.Status.ComplianceState != state {
 					return fmt.Sprintf("copy %s is %s, want %s", name, stateOf(p), state)
@@ -200,8 +201,8 @@ func TestSpokeCatchesUpAfterLosingItsHub(t *testing.T) {
 	})
 	createConfigMap("b")
 	onSpoke("b Compliant again on the spoke during the outage", map[string]policyv1.ComplianceState{"b": policyv1.Compliant})
-	apply(t, lostPolicy("c", "c-new"))
-	localplane.Eventually(t, 30*time.Second, "the hub gives c's replica the new template", func() string {
+	testkit.Apply(t, plane.Client, lostPolicy("c", "c-new"))
+	testkit.Eventually(t, 30*time.Second, "the hub gives c's replica the new template", func() string {
 		if r := replica("c"); r.Generation == generationC {
 			return "replica c is still at generation " + fmt.Sprint(generationC)
 		}
@@ -225,7 +226,7 @@ func TestSpokeCatchesUpAfterLosingItsHub(t *testing.T) {
 	// Nothing lost: b's NonCompliant event of the outage reaches the hub, before
 	// its newer Compliant one (the history may follow the compliance by a
 	// status write).
-	localplane.Eventually(t, 30*time.Second, "b's compliance events of the outage reach the hub", func() string {
+	testkit.Eventually(t, 30*time.Second, "b's compliance events of the outage reach the hub", func() string {
 		b := templateHistory(replica("b"))
 		nonCompliantAt := slices.IndexFunc(b, func(h policyv1.ComplianceHistory) bool {
 			at, ok := history.TimeOf(h.EventName)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/hub"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 	"github.com/fleetpolicy/fleetpolicy/shared/replication"
 )
@@ -29,26 +30,9 @@ func TestReplicasOnlyForManagedClusters(t *testing.T) {
 	if err := localplane.EnsureNamespace(ctx, c, late); err != nil {
 		t.Fatal(err)
 	}
-	applyYAML(t, policyYAML(ns, "p", "inform"))
-	applyYAML(t, `
-apiVersion: cluster.open-cluster-management.io/v1beta1
-kind: Placement
-metadata: {name: pl, namespace: unknownclusters}
-spec: {}
----
-apiVersion: cluster.open-cluster-management.io/v1beta1
-kind: PlacementDecision
-metadata:
-  name: pl-decision-1
-  namespace: unknownclusters
-  labels: {cluster.open-cluster-management.io/placement: pl}
-status:
-  decisions:
-  - {clusterName: cluster-a, reason: ""}
-  - {clusterName: kube-system, reason: ""}
-  - {clusterName: ghost-cluster, reason: ""}
-  - {clusterName: late-cluster, reason: ""}
----
+	testkit.Apply(t, c, policyYAML(ns, "p", "inform"))
+	testkit.Apply(t, c, decidedPlacement(ns, "cluster-a", "kube-system", "ghost-cluster", late))
+	testkit.Apply(t, c, `
 apiVersion: policy.open-cluster-management.io/v1
 kind: PlacementBinding
 metadata: {name: pb, namespace: unknownclusters}
@@ -56,13 +40,13 @@ placementRef: {apiGroup: cluster.open-cluster-management.io, kind: Placement, na
 subjects: [{apiGroup: policy.open-cluster-management.io, kind: Policy, name: p}]
 `)
 	expectReplicas(t, ns, "p", want([]string{"cluster-a"}, nil))
-	localplane.Eventually(t, 20*time.Second, "the root names the unknown clusters", func() string {
-		cond := meta.FindStatusCondition(rootStatus(t, ns, "p").Conditions, hub.ConditionClustersUnknown)
+	testkit.Eventually(t, 20*time.Second, "the root names the unknown clusters", func() string {
+		cond := meta.FindStatusCondition(testkit.RootStatus(t, c, ns, "p").Conditions, hub.ConditionClustersUnknown)
 		want := "no replica for 3 decided cluster(s) without a ManagedCluster: ghost-cluster, kube-system, late-cluster"
 		if cond == nil || cond.Status != metav1.ConditionTrue || cond.Message != want {
 			return fmt.Sprintf("condition %+v", cond)
 		}
-		if got := statusClusters(rootStatus(t, ns, "p")); !slices.Equal(got, []string{"cluster-a"}) {
+		if got := statusClusters(testkit.RootStatus(t, c, ns, "p")); !slices.Equal(got, []string{"cluster-a"}) {
 			return fmt.Sprintf("status clusters %v", got)
 		}
 		return ""
@@ -77,12 +61,12 @@ subjects: [{apiGroup: policy.open-cluster-management.io, kind: Policy, name: p}]
 	if err := c.Create(ctx, &clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: late}}); err != nil {
 		t.Fatal(err)
 	}
-	localplane.Eventually(t, 20*time.Second, "the late cluster's replica", func() string {
+	testkit.Eventually(t, 20*time.Second, "the late cluster's replica", func() string {
 		err := c.Get(ctx, client.ObjectKey{Namespace: late, Name: replication.Name(ns, "p")}, &policyv1.Policy{})
 		if err != nil {
 			return err.Error()
 		}
-		cond := meta.FindStatusCondition(rootStatus(t, ns, "p").Conditions, hub.ConditionClustersUnknown)
+		cond := meta.FindStatusCondition(testkit.RootStatus(t, c, ns, "p").Conditions, hub.ConditionClustersUnknown)
 		if cond == nil || cond.Message != "no replica for 2 decided cluster(s) without a ManagedCluster: ghost-cluster, kube-system" {
 			return fmt.Sprintf("condition %+v", cond)
 		}

@@ -8,7 +8,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 	policyv1beta1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1beta1"
 )
@@ -49,11 +49,11 @@ spec: {}
 func TestPolicySetExclusionsLive(t *testing.T) {
 	ns := "exclusions"
 	ctx := context.Background()
-	applyYAML(t, policyYAML(ns, "p", "inform"))
-	applyYAML(t, policyYAML(ns, "p2", "inform"))
-	applyYAML(t, placementYAML(ns, "set-pl", "cluster-a", "cluster-b"))
-	applyYAML(t, exclusionSetYAML(ns, "[{policyName: p, reason: not yet, clusterNames: [cluster-b]}]"))
-	applyYAML(t, placementBindingYAML(ns, "set-pb", clusterGroup, "Placement", "set-pl", "PolicySet", "set"))
+	testkit.Apply(t, c, policyYAML(ns, "p", "inform"))
+	testkit.Apply(t, c, policyYAML(ns, "p2", "inform"))
+	testkit.Apply(t, c, placementYAML(ns, "set-pl", "cluster-a", "cluster-b"))
+	testkit.Apply(t, c, exclusionSetYAML(ns, "[{policyName: p, reason: not yet, clusterNames: [cluster-b]}]"))
+	testkit.Apply(t, c, placementBindingYAML(ns, "set-pb", clusterGroup, "Placement", "set-pl", "PolicySet", "set"))
 
 	t.Log("the excluded cluster gets no replica of p; p2 is unaffected")
 	expectReplicas(t, ns, "p", want([]string{"cluster-a"}, nil))
@@ -67,8 +67,8 @@ func TestPolicySetExclusionsLive(t *testing.T) {
 	expectSetExclusions(t, ns, "set", "[{p [cluster-b]}]")
 
 	t.Log("a direct binding places p on the excluded cluster again, and remains")
-	applyYAML(t, placementYAML(ns, "direct-pl", "cluster-b"))
-	applyYAML(t, placementBindingYAML(ns, "direct-pb", clusterGroup, "Placement", "direct-pl", "Policy", "p"))
+	testkit.Apply(t, c, placementYAML(ns, "direct-pl", "cluster-b"))
+	testkit.Apply(t, c, placementBindingYAML(ns, "direct-pb", clusterGroup, "Placement", "direct-pl", "Policy", "p"))
 	expectReplicas(t, ns, "p", want([]string{"cluster-a", "cluster-b"}, nil))
 	expectRootStatus(t, ns, "p",
 		"[{direct-pb pl=direct-pl set= excluded=[]} {set-pb pl=set-pl set=set excluded=[cluster-b]}]",
@@ -82,13 +82,13 @@ func TestPolicySetExclusionsLive(t *testing.T) {
 	expectReplicas(t, ns, "p", want([]string{"cluster-a"}, nil))
 
 	t.Log("moving the exclusion to p2 on cluster-a")
-	applyYAML(t, exclusionSetYAML(ns, "[{policyName: p2, clusterNames: [cluster-a]}]"))
+	testkit.Apply(t, c, exclusionSetYAML(ns, "[{policyName: p2, clusterNames: [cluster-a]}]"))
 	expectReplicas(t, ns, "p", want([]string{"cluster-a", "cluster-b"}, nil))
 	expectReplicas(t, ns, "p2", want([]string{"cluster-b"}, nil))
 	expectSetExclusions(t, ns, "set", "[{p2 [cluster-a]}]")
 
 	t.Log("clearing the exclusions brings every replica back")
-	applyYAML(t, exclusionSetYAML(ns, "[]"))
+	testkit.Apply(t, c, exclusionSetYAML(ns, "[]"))
 	expectReplicas(t, ns, "p2", want([]string{"cluster-a", "cluster-b"}, nil))
 	expectRootStatus(t, ns, "p2",
 		"[{set-pb pl=set-pl set=set excluded=[]}]",
@@ -96,8 +96,8 @@ func TestPolicySetExclusionsLive(t *testing.T) {
 	expectSetExclusions(t, ns, "set", "[]")
 
 	t.Log("deleting the set while it excludes p from cluster-b, which a direct binding places")
-	applyYAML(t, exclusionSetYAML(ns, "[{policyName: p, clusterNames: [cluster-b]}]"))
-	applyYAML(t, placementBindingYAML(ns, "direct-pb", clusterGroup, "Placement", "direct-pl", "Policy", "p"))
+	testkit.Apply(t, c, exclusionSetYAML(ns, "[{policyName: p, clusterNames: [cluster-b]}]"))
+	testkit.Apply(t, c, placementBindingYAML(ns, "direct-pb", clusterGroup, "Placement", "direct-pl", "Policy", "p"))
 	expectRootStatus(t, ns, "p",
 		"[{direct-pb pl=direct-pl set= excluded=[]} {set-pb pl=set-pl set=set excluded=[cluster-b]}]",
 		"[{cluster-a remaining=[]} {cluster-b remaining=[direct-pb]}]")
@@ -113,8 +113,8 @@ func TestPolicySetExclusionsLive(t *testing.T) {
 // policySet, exclusions) and status.status (cluster, remainingBindings).
 func expectRootStatus(t *testing.T, ns, name, placements, clusters string) {
 	t.Helper()
-	localplane.Eventually(t, 20*time.Second, fmt.Sprintf("root status of %s/%s", ns, name), func() string {
-		s := rootStatus(t, ns, name)
+	testkit.Eventually(t, 20*time.Second, fmt.Sprintf("root status of %s/%s", ns, name), func() string {
+		s := testkit.RootStatus(t, c, ns, name)
 		var gotPlacements, gotClusters []string
 		for _, p := range s.Placement {
 			excluded := []string{}
@@ -143,7 +143,7 @@ func expectRootStatus(t *testing.T, ns, name, placements, clusters string) {
 // expectSetExclusions waits for a PolicySet's status.exclusions.
 func expectSetExclusions(t *testing.T, ns, name, exclusions string) {
 	t.Helper()
-	localplane.Eventually(t, 20*time.Second, fmt.Sprintf("status.exclusions of PolicySet %s/%s", ns, name), func() string {
+	testkit.Eventually(t, 20*time.Second, fmt.Sprintf("status.exclusions of PolicySet %s/%s", ns, name), func() string {
 		set := &policyv1beta1.PolicySet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
 		get(t, set)
 		var got []string

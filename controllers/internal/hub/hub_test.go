@@ -4,11 +4,12 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit/hubtest"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/klog/v2"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/hub"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 	"github.com/fleetpolicy/fleetpolicy/shared/replication"
 )
@@ -29,77 +31,24 @@ var (
 var clusters = []string{"cluster-a", "cluster-b", "cluster-c", "cluster-d", "cluster-e", "cluster-f"}
 
 func TestMain(m *testing.M) {
-	os.Exit(runMain(m))
+	os.Exit(testkit.RunWithPlane(m, "hub", clusters, startHub))
 }
 
-func runMain(m *testing.M) int {
-	var err error
-	plane, err = localplane.Start("hub")
-	if localplane.SkipsPackage(err) {
-		return 0
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer plane.Stop()
-	c = plane.Client
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	for _, cl := range clusters {
-		if err := localplane.EnsureCluster(ctx, c, cl); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
-		}
-	}
-	o := hub.DefaultManagerOptions()
-	o.MetricsAddr, o.ProbeAddr = "0", "0"
-	o.Placement = false // no webhook certificates here; placement has its own tests
-	o.StatusBatchDelay = 100 * time.Millisecond
-	mgr, err := hub.NewManager(ctx, plane.Config, o)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
+// startHub starts the hub on the plane the package's tests share.
+func startHub(ctx context.Context, p *localplane.Plane) error {
+	plane, c = p, p.Client
 	ctrl.SetLogger(logrDiscard())
 	// go-template-utils logs every failed template with klog; the tests fail
 	// templates on purpose.
 	klog.SetLogger(logrDiscard())
-	go func() {
-		if err := mgr.Start(ctx); err != nil {
-			fmt.Fprintln(os.Stderr, "manager:", err)
-		}
-	}()
-	return m.Run()
-}
-
-// applyFile applies a manifest file of the repository.
-func applyFile(t *testing.T, rel string) {
-	t.Helper()
-	root, err := localplane.RepoRoot()
+	_, stopped, err := hubtest.Run(ctx, plane.Config, hubtest.Options(func(o *hub.ManagerOptions) {
+		o.StatusBatchDelay = 100 * time.Millisecond
+	}))
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
-	f, err := os.Open(filepath.Join(root, rel))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	objs, err := localplane.ReadManifests(rel, f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := localplane.Apply(context.Background(), c, localplane.APIObjects(objs)); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// applyYAML applies inline manifests.
-func applyYAML(t *testing.T, doc string) {
-	t.Helper()
-	if err := localplane.ApplyManifests(context.Background(), c, t.Name(), doc); err != nil {
-		t.Fatal(err)
-	}
+	go testkit.LogStop("manager", stopped)
+	return nil
 }
 
 // replicaActions returns cluster -> remediationAction of a root's replicas.
@@ -132,7 +81,7 @@ func want(bound, enforced []string) map[string]string {
 
 func expectReplicas(t *testing.T, ns, name string, expected map[string]string) {
 	t.Helper()
-	localplane.Eventually(t, 20*time.Second, fmt.Sprintf("replicas of %s/%s", ns, name), func() string {
+	testkit.Eventually(t, 20*time.Second, fmt.Sprintf("replicas of %s/%s", ns, name), func() string {
 		got := replicaActions(t, ns, name)
 		if fmt.Sprint(sorted(got)) != fmt.Sprint(sorted(expected)) {
 			return fmt.Sprintf("got %v, want %v", sorted(got), sorted(expected))
@@ -148,15 +97,6 @@ func sorted(m map[string]string) []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-func rootStatus(t *testing.T, ns, name string) policyv1.PolicyStatus {
-	t.Helper()
-	p := &policyv1.Policy{}
-	if err := c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, p); err != nil {
-		t.Fatal(err)
-	}
-	return p.Status
 }
 
 func statusClusters(s policyv1.PolicyStatus) []string {
@@ -181,4 +121,28 @@ func unstructuredOf(apiVersion, kind, ns, name string) *unstructured.Unstructure
 	u.SetNamespace(ns)
 	u.SetName(name)
 	return u
+}
+
+// decidedPlacement is the YAML of Placement pl of ns and of its one
+// PlacementDecision, which decides clusters.
+func decidedPlacement(ns string, clusters ...string) string {
+	var decisions strings.Builder
+	for _, cluster := range clusters {
+		fmt.Fprintf(&decisions, "\n  - {clusterName: %s, reason: \"\"}", cluster)
+	}
+	return fmt.Sprintf(`
+apiVersion: cluster.open-cluster-management.io/v1beta1
+kind: Placement
+metadata: {name: pl, namespace: %[1]s}
+spec: {}
+---
+apiVersion: cluster.open-cluster-management.io/v1beta1
+kind: PlacementDecision
+metadata:
+  name: pl-decision-1
+  namespace: %[1]s
+  labels: {cluster.open-cluster-management.io/placement: pl}
+status:
+  decisions:%[2]s
+`, ns, decisions.String())
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/hub"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit"
 	appsv1 "github.com/fleetpolicy/fleetpolicy/shared/api/apps/v1"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 	"github.com/fleetpolicy/fleetpolicy/shared/replication"
@@ -68,7 +69,7 @@ func ruleDecisions(t *testing.T, ns, name string) ([]string, *metav1.Condition) 
 
 func expectDecisions(t *testing.T, ns, name string, want ...string) {
 	t.Helper()
-	localplane.Eventually(t, 20*time.Second, fmt.Sprintf("decisions of PlacementRule %s/%s", ns, name), func() string {
+	testkit.Eventually(t, 20*time.Second, fmt.Sprintf("decisions of PlacementRule %s/%s", ns, name), func() string {
 		if got, _ := ruleDecisions(t, ns, name); !slices.Equal(got, want) {
 			return fmt.Sprintf("decisions %v, want %v", got, want)
 		}
@@ -94,7 +95,7 @@ func TestPlacementRuleScheduler(t *testing.T) {
 		"prx-c": {map[string]string{"prtest": "yes"}, metav1.ConditionFalse, "16"},
 		"prx-d": {map[string]string{"prtest": "no", "name": "prx-d"}, metav1.ConditionTrue, "2"},
 	})
-	applyYAML(t, policyYAML(ns, "p", "inform")+`
+	testkit.Apply(t, c, policyYAML(ns, "p", "inform")+`
 ---
 apiVersion: apps.open-cluster-management.io/v1
 kind: PlacementRule
@@ -175,7 +176,7 @@ status:
 	})
 
 	t.Run("a spec that cannot be decided on is reported and keeps its decisions", func(t *testing.T) {
-		localplane.Eventually(t, 20*time.Second, "Scheduled=False naming spec.clusterSelector", func() string {
+		testkit.Eventually(t, 20*time.Second, "Scheduled=False naming spec.clusterSelector", func() string {
 			got, cond := ruleDecisions(t, ns, "invalid")
 			if cond == nil || cond.Status != metav1.ConditionFalse || cond.Reason != "InvalidSpec" ||
 				!strings.Contains(cond.Message, "spec.clusterSelector") || !strings.Contains(cond.Message, "Near") {
@@ -210,7 +211,7 @@ func setAvailable(t *testing.T, name string, status metav1.ConditionStatus) {
 // prx-* clusters named.
 func expectRuleReplicas(t *testing.T, ns, name string, want ...string) {
 	t.Helper()
-	localplane.Eventually(t, 20*time.Second, fmt.Sprintf("replicas of %s/%s", ns, name), func() string {
+	testkit.Eventually(t, 20*time.Second, fmt.Sprintf("replicas of %s/%s", ns, name), func() string {
 		var got []string
 		for _, cl := range []string{"prx-a", "prx-b", "prx-c", "prx-d"} {
 			err := c.Get(context.Background(), client.ObjectKey{Namespace: cl, Name: replication.Name(ns, name)}, &policyv1.Policy{})

@@ -15,8 +15,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/hub"
-	"github.com/fleetpolicy/fleetpolicy/controllers/internal/hub/hubtest"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit/hubtest"
 )
 
 // TestReadyOnlyWhenControllersStarted starts the hub as a user who may not
@@ -78,7 +79,7 @@ func TestReadyOnlyWhenControllersStarted(t *testing.T) {
 	// Up, but not ready: for a few seconds, every answer fails the
 	// controllers check (controller-runtime withholds the reason, which names
 	// the propagator, from the answer and logs it).
-	localplane.Eventually(t, 30*time.Second, "the probe server answers", func() string {
+	testkit.Eventually(t, 30*time.Second, "the probe server answers", func() string {
 		if code, body := readyz(); code == 0 {
 			return body
 		}
@@ -96,7 +97,7 @@ func TestReadyOnlyWhenControllersStarted(t *testing.T) {
 	if err := grant(); err != nil {
 		t.Fatal(err)
 	}
-	localplane.Eventually(t, 90*time.Second, "/readyz answers 200", func() string {
+	testkit.Eventually(t, 90*time.Second, "/readyz answers 200", func() string {
 		if code, body := readyz(); code != http.StatusOK {
 			return fmt.Sprintf("%d %s", code, body)
 		}

@@ -11,7 +11,7 @@ import (
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/hub"
-	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit"
 )
 
 // expectCondition waits until the root's condition of type cond has the
@@ -19,8 +19,8 @@ import (
 // condition to be gone.
 func expectCondition(t *testing.T, ns, name, cond string, status metav1.ConditionStatus, reason, message string) {
 	t.Helper()
-	localplane.Eventually(t, 20*time.Second, fmt.Sprintf("%s/%s condition %s %s", ns, name, cond, status), func() string {
-		got := meta.FindStatusCondition(rootStatus(t, ns, name).Conditions, cond)
+	testkit.Eventually(t, 20*time.Second, fmt.Sprintf("%s/%s condition %s %s", ns, name, cond, status), func() string {
+		got := meta.FindStatusCondition(testkit.RootStatus(t, c, ns, name).Conditions, cond)
 		switch {
 		case status == "" && got != nil:
 			return fmt.Sprintf("still there: %+v", got)
@@ -46,9 +46,9 @@ func policyWithStrategy(ns, name, strategy string) string {
 func TestInvalidRootsReportedOnTheRoot(t *testing.T) {
 	ns := "invalid-roots"
 	long := strings.Repeat("p", 62-len(ns)+1) // one character too many
-	applyYAML(t, policyYAML(ns, long, "inform"))
-	applyYAML(t, policyWithStrategy(ns, "strategy", "{type: All, progressive: {maxConcurrency: 2}}"))
-	applyYAML(t, localplane.PlacementRuleBinding(ns, "pb", "cluster-a", long, "strategy"))
+	testkit.Apply(t, c, policyYAML(ns, long, "inform"))
+	testkit.Apply(t, c, policyWithStrategy(ns, "strategy", "{type: All, progressive: {maxConcurrency: 2}}"))
+	testkit.Apply(t, c, testkit.PlacementRuleBinding(ns, "pb", []string{"cluster-a"}, long, "strategy"))
 
 	expectCondition(t, ns, long, hub.ConditionInvalid, metav1.ConditionTrue, "NameTooLong",
 		"the combined length of the policy namespace and name cannot exceed 62 characters")
@@ -57,7 +57,7 @@ func TestInvalidRootsReportedOnTheRoot(t *testing.T) {
 	expectReplicas(t, ns, "strategy", map[string]string{})
 	expectReplicas(t, ns, long, map[string]string{})
 
-	applyYAML(t, policyWithStrategy(ns, "strategy", "{type: Progressive, progressive: {maxConcurrency: 2}}"))
+	testkit.Apply(t, c, policyWithStrategy(ns, "strategy", "{type: Progressive, progressive: {maxConcurrency: 2}}"))
 	expectCondition(t, ns, "strategy", hub.ConditionInvalid, "", "", "")
 	expectReplicas(t, ns, "strategy", want(nil, []string{"cluster-a"}))
 }
@@ -67,8 +67,8 @@ func TestInvalidRootsReportedOnTheRoot(t *testing.T) {
 // not govern cluster namespaces), and the hub says so on it.
 func TestPolicyInClusterNamespaceIsNoRoot(t *testing.T) {
 	ns := "cluster-f"
-	applyYAML(t, policyYAML(ns, "tenant", "enforce"))
-	applyYAML(t, localplane.PlacementRuleBinding(ns, "tenant-pb", "cluster-a", "tenant"))
+	testkit.Apply(t, c, policyYAML(ns, "tenant", "enforce"))
+	testkit.Apply(t, c, testkit.PlacementRuleBinding(ns, "tenant-pb", []string{"cluster-a"}, "tenant"))
 	expectCondition(t, ns, "tenant", hub.ConditionInvalid, metav1.ConditionTrue, "InClusterNamespace",
 		"namespace cluster-f belongs to ManagedCluster cluster-f")
 	expectReplicas(t, ns, "tenant", map[string]string{})
@@ -79,15 +79,15 @@ func TestPolicyInClusterNamespaceIsNoRoot(t *testing.T) {
 // RolloutWarning condition says so, and goes when maxConcurrency is set.
 func TestMaxConcurrencyZeroWarns(t *testing.T) {
 	ns := "all-at-once"
-	applyYAML(t, policyWithStrategy(ns, "p", "{type: Progressive, progressive: {minSuccessTime: 1h}}"))
-	applyYAML(t, ruleYAML(ns, "rule", "cluster-a", "cluster-b", "cluster-c"))
-	applyYAML(t, bindingYAML(ns, "pb", "rule", "p", ""))
+	testkit.Apply(t, c, policyWithStrategy(ns, "p", "{type: Progressive, progressive: {minSuccessTime: 1h}}"))
+	testkit.Apply(t, c, ruleYAML(ns, "rule", "cluster-a", "cluster-b", "cluster-c"))
+	testkit.Apply(t, c, bindingYAML(ns, "pb", "rule", "p", ""))
 	expectCondition(t, ns, "p", hub.ConditionRolloutWarning, metav1.ConditionTrue, "RolloutNotApplied",
 		"spec.rolloutStrategy.progressive.maxConcurrency: unset or 0 means every cluster at once, as in OCM's rollout library: "+
 			"this Progressive rollout enforces on all 3 non-mandatory clusters in one wave")
 	expectReplicas(t, ns, "p", want(nil, []string{"cluster-a", "cluster-b", "cluster-c"}))
 
-	applyYAML(t, policyWithStrategy(ns, "p", "{type: Progressive, progressive: {maxConcurrency: 1}}"))
+	testkit.Apply(t, c, policyWithStrategy(ns, "p", "{type: Progressive, progressive: {maxConcurrency: 1}}"))
 	expectCondition(t, ns, "p", hub.ConditionRolloutWarning, "", "", "")
 }
 
@@ -124,20 +124,20 @@ status:
 // list "" as a decided cluster without a ManagedCluster.
 func TestPlacementDecisionsReadAsPlanRollout(t *testing.T) {
 	ns := "decision-labels"
-	applyYAML(t, policyYAML(ns, "p", "enforce"))
-	applyYAML(t, strings.Replace(policyYAML(ns, "rolled", "enforce"), "  disabled: false",
+	testkit.Apply(t, c, policyYAML(ns, "p", "enforce"))
+	testkit.Apply(t, c, strings.Replace(policyYAML(ns, "rolled", "enforce"), "  disabled: false",
 		"  disabled: false\n  rolloutStrategy: {type: Progressive, progressive: {maxConcurrency: 1}}", 1))
-	applyYAML(t, fmt.Sprintf(`
+	testkit.Apply(t, c, fmt.Sprintf(`
 apiVersion: policy.open-cluster-management.io/v1
 kind: PlacementBinding
 metadata: {name: pb, namespace: %s}
 placementRef: {apiGroup: cluster.open-cluster-management.io, kind: Placement, name: pl}
 subjects: [{apiGroup: policy.open-cluster-management.io, kind: Policy, name: p}, {apiGroup: policy.open-cluster-management.io, kind: Policy, name: rolled}]
 `, ns))
-	applyYAML(t, placementDecisionYAML(ns, "pl", "first", "cluster-a"))
+	testkit.Apply(t, c, placementDecisionYAML(ns, "pl", "first", "cluster-a"))
 	// narrowed reaches pl only through a restricted binding.
-	applyYAML(t, policyYAML(ns, "narrowed", "inform"))
-	applyYAML(t, fmt.Sprintf(`
+	testkit.Apply(t, c, policyYAML(ns, "narrowed", "inform"))
+	testkit.Apply(t, c, fmt.Sprintf(`
 apiVersion: policy.open-cluster-management.io/v1
 kind: PlacementBinding
 metadata: {name: narrowed-base, namespace: %[1]s}
@@ -152,7 +152,7 @@ subjects: [{apiGroup: policy.open-cluster-management.io, kind: Policy, name: nar
 bindingOverrides: {remediationAction: enforce}
 subFilter: restricted
 `, ns))
-	applyYAML(t, placementDecisionYAML(ns, "base", "0", "cluster-c"))
+	testkit.Apply(t, c, placementDecisionYAML(ns, "base", "0", "cluster-c"))
 	expectCondition(t, ns, "rolled", hub.ConditionInvalid, metav1.ConditionTrue, "PlacementDecisionInvalid",
 		`PlacementDecision decision-labels/pl-decision-1 of Placement pl: metadata.labels[cluster.open-cluster-management.io/decision-group-index]: Invalid value: "first"`)
 	expectReplicas(t, ns, "rolled", map[string]string{})
@@ -162,19 +162,19 @@ subFilter: restricted
 	expectCondition(t, ns, "narrowed", hub.ConditionInvalid, "", "", "")
 
 	// No index label at all is group 0.
-	applyYAML(t, placementDecisionYAML(ns, "pl", "-", "cluster-a", "", "cluster-b"))
+	testkit.Apply(t, c, placementDecisionYAML(ns, "pl", "-", "cluster-a", "", "cluster-b"))
 	expectCondition(t, ns, "rolled", hub.ConditionInvalid, "", "", "")
 	expectReplicas(t, ns, "p", want(nil, []string{"cluster-a", "cluster-b"}))
 	expectCondition(t, ns, "narrowed", hub.ConditionInvalid, "", "", "")
 	expectReplicas(t, ns, "narrowed", want([]string{"cluster-c"}, nil))
 	// The status write that lists the clusters sets ClustersUnknown too.
-	localplane.Eventually(t, 20*time.Second, "root status of the two clusters", func() string {
-		if got := statusClusters(rootStatus(t, ns, "p")); fmt.Sprint(got) != "[cluster-a cluster-b]" {
+	testkit.Eventually(t, 20*time.Second, "root status of the two clusters", func() string {
+		if got := statusClusters(testkit.RootStatus(t, c, ns, "p")); fmt.Sprint(got) != "[cluster-a cluster-b]" {
 			return fmt.Sprintf("status.status clusters %v", got)
 		}
 		return ""
 	})
-	if cond := meta.FindStatusCondition(rootStatus(t, ns, "p").Conditions, hub.ConditionClustersUnknown); cond != nil {
+	if cond := meta.FindStatusCondition(testkit.RootStatus(t, c, ns, "p").Conditions, hub.ConditionClustersUnknown); cond != nil {
 		t.Errorf("an empty clusterName is read as a cluster: %+v", cond)
 	}
 }

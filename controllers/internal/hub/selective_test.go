@@ -11,7 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/hub"
-	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit"
 	appsv1 "github.com/fleetpolicy/fleetpolicy/shared/api/apps/v1"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 	policyv1beta1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1beta1"
@@ -25,8 +25,8 @@ func logrDiscard() logr.Logger { return logr.Discard() }
 // the hub writes. In Example 2 an override enforces only the clusters its own
 // binding selects (see shared/binding): C and D stay inform.
 func TestSelectiveEnforcementExamplesLive(t *testing.T) {
-	applyFile(t, "examples/api/managedclusters.yaml")
-	applyFile(t, "examples/api/selective-enforcement.yaml")
+	testkit.ApplyFile(t, c, "examples/api/managedclusters.yaml")
+	testkit.ApplyFile(t, c, "examples/api/selective-enforcement.yaml")
 	abcd := clusters[:4]
 	all := clusters
 	for _, tc := range []struct {
@@ -42,8 +42,8 @@ func TestSelectiveEnforcementExamplesLive(t *testing.T) {
 		ns := fmt.Sprintf("selective-example-%d", tc.example)
 		t.Run(ns, func(t *testing.T) {
 			expectReplicas(t, ns, "test-policy-1", want(tc.bound, tc.enforced))
-			localplane.Eventually(t, 20*time.Second, "root status lists exactly the bound clusters", func() string {
-				if got := statusClusters(rootStatus(t, ns, "test-policy-1")); !slices.Equal(got, tc.bound) {
+			testkit.Eventually(t, 20*time.Second, "root status lists exactly the bound clusters", func() string {
+				if got := statusClusters(testkit.RootStatus(t, c, ns, "test-policy-1")); !slices.Equal(got, tc.bound) {
 					return fmt.Sprintf("status clusters %v, want %v", got, tc.bound)
 				}
 				return ""
@@ -110,7 +110,7 @@ spec:
 
 func setDecisions(t *testing.T, ns, rule string, selected ...string) {
 	t.Helper()
-	applyYAML(t, ruleYAML(ns, rule, selected...))
+	testkit.Apply(t, c, ruleYAML(ns, rule, selected...))
 }
 
 // TestEdgeCasesLive walks the edge cases of reference/propagator.md §2.3 on a
@@ -118,16 +118,16 @@ func setDecisions(t *testing.T, ns, rule string, selected ...string) {
 func TestEdgeCasesLive(t *testing.T) {
 	ns := "edge-cases"
 	ctx := context.Background()
-	applyYAML(t, policyYAML(ns, "p", "inform"))
-	applyYAML(t, ruleYAML(ns, "base", "cluster-a", "cluster-b"))
-	applyYAML(t, ruleYAML(ns, "enf", "cluster-b", "cluster-c"))
-	applyYAML(t, bindingYAML(ns, "base-pb", "base", "p", ""))
-	applyYAML(t, bindingYAML(ns, "enf-pb", "enf", "p", "bindingOverrides: {remediationAction: Enforce}\nsubFilter: restricted"))
+	testkit.Apply(t, c, policyYAML(ns, "p", "inform"))
+	testkit.Apply(t, c, ruleYAML(ns, "base", "cluster-a", "cluster-b"))
+	testkit.Apply(t, c, ruleYAML(ns, "enf", "cluster-b", "cluster-c"))
+	testkit.Apply(t, c, bindingYAML(ns, "base-pb", "base", "p", ""))
+	testkit.Apply(t, c, bindingYAML(ns, "enf-pb", "enf", "p", "bindingOverrides: {remediationAction: Enforce}\nsubFilter: restricted"))
 
 	t.Run("restricted binding enforces only bound clusters and never adds one", func(t *testing.T) {
 		expectReplicas(t, ns, "p", want([]string{"cluster-a", "cluster-b"}, []string{"cluster-b"}))
-		localplane.Eventually(t, 20*time.Second, "restricted-only cluster-c absent from root status", func() string {
-			s := rootStatus(t, ns, "p")
+		testkit.Eventually(t, 20*time.Second, "restricted-only cluster-c absent from root status", func() string {
+			s := testkit.RootStatus(t, c, ns, "p")
 			if got := statusClusters(s); !slices.Equal(got, []string{"cluster-a", "cluster-b"}) {
 				return fmt.Sprintf("status clusters %v", got)
 			}
@@ -140,8 +140,8 @@ func TestEdgeCasesLive(t *testing.T) {
 	t.Run("cluster removed from the enforce placement goes back to inform", func(t *testing.T) {
 		setDecisions(t, ns, "enf", "cluster-c")
 		expectReplicas(t, ns, "p", want([]string{"cluster-a", "cluster-b"}, nil))
-		localplane.Eventually(t, 20*time.Second, "non-overlapping restricted binding leaves placement[]", func() string {
-			if n := len(rootStatus(t, ns, "p").Placement); n != 1 {
+		testkit.Eventually(t, 20*time.Second, "non-overlapping restricted binding leaves placement[]", func() string {
+			if n := len(testkit.RootStatus(t, c, ns, "p").Placement); n != 1 {
 				return fmt.Sprintf("placement has %d entries, want 1", n)
 			}
 			return ""
@@ -187,8 +187,8 @@ func TestEdgeCasesLive(t *testing.T) {
 			t.Fatal(err)
 		}
 		expectReplicas(t, ns, "p", map[string]string{})
-		localplane.Eventually(t, 20*time.Second, "placement still listed", func() string {
-			if s := rootStatus(t, ns, "p"); len(s.Placement) == 0 || len(s.Status) != 0 {
+		testkit.Eventually(t, 20*time.Second, "placement still listed", func() string {
+			if s := testkit.RootStatus(t, c, ns, "p"); len(s.Placement) == 0 || len(s.Status) != 0 {
 				return fmt.Sprintf("placement %d, status %d", len(s.Placement), len(s.Status))
 			}
 			return ""
@@ -213,9 +213,9 @@ func TestEdgeCasesLive(t *testing.T) {
 func TestReplicaDriftReverted(t *testing.T) {
 	ns := "drift"
 	ctx := context.Background()
-	applyYAML(t, policyYAML(ns, "p", "inform"))
-	applyYAML(t, ruleYAML(ns, "r", "cluster-a"))
-	applyYAML(t, bindingYAML(ns, "pb", "r", "p", ""))
+	testkit.Apply(t, c, policyYAML(ns, "p", "inform"))
+	testkit.Apply(t, c, ruleYAML(ns, "r", "cluster-a"))
+	testkit.Apply(t, c, bindingYAML(ns, "pb", "r", "p", ""))
 	expectReplicas(t, ns, "p", want([]string{"cluster-a"}, nil))
 
 	replica := &policyv1.Policy{ObjectMeta: metav1.ObjectMeta{Namespace: "cluster-a", Name: replication.Name(ns, "p")}}
@@ -230,7 +230,7 @@ func TestReplicaDriftReverted(t *testing.T) {
 		t.Fatal(err)
 	}
 	expectReplicas(t, ns, "p", want([]string{"cluster-a"}, nil))
-	localplane.Eventually(t, 20*time.Second, "templates and labels restored", func() string {
+	testkit.Eventually(t, 20*time.Second, "templates and labels restored", func() string {
 		get(t, replica)
 		if replica.Spec.PolicyTemplates[0].IgnorePending || replica.Labels["team"] != "platform" {
 			return fmt.Sprintf("template %+v, labels %v", replica.Spec.PolicyTemplates[0], replica.Labels)
@@ -243,8 +243,8 @@ func TestReplicaDriftReverted(t *testing.T) {
 	if err := c.Status().Update(ctx, replica); err != nil {
 		t.Fatal(err)
 	}
-	localplane.Eventually(t, 20*time.Second, "root compliance from the replica", func() string {
-		s := rootStatus(t, ns, "p")
+	testkit.Eventually(t, 20*time.Second, "root compliance from the replica", func() string {
+		s := testkit.RootStatus(t, c, ns, "p")
 		if s.ComplianceState != policyv1.NonCompliant || len(s.Status) != 1 || s.Status[0].ComplianceState != policyv1.NonCompliant {
 			return fmt.Sprintf("root status %+v", s)
 		}
@@ -261,29 +261,15 @@ func TestReplicaDriftReverted(t *testing.T) {
 func TestPolicySetBindingAndStatus(t *testing.T) {
 	ns := "policyset"
 	ctx := context.Background()
-	applyYAML(t, policyYAML(ns, "p1", "inform"))
-	applyYAML(t, policyYAML(ns, "p2", "enforce"))
-	applyYAML(t, `
+	testkit.Apply(t, c, policyYAML(ns, "p1", "inform"))
+	testkit.Apply(t, c, policyYAML(ns, "p2", "enforce"))
+	testkit.Apply(t, c, `
 apiVersion: policy.open-cluster-management.io/v1beta1
 kind: PolicySet
 metadata: {name: set, namespace: policyset}
 spec: {policies: [p1, p2]}
 ---
-apiVersion: cluster.open-cluster-management.io/v1beta1
-kind: Placement
-metadata: {name: pl, namespace: policyset}
-spec: {}
----
-apiVersion: cluster.open-cluster-management.io/v1beta1
-kind: PlacementDecision
-metadata:
-  name: pl-decision-1
-  namespace: policyset
-  labels: {cluster.open-cluster-management.io/placement: pl}
-status:
-  decisions:
-  - {clusterName: cluster-d, reason: ""}
-  - {clusterName: cluster-e, reason: ""}
+`+decidedPlacement(ns, "cluster-d", "cluster-e")+`
 ---
 apiVersion: policy.open-cluster-management.io/v1
 kind: PlacementBinding
@@ -293,15 +279,15 @@ subjects: [{apiGroup: policy.open-cluster-management.io, kind: PolicySet, name: 
 `)
 	expectReplicas(t, ns, "p1", want([]string{"cluster-d", "cluster-e"}, nil))
 	expectReplicas(t, ns, "p2", want([]string{"cluster-d", "cluster-e"}, []string{"cluster-d", "cluster-e"}))
-	localplane.Eventually(t, 20*time.Second, "root placement names the set", func() string {
-		s := rootStatus(t, ns, "p1")
+	testkit.Eventually(t, 20*time.Second, "root placement names the set", func() string {
+		s := testkit.RootStatus(t, c, ns, "p1")
 		if len(s.Placement) != 1 || s.Placement[0].PolicySet != "set" || s.Placement[0].Placement != "pl" {
 			return fmt.Sprintf("placement %+v", s.Placement)
 		}
 		return ""
 	})
 
-	localplane.Eventually(t, 20*time.Second, "PolicySet status message while its policies have no status", func() string {
+	testkit.Eventually(t, 20*time.Second, "PolicySet status message while its policies have no status", func() string {
 		set := &policyv1beta1.PolicySet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "set"}}
 		get(t, set)
 		if want := "No status provided while awaiting policy status: p1, p2"; set.Status.StatusMessage != want || set.Status.Compliant != "" {
@@ -319,7 +305,7 @@ subjects: [{apiGroup: policy.open-cluster-management.io, kind: PolicySet, name: 
 			}
 		}
 	}
-	localplane.Eventually(t, 20*time.Second, "PolicySet status", func() string {
+	testkit.Eventually(t, 20*time.Second, "PolicySet status", func() string {
 		set := &policyv1beta1.PolicySet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "set"}}
 		get(t, set)
 		if set.Status.Compliant != policyv1.Compliant || len(set.Status.Placement) != 1 || set.Status.Placement[0].Placement != "pl" ||
@@ -344,9 +330,9 @@ subjects: [{apiGroup: policy.open-cluster-management.io, kind: PolicySet, name: 
 // written, and a replica reports status, the hub issues no further writes.
 func TestHubSettles(t *testing.T) {
 	ns := "settles"
-	applyYAML(t, policyYAML(ns, "p", "inform"))
-	applyYAML(t, ruleYAML(ns, "r", "cluster-a", "cluster-b", "cluster-c"))
-	applyYAML(t, bindingYAML(ns, "pb", "r", "p", "remediationActionOverride: {remediationAction: enforce}"))
+	testkit.Apply(t, c, policyYAML(ns, "p", "inform"))
+	testkit.Apply(t, c, ruleYAML(ns, "r", "cluster-a", "cluster-b", "cluster-c"))
+	testkit.Apply(t, c, bindingYAML(ns, "pb", "r", "p", "remediationActionOverride: {remediationAction: enforce}"))
 	expectReplicas(t, ns, "p", want([]string{"cluster-a", "cluster-b", "cluster-c"}, []string{"cluster-a", "cluster-b", "cluster-c"}))
 	replica := &policyv1.Policy{ObjectMeta: metav1.ObjectMeta{Namespace: "cluster-b", Name: replication.Name(ns, "p")}}
 	get(t, replica)
@@ -354,8 +340,8 @@ func TestHubSettles(t *testing.T) {
 	if err := c.Status().Update(context.Background(), replica); err != nil {
 		t.Fatal(err)
 	}
-	localplane.Eventually(t, 20*time.Second, "root status", func() string {
-		if s := rootStatus(t, ns, "p"); len(s.Status) != 3 || s.Status[1].ComplianceState != policyv1.Compliant {
+	testkit.Eventually(t, 20*time.Second, "root status", func() string {
+		if s := testkit.RootStatus(t, c, ns, "p"); len(s.Status) != 3 || s.Status[1].ComplianceState != policyv1.Compliant {
 			return fmt.Sprintf("%+v", s.Status)
 		}
 		return ""
@@ -372,7 +358,7 @@ func TestHubSettles(t *testing.T) {
 // replicas, and gets it expanded into the set's members once the set is created.
 func TestPolicySetDependencyExpandedWhenTheSetAppears(t *testing.T) {
 	ns := "set-dependency"
-	applyYAML(t, fmt.Sprintf(`
+	testkit.Apply(t, c, fmt.Sprintf(`
 apiVersion: policy.open-cluster-management.io/v1
 kind: Policy
 metadata: {name: dependent, namespace: %[1]s}
@@ -383,8 +369,8 @@ spec:
   - {apiVersion: policy.open-cluster-management.io/v1beta1, kind: PolicySet, name: base, compliance: Compliant}
   policy-templates: []
 `, ns))
-	applyYAML(t, ruleYAML(ns, "r", "cluster-a"))
-	applyYAML(t, bindingYAML(ns, "pb", "r", "dependent", ""))
+	testkit.Apply(t, c, ruleYAML(ns, "r", "cluster-a"))
+	testkit.Apply(t, c, bindingYAML(ns, "pb", "r", "dependent", ""))
 	expectReplicas(t, ns, "dependent", want([]string{"cluster-a"}, nil))
 	deps := func() string {
 		r := &policyv1.Policy{ObjectMeta: metav1.ObjectMeta{Namespace: "cluster-a", Name: replication.Name(ns, "dependent")}}
@@ -398,13 +384,13 @@ spec:
 	if got := deps(); got != "[PolicySet/base]" {
 		t.Fatalf("dependencies before the set exists: %s", got)
 	}
-	applyYAML(t, fmt.Sprintf(`
+	testkit.Apply(t, c, fmt.Sprintf(`
 apiVersion: policy.open-cluster-management.io/v1beta1
 kind: PolicySet
 metadata: {name: base, namespace: %s}
 spec: {policies: [m1, m2]}
 `, ns))
-	localplane.Eventually(t, 20*time.Second, "the dependency expanded", func() string {
+	testkit.Eventually(t, 20*time.Second, "the dependency expanded", func() string {
 		if got := deps(); got != "[Policy/set-dependency.m1 Policy/set-dependency.m2]" {
 			return got
 		}

@@ -22,7 +22,8 @@ import (
 
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/hub"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
-	"github.com/fleetpolicy/fleetpolicy/controllers/internal/spoke/spoketest"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit/spoketest"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 	"github.com/fleetpolicy/fleetpolicy/shared/replication"
 	"github.com/fleetpolicy/fleetpolicy/shared/templates"
@@ -105,7 +106,7 @@ func replicaValue(t *testing.T, ns, name, cluster string) (value string, annotat
 
 func expectValues(t *testing.T, ns, name string, want map[string]string) {
 	t.Helper()
-	localplane.Eventually(t, 20*time.Second, fmt.Sprintf("replica values of %s/%s", ns, name), func() string {
+	testkit.Eventually(t, 20*time.Second, fmt.Sprintf("replica values of %s/%s", ns, name), func() string {
 		for cluster, w := range want {
 			if got, _, _ := replicaValue(t, ns, name, cluster); got != w {
 				root := &policyv1.Policy{}
@@ -121,8 +122,8 @@ func expectValues(t *testing.T, ns, name string, want map[string]string) {
 // to have status and a message containing every part.
 func expectTemplatesCondition(t *testing.T, ns, name string, status metav1.ConditionStatus, parts ...string) {
 	t.Helper()
-	localplane.Eventually(t, 20*time.Second, "the HubTemplatesResolved condition of "+ns+"/"+name, func() string {
-		cond := meta.FindStatusCondition(rootStatus(t, ns, name).Conditions, hub.ConditionHubTemplatesResolved)
+	testkit.Eventually(t, 20*time.Second, "the HubTemplatesResolved condition of "+ns+"/"+name, func() string {
+		cond := meta.FindStatusCondition(testkit.RootStatus(t, c, ns, name).Conditions, hub.ConditionHubTemplatesResolved)
 		if cond == nil || cond.Status != status {
 			return fmt.Sprintf("condition %+v, want status %s", cond, status)
 		}
@@ -139,7 +140,7 @@ func expectTemplatesCondition(t *testing.T, ns, name string, status metav1.Condi
 // note contains every part.
 func expectEvent(t *testing.T, ns, name string, parts ...string) {
 	t.Helper()
-	localplane.Eventually(t, 20*time.Second, "a PolicyPropagation Event on "+ns+"/"+name, func() string {
+	testkit.Eventually(t, 20*time.Second, "a PolicyPropagation Event on "+ns+"/"+name, func() string {
 		list := &eventsv1.EventList{}
 		if err := c.List(context.Background(), list, client.InNamespace(ns)); err != nil {
 			return err.Error()
@@ -190,7 +191,7 @@ func TestHubTemplatesPerCluster(t *testing.T) {
 	setConfigMap(t, ns, "site-tpl-1", map[string]string{"site": "site-1"})
 	setConfigMap(t, ns, "site-tpl-2", map[string]string{"site": "site-2"})
 	value := `{{hub .ManagedClusterName hub}}/{{hub fromConfigMap "hubtpl-basic" (printf "site-%s" .ManagedClusterName) "site" hub}}/{{hub index .ManagedClusterLabels "env" hub}}`
-	applyYAML(t, templatedPolicyYAML(ns, "p", "", "", value, "tpl-1", "tpl-2"))
+	testkit.Apply(t, c, templatedPolicyYAML(ns, "p", "", "", value, "tpl-1", "tpl-2"))
 	expectValues(t, ns, "p", map[string]string{"tpl-1": "tpl-1/site-1/prod", "tpl-2": "tpl-2/site-2/dev"})
 	expectTemplatesCondition(t, ns, "p", metav1.ConditionTrue)
 
@@ -230,8 +231,8 @@ func TestHubTemplatesPerCluster(t *testing.T) {
 		if err := c.Status().Update(context.Background(), replica); err != nil {
 			t.Fatal(err)
 		}
-		localplane.Eventually(t, 20*time.Second, "the root's status from the report", func() string {
-			for _, e := range rootStatus(t, ns, "p").Status {
+		testkit.Eventually(t, 20*time.Second, "the root's status from the report", func() string {
+			for _, e := range testkit.RootStatus(t, c, ns, "p").Status {
 				if e.ClusterName == "tpl-1" && e.ComplianceState == policyv1.Compliant {
 					return ""
 				}
@@ -275,10 +276,10 @@ func TestHubTemplatesAccessRule(t *testing.T) {
 	grantConfigMapReader(t, elsewhere, ns, "reader")
 	value := `{{hub fromConfigMap "hubtpl-elsewhere" "shared" "k" hub}}`
 	withSA := func(sa string) string { return "\n  hubTemplateOptions: {serviceAccountName: " + sa + "}" }
-	applyYAML(t, templatedPolicyYAML(ns, "hub-identity", "", "", value, "tpl-1"))
-	applyYAML(t, templatedPolicyYAML(ns, "granted", "", withSA("reader"), value, "tpl-1"))
-	applyYAML(t, templatedPolicyYAML(ns, "not-granted", "", withSA("nobody"), value, "tpl-1"))
-	applyYAML(t, templatedPolicyYAML(ns, "missing-sa", "", withSA("later"), value, "tpl-1"))
+	testkit.Apply(t, c, templatedPolicyYAML(ns, "hub-identity", "", "", value, "tpl-1"))
+	testkit.Apply(t, c, templatedPolicyYAML(ns, "granted", "", withSA("reader"), value, "tpl-1"))
+	testkit.Apply(t, c, templatedPolicyYAML(ns, "not-granted", "", withSA("nobody"), value, "tpl-1"))
+	testkit.Apply(t, c, templatedPolicyYAML(ns, "missing-sa", "", withSA("later"), value, "tpl-1"))
 
 	expectValues(t, ns, "granted", map[string]string{"tpl-1": "from-elsewhere"})
 	expectTemplatesCondition(t, ns, "granted", metav1.ConditionTrue)
@@ -335,10 +336,10 @@ func TestHubTemplatesEncryption(t *testing.T) {
 	if err := c.Create(ctx, secret); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}
-	applyYAML(t, templatedPolicyYAML(ns, "p", "", "", `{{hub fromSecret "hubtpl-secret" "creds" "password" hub}}`, "tpl-1"))
+	testkit.Apply(t, c, templatedPolicyYAML(ns, "p", "", "", `{{hub fromSecret "hubtpl-secret" "creds" "password" hub}}`, "tpl-1"))
 
 	var value, iv string
-	localplane.Eventually(t, 20*time.Second, "an encrypted replica", func() string {
+	testkit.Eventually(t, 20*time.Second, "an encrypted replica", func() string {
 		v, annotations, tmplAnnotations := replicaValue(t, ns, "p", "tpl-1")
 		if !strings.HasPrefix(v, "$ocm_encrypted:") {
 			return fmt.Sprintf("value %q", v)
@@ -368,7 +369,7 @@ func TestHubTemplatesEncryption(t *testing.T) {
 		if err := c.Patch(ctx, root, patch); err != nil {
 			t.Fatal(err)
 		}
-		localplane.Eventually(t, 20*time.Second, "a resolution", func() string {
+		testkit.Eventually(t, 20*time.Second, "a resolution", func() string {
 			if hub.HubTemplateResolutionsTotal() == resolutions {
 				return "none"
 			}
@@ -389,7 +390,7 @@ func TestHubTemplatesEncryption(t *testing.T) {
 		if err := c.Update(ctx, key); err != nil {
 			t.Fatal(err)
 		}
-		localplane.Eventually(t, 20*time.Second, "a rotated key and a re-encrypted replica", func() string {
+		testkit.Eventually(t, 20*time.Second, "a rotated key and a re-encrypted replica", func() string {
 			get(t, key)
 			if string(key.Data["previousKey"]) != string(old) || string(key.Data["key"]) == string(old) {
 				return "not rotated"
@@ -445,7 +446,7 @@ func TestHubTemplatesErrors(t *testing.T) {
 	setConfigMap(t, ns, "cfg-tpl-1", map[string]string{"v": "one"})
 	setConfigMap(t, ns, "cfg-tpl-2", map[string]string{"v": "two"})
 	value := `{{hub fromConfigMap "hubtpl-errors" (printf "cfg-%s" .ManagedClusterName) "v" hub}}`
-	applyYAML(t, templatedPolicyYAML(ns, "p", "", "", value, "tpl-1", "tpl-2"))
+	testkit.Apply(t, c, templatedPolicyYAML(ns, "p", "", "", value, "tpl-1", "tpl-2"))
 	expectValues(t, ns, "p", map[string]string{"tpl-1": "one", "tpl-2": "two"})
 
 	t.Run("a failing cluster keeps its last good replica, the other goes on", func(t *testing.T) {
@@ -464,7 +465,7 @@ func TestHubTemplatesErrors(t *testing.T) {
 		expectTemplatesCondition(t, ns, "p", metav1.ConditionTrue)
 	})
 	t.Run("bad syntax creates no replica", func(t *testing.T) {
-		applyYAML(t, templatedPolicyYAML(ns, "bad", "", "", `{{hub end hub}}`, "tpl-1"))
+		testkit.Apply(t, c, templatedPolicyYAML(ns, "bad", "", "", `{{hub end hub}}`, "tpl-1"))
 		expectTemplatesCondition(t, ns, "bad", metav1.ConditionFalse, "tpl-1", "unexpected {{end}}")
 		expectEvent(t, ns, "bad", "cluster tpl-1")
 		if v, annotations, _ := replicaValue(t, ns, "bad", "tpl-1"); annotations != nil {
@@ -472,10 +473,10 @@ func TestHubTemplatesErrors(t *testing.T) {
 		}
 	})
 	t.Run("disable-templates copies templates verbatim", func(t *testing.T) {
-		applyYAML(t, templatedPolicyYAML(ns, "verbatim", "\n  annotations: {policy.open-cluster-management.io/disable-templates: \"true\"}",
+		testkit.Apply(t, c, templatedPolicyYAML(ns, "verbatim", "\n  annotations: {policy.open-cluster-management.io/disable-templates: \"true\"}",
 			"", `{{hub .ManagedClusterName hub}}`, "tpl-1"))
 		expectValues(t, ns, "verbatim", map[string]string{"tpl-1": "{{hub .ManagedClusterName hub}}"})
-		if cond := meta.FindStatusCondition(rootStatus(t, ns, "verbatim").Conditions, hub.ConditionHubTemplatesResolved); cond != nil {
+		if cond := meta.FindStatusCondition(testkit.RootStatus(t, c, ns, "verbatim").Conditions, hub.ConditionHubTemplatesResolved); cond != nil {
 			t.Errorf("condition %+v on a root whose templates are disabled", cond)
 		}
 	})
@@ -486,9 +487,9 @@ func TestHubTemplatesErrors(t *testing.T) {
 // replica gets: its name, its setting (or the default), its region label, and
 // the credential only encrypted.
 func TestHubTemplatesExample(t *testing.T) {
-	applyFile(t, "examples/api/managedclusters.yaml")
-	applyFile(t, "examples/templates/hub-templates.yaml")
-	applyYAML(t, `
+	testkit.ApplyFile(t, c, "examples/api/managedclusters.yaml")
+	testkit.ApplyFile(t, c, "examples/templates/hub-templates.yaml")
+	testkit.Apply(t, c, `
 apiVersion: cluster.open-cluster-management.io/v1beta1
 kind: PlacementDecision
 metadata:
@@ -504,7 +505,7 @@ status:
 		"cluster-a": {"cluster": "cluster-a", "ntp-server": "eu-west-1.ntp.example.com", "region": "eu", "policy": "policy-hub-templates"},
 		"cluster-c": {"cluster": "cluster-c", "ntp-server": "pool.ntp.org", "region": "eu", "policy": "policy-hub-templates"},
 	}
-	localplane.Eventually(t, 20*time.Second, "the example's replicas", func() string {
+	testkit.Eventually(t, 20*time.Second, "the example's replicas", func() string {
 		for cluster, data := range want {
 			p := &policyv1.Policy{}
 			if err := c.Get(context.Background(), client.ObjectKey{Namespace: cluster, Name: "policies.policy-hub-templates"}, p); err != nil {
@@ -537,7 +538,7 @@ func TestHubTemplatesReachTheSpoke(t *testing.T) {
 	ctx := context.Background()
 	const ns, cluster = "hubtpl-e2e", "tpl-e2e"
 	managed, err := localplane.Start("spoke")
-	localplane.FatalOrSkip(t, "starting the spoke API server", err)
+	testkit.FatalOrSkip(t, "starting the spoke API server", err)
 	t.Cleanup(func() { _ = managed.Stop() })
 	if err := localplane.EnsureCluster(ctx, c, cluster); err != nil {
 		t.Fatal(err)
@@ -551,7 +552,7 @@ func TestHubTemplatesReachTheSpoke(t *testing.T) {
 		t.Fatal(err)
 	}
 	spoketest.Start(t, plane.Config, managed.Config, cluster)
-	applyYAML(t, `
+	testkit.Apply(t, c, `
 apiVersion: policy.open-cluster-management.io/v1
 kind: Policy
 metadata: {name: e2e, namespace: hubtpl-e2e}
@@ -582,8 +583,8 @@ spec:
             data:
               token: '{{hub fromSecret "hubtpl-e2e" "creds" "token" hub}}'
 ---
-`+localplane.PlacementRuleBinding(ns, "e2e", cluster, "e2e"))
-	localplane.Eventually(t, 45*time.Second, "the managed cluster's ConfigMap and Secret", func() string {
+`+testkit.PlacementRuleBinding(ns, "e2e", []string{cluster}, "e2e"))
+	testkit.Eventually(t, 45*time.Second, "the managed cluster's ConfigMap and Secret", func() string {
 		cm := &corev1.ConfigMap{}
 		if err := managed.Client.Get(ctx, client.ObjectKey{Namespace: "default", Name: "site"}, cm); err != nil {
 			return "ConfigMap: " + err.Error()

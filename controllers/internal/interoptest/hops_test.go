@@ -13,7 +13,7 @@ import (
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 )
 
@@ -48,7 +48,7 @@ var configPolicyKind = schema.GroupVersionKind{Group: "policy.open-cluster-manag
 // cluster's and its agents' logs.
 func hop(t *testing.T, m managedCluster, name string, check func() string) {
 	t.Helper()
-	localplane.Eventually(t, hopTimeout, fmt.Sprintf("hop %q on %s", name, m.name), func() string {
+	testkit.Eventually(t, hopTimeout, fmt.Sprintf("hop %q on %s", name, m.name), func() string {
 		if msg := check(); msg != "" {
 			return msg + "\n" + m.logs()
 		}
@@ -117,20 +117,18 @@ func checkSelectiveEnforcement(t *testing.T, hubClient client.Client, enforced, 
 	ctx := context.Background()
 	applyPolicy(t, hubClient, policy, "inform", "", " []", []string{enforced.name, informed.name})
 	applyPlacement(t, hubClient, policy+"-enforce", []string{enforced.name})
-	if err := localplane.ApplyManifests(ctx, hubClient, t.Name()+"/"+policy+"-override", fmt.Sprintf(`
+	testkit.Apply(t, hubClient, fmt.Sprintf(`
 apiVersion: policy.open-cluster-management.io/v1
 kind: PlacementBinding
 metadata: {name: %[1]s-override, namespace: interop}
 placementRef: {apiGroup: cluster.open-cluster-management.io, kind: Placement, name: %[1]s-enforce}
 subjects: [{apiGroup: policy.open-cluster-management.io, kind: Policy, name: %[1]s}]
 %[2]s
-`, policy, override)); err != nil {
-		t.Fatal(err)
-	}
+`, policy, override))
 	what := fmt.Sprintf("hop \"selective enforcement (%s: %s: enforced on %s, informed on %s)\"", a.hub,
 		strings.ReplaceAll(override, "\n", " "), enforced.name, informed.name)
 	enforcedConfigMap := client.ObjectKey{Namespace: "default", Name: policy + "-enforced"}
-	localplane.Eventually(t, hopTimeout, what, func() string {
+	testkit.Eventually(t, hopTimeout, what, func() string {
 		made := enforced.client.Get(ctx, enforcedConfigMap, &corev1.ConfigMap{})
 		replica := &policyv1.Policy{}
 		if err := hubClient.Get(ctx, client.ObjectKey{Namespace: informed.name, Name: "interop." + policy}, replica); err != nil {
@@ -172,7 +170,7 @@ func checkClusterLeavesPlacement(t *testing.T, hubClient client.Client, leaving 
 		t.Fatal(err)
 	}
 	what := fmt.Sprintf("hop \"cluster removed from the placement (%s removes its replica, %s its managed Policy)\"", a.hub, a.spoke)
-	localplane.Eventually(t, hopTimeout, what, func() string {
+	testkit.Eventually(t, hopTimeout, what, func() string {
 		hubErr := hubClient.Get(ctx, client.ObjectKey{Namespace: leaving.name, Name: "interop.p"}, &policyv1.Policy{})
 		managedErr := leaving.client.Get(ctx, client.ObjectKey{Namespace: leaving.name, Name: "interop.p"}, &policyv1.Policy{})
 		if !apierrors.IsNotFound(hubErr) || !apierrors.IsNotFound(managedErr) {

@@ -15,8 +15,9 @@ import (
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/fleetpolicy/fleetpolicy/controllers/internal/hub/hubtest"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit/hubtest"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 	policyv1beta1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1beta1"
 )
@@ -89,10 +90,7 @@ func (s *ocmSpoke) managed() managedCluster {
 func hubIdentity(t *testing.T, hubPlane *localplane.Plane, cluster string) string {
 	t.Helper()
 	ctx := context.Background()
-	root, err := localplane.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
+	root := testkit.RepoRoot(t)
 	if err := localplane.EnsureCluster(ctx, hubPlane.Client, cluster); err != nil {
 		t.Fatal(err)
 	}
@@ -108,10 +106,7 @@ func hubIdentity(t *testing.T, hubPlane *localplane.Plane, cluster string) strin
 // place of fleetpolicy's.
 func installOCMCRDs(t *testing.T, plane *localplane.Plane) {
 	t.Helper()
-	root, err := localplane.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
+	root := testkit.RepoRoot(t)
 	crds, err := localplane.ManifestFiles(filepath.Join(root, ocmCRDs))
 	if err != nil {
 		t.Fatal(err)
@@ -188,7 +183,7 @@ func tokenKubeconfig(t *testing.T, plane *localplane.Plane, token string) string
 // and its managed Policy. Deleting the root removes the replicas and, through
 // the add-on, the managed clusters' Policies.
 func TestFleetpolicyHubWithOCMSpoke(t *testing.T) {
-	fleet := localplane.StartFleetForTest(t, 2)
+	fleet := testkit.StartFleet(t, 2)
 	ctx := context.Background()
 	hubClient := fleet.Hub.Client
 	hubtest.Start(t, fleet.Hub.Config, nil)
@@ -230,7 +225,7 @@ func TestFleetpolicyHubWithOCMSpoke(t *testing.T) {
 			return fmt.Sprintf("no PolicyStatusSync Event among %d in %s", len(events.Items), cluster)
 		})
 	}
-	localplane.Eventually(t, hopTimeout, "hop \"status to the root and Progressive rollout to completion\"", func() string {
+	testkit.Eventually(t, hopTimeout, "hop \"status to the root and Progressive rollout to completion\"", func() string {
 		root := &policyv1.Policy{}
 		if err := hubClient.Get(ctx, client.ObjectKey{Namespace: "interop", Name: "p"}, root); err != nil {
 			return err.Error()
@@ -247,7 +242,7 @@ func TestFleetpolicyHubWithOCMSpoke(t *testing.T) {
 		return ""
 	})
 
-	localplane.Eventually(t, hopTimeout, "hop \"dependency satisfied and ProgressivePerGroup rollout of q to completion\"", func() string {
+	testkit.Eventually(t, hopTimeout, "hop \"dependency satisfied and ProgressivePerGroup rollout of q to completion\"", func() string {
 		root := &policyv1.Policy{}
 		if err := hubClient.Get(ctx, client.ObjectKey{Namespace: "interop", Name: "q"}, root); err != nil {
 			return err.Error()
@@ -286,7 +281,7 @@ func TestFleetpolicyHubWithOCMSpoke(t *testing.T) {
 		checkPolicyReaches(t, hubClient, m, a, "inset")
 		checkPolicyReaches(t, hubClient, m, a, "qs")
 	}
-	localplane.Eventually(t, hopTimeout, "hop \"PolicySet status (fleetpolicy hub: Compliant once its policy is, from OCM add-on reports)\"", func() string {
+	testkit.Eventually(t, hopTimeout, "hop \"PolicySet status (fleetpolicy hub: Compliant once its policy is, from OCM add-on reports)\"", func() string {
 		set := &policyv1beta1.PolicySet{}
 		if err := hubClient.Get(ctx, client.ObjectKey{Namespace: "interop", Name: "set"}, set); err != nil {
 			return err.Error()
@@ -331,9 +326,7 @@ kind: Placement
 metadata: {name: %s, namespace: interop}
 spec: {}
 `, name)
-	if err := localplane.ApplyManifests(context.Background(), c, t.Name()+"/placement "+name, doc.String()); err != nil {
-		t.Fatal(err)
-	}
+	testkit.Apply(t, c, doc.String())
 }
 
 // applyPolicy applies, in namespace interop, a Policy name with the
@@ -381,9 +374,7 @@ kind: Policy
 metadata: {name: %[1]s, namespace: interop}
 spec:
   disabled: false%[2]s`, name, spec)
-	if err := localplane.ApplyManifests(context.Background(), c, t.Name()+"/"+name, doc); err != nil {
-		t.Fatal(err)
-	}
+	testkit.Apply(t, c, doc)
 }
 
 // strategyField is the rolloutStrategy line of a Policy spec, none for "".

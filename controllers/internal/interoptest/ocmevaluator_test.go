@@ -17,11 +17,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
-	"github.com/fleetpolicy/fleetpolicy/controllers/internal/hub/hubtest"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/operatorpolicy"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/spoke"
-	"github.com/fleetpolicy/fleetpolicy/controllers/internal/spoke/spoketest"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit/hubtest"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit/spoketest"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 	"github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1beta1"
 	"github.com/fleetpolicy/fleetpolicy/shared/configpolicy"
@@ -60,14 +61,11 @@ func TestFleetpolicySpokeWithOCMEvaluator(t *testing.T) {
 // OperatorPolicy CRDs when ocmTemplateCRDs.
 func testOCMEvaluator(t *testing.T, ocmTemplateCRDs bool) {
 	const cluster = "cluster1"
-	fleet := localplane.StartFleetForTest(t, 1)
+	fleet := testkit.StartFleet(t, 1)
 	ctx := context.Background()
 	hubClient, managed := fleet.Hub.Client, fleet.Spokes[0].Client
 	if ocmTemplateCRDs {
-		root, err := localplane.RepoRoot()
-		if err != nil {
-			t.Fatal(err)
-		}
+		root := testkit.RepoRoot(t)
 		for _, crd := range []string{"policy.open-cluster-management.io_configurationpolicies.yaml", "policy.open-cluster-management.io_operatorpolicies.yaml"} {
 			applyFile(t, managed, filepath.Join(root, ocmCRDs, crd), "")
 		}
@@ -89,7 +87,7 @@ func testOCMEvaluator(t *testing.T, ocmTemplateCRDs bool) {
 	}
 	// An OperatorPolicy fleetpolicy's own controller evaluated before the
 	// switch, holding its finalizer.
-	if err := localplane.ApplyManifests(ctx, managed, t.Name()+"/evaluated-before", fmt.Sprintf(`
+	testkit.Apply(t, managed, fmt.Sprintf(`
 apiVersion: policy.open-cluster-management.io/v1beta1
 kind: OperatorPolicy
 metadata: {name: evaluated-before, namespace: %s, finalizers: [%s]}
@@ -98,9 +96,7 @@ spec:
   complianceType: musthave
   upgradeApproval: None
   subscription: {name: other-operator, namespace: default, channel: stable, source: example-catalog, sourceNamespace: default}
-`, cluster, operatorpolicy.Finalizer)); err != nil {
-		t.Fatal(err)
-	}
+`, cluster, operatorpolicy.Finalizer))
 	spoketest.StartWith(t, hubCfg, fleet.Spokes[0].Config, cluster, func(o *spoke.ManagerOptions) {
 		o.ConfigurationPolicyEvaluator, o.OperatorPolicyEvaluator = spoke.EvaluatorOCM, spoke.EvaluatorOCM
 	})

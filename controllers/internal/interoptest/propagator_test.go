@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 	"github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1beta1"
 )
@@ -79,7 +80,7 @@ func startOCMPropagator(t *testing.T, hubPlane *localplane.Plane) *localplane.Pr
 func TestOCMPropagatorWithFleetpolicySpoke(t *testing.T) {
 	began := time.Now()
 	ctx := context.Background()
-	fleet := localplane.StartFleetForTest(t, 2)
+	fleet := testkit.StartFleet(t, 2)
 	hubClient := fleet.Hub.Client
 	installOCMCRDs(t, fleet.Hub)
 	propagator := startOCMPropagator(t, fleet.Hub)
@@ -222,7 +223,7 @@ func TestOCMPropagatorWithFleetpolicySpoke(t *testing.T) {
 				return ""
 			})
 		}
-		localplane.Eventually(t, hopTimeout, "hop \"PolicySet status (OCM propagator: set Compliant from its policy's replicas)\"", func() string {
+		testkit.Eventually(t, hopTimeout, "hop \"PolicySet status (OCM propagator: set Compliant from its policy's replicas)\"", func() string {
 			set := &v1beta1.PolicySet{}
 			if err := hubClient.Get(ctx, client.ObjectKey{Namespace: "interop", Name: "set"}, set); err != nil {
 				return err.Error()
@@ -322,7 +323,7 @@ func checkRootStatus(t *testing.T, hubClient client.Client, policy string, a age
 		}
 	}
 	what := fmt.Sprintf("hop \"status to the root (%s: replicas' compliance -> root %s)\"", a.hub, policy)
-	localplane.Eventually(t, hopTimeout, what, func() string {
+	testkit.Eventually(t, hopTimeout, what, func() string {
 		root := &policyv1.Policy{}
 		if err := hubClient.Get(context.Background(), client.ObjectKey{Namespace: "interop", Name: policy}, root); err != nil {
 			return err.Error()
@@ -343,7 +344,7 @@ func checkRootStatus(t *testing.T, hubClient client.Client, policy string, a age
 func applyPolicySet(t *testing.T, c client.Client, name, policy string, clusters []string) {
 	t.Helper()
 	applyPlacement(t, c, name, clusters)
-	if err := localplane.ApplyManifests(context.Background(), c, t.Name()+"/"+name, fmt.Sprintf(`
+	testkit.Apply(t, c, fmt.Sprintf(`
 apiVersion: policy.open-cluster-management.io/v1beta1
 kind: PolicySet
 metadata: {name: %[1]s, namespace: interop}
@@ -354,9 +355,7 @@ kind: PlacementBinding
 metadata: {name: %[1]s, namespace: interop}
 placementRef: {apiGroup: cluster.open-cluster-management.io, kind: Placement, name: %[1]s}
 subjects: [{apiGroup: policy.open-cluster-management.io, kind: PolicySet, name: %[1]s}]
-`, name, policy)); err != nil {
-		t.Fatal(err)
-	}
+`, name, policy))
 }
 
 // checkOperatorPolicy delivers the OperatorPolicy of examples/olm-catalog
@@ -369,7 +368,7 @@ func checkOperatorPolicy(t *testing.T, hubClient client.Client, m managedCluster
 		t.Fatal(err)
 	}
 	applyPlacement(t, hubClient, "op", []string{m.name})
-	if err := localplane.ApplyManifests(ctx, hubClient, t.Name()+"/op", `
+	testkit.Apply(t, hubClient, `
 apiVersion: policy.open-cluster-management.io/v1
 kind: PlacementBinding
 metadata: {name: op, namespace: interop}
@@ -398,9 +397,7 @@ spec:
           sourceNamespace: olm
           startingCSV: tiny-operator.v0.1.0
         allowedCSVs: [tiny-operator.v0.1.0]
-`); err != nil {
-		t.Fatal(err)
-	}
+`)
 	withOLM := m
 	withOLM.logs = func() string { return m.logs() + "\n" + olm.LogTail(10) }
 	hop(t, withOLM, fmt.Sprintf("template sync (%s: Policy -> OperatorPolicy)", a.spoke), func() string {

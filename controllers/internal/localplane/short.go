@@ -8,8 +8,8 @@ import (
 // ErrShortTest is what StartWith (and so Start and StartFleet) and
 // StartProcess answer in a test binary run with -short (`make check`): no API
 // server or upstream binary is started there. A test that starts one ends with
-// FatalOrSkip, which skips on this error; a TestMain that starts one for its
-// package skips the package (see SkipsPackage).
+// testkit.FatalOrSkip, which skips on this error; a TestMain that starts one for its
+// package skips the package (see testkit.SkipsPackage).
 var ErrShortTest = errors.New("localplane: no API server or process under go test -short (make check); run without -short")
 
 // shortTest reports whether this is a test binary run with -short. It reads the

@@ -15,6 +15,7 @@ import (
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 	policyv1beta1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1beta1"
 	"github.com/fleetpolicy/fleetpolicy/shared/binding"
@@ -39,7 +40,7 @@ func TestRootPolicyNameLengthRefusedAtAdmission(t *testing.T) {
 	}
 	// The API server loads the policy asynchronously: wait until it refuses.
 	probe := strings.Repeat("x", 60)
-	localplane.Eventually(t, 30*time.Second, "the admission policy to take effect", func() string {
+	testkit.Eventually(t, 30*time.Second, "the admission policy to take effect", func() string {
 		if err := c.Create(ctx, policy(ns, probe, nil)); err == nil {
 			_ = c.Delete(ctx, policy(ns, probe, nil))
 			return "a 71-character namespace and name was stored"
@@ -94,7 +95,7 @@ func TestPolicySetExclusionsRefusedAtAdmission(t *testing.T) {
 		return policyv1beta1.PolicySetExclusion{PolicyName: policy, ClusterNames: []policyv1.NonEmptyString{"managed1"}}
 	}
 	// The API server loads the policy asynchronously: wait until it refuses.
-	localplane.Eventually(t, 30*time.Second, "the admission policy to take effect", func() string {
+	testkit.Eventually(t, 30*time.Second, "the admission policy to take effect", func() string {
 		probe := set("probe", []string{"a"}, exclude("unknown-policy"))
 		if err := c.Create(ctx, probe); err == nil {
 			_ = c.Delete(ctx, probe)

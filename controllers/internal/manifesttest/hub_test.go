@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit/hubtest"
+
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -21,6 +23,7 @@ import (
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/hub"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/scheme"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 )
 
@@ -28,10 +31,7 @@ import (
 // built by `make tools`).
 func kustomizeBuild(t *testing.T, base string) []byte {
 	t.Helper()
-	root, err := localplane.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
+	root := testkit.RepoRoot(t)
 	bin := filepath.Join(root, "bin", "kustomize")
 	if _, err := os.Stat(bin); err != nil {
 		t.Fatalf("%s missing: run `make tools`", bin)
@@ -60,15 +60,9 @@ func TestHubRBACIsSufficientAndLeast(t *testing.T) {
 
 	cfg := rest.CopyConfig(plane.Config)
 	cfg.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:fleetpolicy-system:fleetpolicy-hub"}
-	o := hub.DefaultManagerOptions()
-	o.MetricsAddr, o.ProbeAddr = "0", "0"
-	o.Placement = false // no webhook certificates here; placement has its own tests
-	o.LeaderElect, o.LeaderElectionNamespace = true, "fleetpolicy-system"
-	mgr, err := hub.NewManager(ctx, cfg, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = mgr.Start(ctx) }()
+	hubtest.Start(t, cfg, func(o *hub.ManagerOptions) {
+		o.LeaderElect, o.LeaderElectionNamespace = true, "fleetpolicy-system"
+	})
 
 	if err := localplane.EnsureCluster(ctx, admin, "cluster-1"); err != nil {
 		t.Fatal(err)
@@ -194,7 +188,7 @@ spec:
 func startWithHubManifests(t *testing.T) *localplane.Plane {
 	t.Helper()
 	plane, err := localplane.Start("hub")
-	localplane.FatalOrSkip(t, "starting the hub API server", err)
+	testkit.FatalOrSkip(t, "starting the hub API server", err)
 	t.Cleanup(func() { _ = plane.Stop() })
 	objs, err := localplane.ReadManifests("manifests/hub", bytes.NewReader(kustomizeBuild(t, "manifests/hub")))
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/hubtoken"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/scheme"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 )
 
@@ -28,7 +29,7 @@ import (
 // non-expiring token Secret is needed.
 func TestSpokeRenewsItsHubToken(t *testing.T) {
 	hub, err := localplane.Start("hub")
-	localplane.FatalOrSkip(t, "starting the hub API server", err)
+	testkit.FatalOrSkip(t, "starting the hub API server", err)
 	t.Cleanup(func() { _ = hub.Stop() })
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -76,7 +77,7 @@ func TestSpokeRenewsItsHubToken(t *testing.T) {
 	if err := hub.Client.Delete(ctx, bootstrap); err != nil {
 		t.Fatal(err)
 	}
-	localplane.Eventually(t, 30*time.Second, "the bootstrap token is revoked", func() string {
+	testkit.Eventually(t, 30*time.Second, "the bootstrap token is revoked", func() string {
 		if err := listPolicies(withToken(tr.Status.Token)); !apierrors.IsUnauthorized(err) {
 			return "the bootstrap token still works: " + errString(err)
 		}

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit/spoketest"
+
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -19,6 +21,7 @@ import (
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/scheme"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/spoke"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 	"github.com/fleetpolicy/fleetpolicy/shared/replication"
 	"github.com/fleetpolicy/fleetpolicy/shared/templates"
@@ -28,10 +31,7 @@ import (
 // that sets the cluster's namespace as a user would.
 func hubRBACFor(t *testing.T, clusterName string) []byte {
 	t.Helper()
-	root, err := localplane.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
+	root := testkit.RepoRoot(t)
 	overlay := t.TempDir()
 	base, err := filepath.Rel(overlay, filepath.Join(root, "manifests/spoke/hub"))
 	if err != nil {
@@ -68,7 +68,7 @@ func applyRendered(t *testing.T, c client.Client, name string, rendered []byte) 
 // a policy's spec, read Secrets (but the encryption key it copies) nor write
 // Events elsewhere.
 func TestSpokeRBACIsSufficientAndLeast(t *testing.T) {
-	fleet := localplane.StartFleetForTest(t, 1)
+	fleet := testkit.StartFleet(t, 1)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	hubAdmin, managedAdmin := fleet.Hub.Client, fleet.Spokes[0].Client
@@ -81,15 +81,9 @@ func TestSpokeRBACIsSufficientAndLeast(t *testing.T) {
 	hubCfg.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:cluster1:fleetpolicy-spoke"}
 	managedCfg := rest.CopyConfig(fleet.Spokes[0].Config)
 	managedCfg.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:fleetpolicy-system:fleetpolicy-spoke"}
-	o := spoke.DefaultManagerOptions()
-	o.ClusterName = "cluster1"
-	o.MetricsAddr, o.ProbeAddr = "0", "0"
-	o.LeaderElect, o.LeaderElectionNamespace = true, "fleetpolicy-system"
-	mgr, err := spoke.NewManager(ctx, hubCfg, managedCfg, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = mgr.Start(ctx) }()
+	spoketest.StartWith(t, hubCfg, managedCfg, "cluster1", func(o *spoke.ManagerOptions) {
+		o.LeaderElect, o.LeaderElectionNamespace = true, "fleetpolicy-system"
+	})
 
 	// The hub's replicas, written as the hub controller would.
 	root := &policyv1.Policy{

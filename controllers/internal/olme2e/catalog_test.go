@@ -11,10 +11,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit"
+
 	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	"sigs.k8s.io/yaml"
-
-	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
 )
 
 var update = flag.Bool("update", false, "rewrite examples/olm-catalog/catalog from testdata/bundle")
@@ -31,10 +31,7 @@ const bundleDir = "testdata/bundle"
 // exampleDir is examples/olm-catalog of the repository.
 func exampleDir(t *testing.T) string {
 	t.Helper()
-	root, err := localplane.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
+	root := testkit.RepoRoot(t)
 	return filepath.Join(root, "examples", "olm-catalog")
 }
 

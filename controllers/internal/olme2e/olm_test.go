@@ -19,11 +19,10 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/operatorpolicy"
-	"github.com/fleetpolicy/fleetpolicy/controllers/internal/scheme"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 	"github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1beta1"
 	sharedop "github.com/fleetpolicy/fleetpolicy/shared/operatorpolicy"
@@ -46,7 +45,7 @@ func TestRealOLM(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	plane, err := localplane.Start("olm-e2e")
-	localplane.FatalOrSkip(t, "starting the olm-e2e API server", err)
+	testkit.FatalOrSkip(t, "starting the olm-e2e API server", err)
 	t.Cleanup(func() {
 		if err := plane.Stop(); err != nil {
 			t.Logf("stopping the API server: %v", err)
@@ -70,11 +69,7 @@ func TestRealOLM(t *testing.T) {
 
 	// The OperatorPolicy controller.
 	ctrl.SetLogger(logr.Discard())
-	mgr, err := ctrl.NewManager(plane.Config, ctrl.Options{
-		Scheme:                 scheme.New(),
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-	})
+	mgr, err := testkit.NewManager(plane.Config)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +86,7 @@ func TestRealOLM(t *testing.T) {
 	t.Cleanup(func() { cancel(); <-stopped })
 
 	policy := readExample(t, "operatorpolicy.yaml")
-	apply(t, c, policy)
+	testkit.ApplyObjects(t, c, policy)
 	key := client.ObjectKeyFromObject(policy)
 	ns := key.Namespace
 	waitPolicy(t, c, key, "Compliant with tiny-operator.v0.1.0 installed", func(op *v1beta1.OperatorPolicy) string {
@@ -207,27 +202,11 @@ func readExample(t *testing.T, name string) *unstructured.Unstructured {
 	return objs[0]
 }
 
-func apply(t *testing.T, c client.Client, obj *unstructured.Unstructured) {
-	t.Helper()
-	if _, err := localplane.Apply(context.Background(), c, []*unstructured.Unstructured{obj}); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // waitPolicy waits up to 3 minutes for the OperatorPolicy's status of its
 // current generation to pass check.
 func waitPolicy(t *testing.T, c client.Client, key client.ObjectKey, what string, check func(*v1beta1.OperatorPolicy) string) {
 	t.Helper()
-	localplane.Eventually(t, 3*time.Minute, what, func() string {
-		op := &v1beta1.OperatorPolicy{}
-		if err := c.Get(context.Background(), key, op); err != nil {
-			return err.Error()
-		}
-		if op.Status.ObservedGeneration != op.Generation {
-			return "status not yet of the current generation"
-		}
-		return check(op)
-	})
+	testkit.WaitOperatorPolicy(t, c, key.Namespace, key.Name, 3*time.Minute, what, check, nil)
 }
 
 // firstProblem returns "" when ok holds and every problem is "", else the

@@ -9,8 +9,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
-	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/operatorpolicy"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 	"github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1beta1"
 	sharedop "github.com/fleetpolicy/fleetpolicy/shared/operatorpolicy"
@@ -150,7 +150,7 @@ func TestDeletion(t *testing.T) {
 // waitGone waits until OperatorPolicy ns/name no longer exists.
 func waitGone(t *testing.T, ns, name string) {
 	t.Helper()
-	localplane.Eventually(t, 30*time.Second, "the policy is gone", func() string {
+	testkit.Eventually(t, 30*time.Second, "the policy is gone", func() string {
 		op := &v1beta1.OperatorPolicy{}
 		if err := c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, op); err == nil {
 			return "still there: " + describe(op)

@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 	"github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1beta1"
 	sharedop "github.com/fleetpolicy/fleetpolicy/shared/operatorpolicy"
@@ -76,7 +76,7 @@ func TestSubscriptionAndOperatorGroupKeys(t *testing.T) {
 	if err := c.Update(ctx, got); err != nil {
 		t.Fatal(err)
 	}
-	localplane.Eventually(t, 30*time.Second, "the upgradeStrategy set back", func() string {
+	testkit.Eventually(t, 30*time.Second, "the upgradeStrategy set back", func() string {
 		if !exists(t, got) {
 			return "OperatorGroup gone"
 		}

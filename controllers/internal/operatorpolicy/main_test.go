@@ -20,12 +20,11 @@ import (
 	"k8s.io/client-go/util/retry"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/operatorpolicy"
-	"github.com/fleetpolicy/fleetpolicy/controllers/internal/operatorpolicy/olmfake"
-	"github.com/fleetpolicy/fleetpolicy/controllers/internal/scheme"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit/olmfake"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 	"github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1beta1"
 )
@@ -52,31 +51,18 @@ func bundle(pkg, csv, replaces string, crds ...string) olmfake.Bundle {
 }
 
 func TestMain(m *testing.M) {
-	os.Exit(runMain(m))
+	os.Exit(testkit.RunWithPlane(m, "spoke", nil, setup))
 }
 
 // runMain starts an API server with the OLM CRDs, the OperatorPolicy
 // controller and the OLM fake in one manager, and the fake catalogs.
-func runMain(m *testing.M) int {
-	plane, err := localplane.Start("spoke")
-	if localplane.SkipsPackage(err) {
-		return 0
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer plane.Stop()
+// setup starts the OperatorPolicy controller and the fake OLM on the plane
+// the package's tests share, with the catalogs they install from.
+func setup(ctx context.Context, plane *localplane.Plane) error {
 	c = plane.Client
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	ctrl.SetLogger(logr.Discard())
 
-	mgr, err := ctrl.NewManager(plane.Config, ctrl.Options{
-		Scheme:                 scheme.New(),
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-	})
+	mgr, err := testkit.NewManager(plane.Config)
 	if err == nil {
 		err = operatorpolicy.Setup(mgr, operatorpolicy.Options{Concurrency: 2, DefaultNamespace: defaultNamespace})
 	}
@@ -119,15 +105,14 @@ func runMain(m *testing.M) int {
 		err = olm.AddCatalog(ctx, catalogNS, flakyCatalog, bundle("health-op", "health-op.v1", ""))
 	}
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
+		return err
 	}
 	go func() {
 		if err := mgr.Start(ctx); err != nil {
 			fmt.Fprintln(os.Stderr, "manager:", err)
 		}
 	}()
-	return m.Run()
+	return nil
 }
 
 var namespaceSeq atomic.Int64
@@ -188,20 +173,7 @@ func editPolicy(t *testing.T, ns, name string, edit func(*v1beta1.OperatorPolicy
 // generation, passes check; it returns the policy.
 func waitPolicy(t *testing.T, ns, name, what string, check func(*v1beta1.OperatorPolicy) string) *v1beta1.OperatorPolicy {
 	t.Helper()
-	op := &v1beta1.OperatorPolicy{}
-	localplane.Eventually(t, 30*time.Second, fmt.Sprintf("OperatorPolicy %s/%s: %s", ns, name, what), func() string {
-		if err := c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, op); err != nil {
-			return err.Error()
-		}
-		if op.Status.ObservedGeneration != op.Generation {
-			return fmt.Sprintf("observedGeneration %d, generation %d", op.Status.ObservedGeneration, op.Generation)
-		}
-		if problem := check(op); problem != "" {
-			return problem + "\nstatus: " + describe(op)
-		}
-		return ""
-	})
-	return op
+	return testkit.WaitOperatorPolicy(t, c, ns, name, 30*time.Second, what, check, describe)
 }
 
 // describe is a policy's status in a few lines, for failure messages.

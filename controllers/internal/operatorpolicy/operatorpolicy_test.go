@@ -15,8 +15,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
-	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/operatorpolicy"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 	"github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1beta1"
 	sharedop "github.com/fleetpolicy/fleetpolicy/shared/operatorpolicy"
@@ -116,7 +116,7 @@ func TestInstall(t *testing.T) {
 func installPlanName(t *testing.T, ns string) string {
 	t.Helper()
 	var name string
-	localplane.Eventually(t, 30*time.Second, "an InstallPlan in "+ns, func() string {
+	testkit.Eventually(t, 30*time.Second, "an InstallPlan in "+ns, func() string {
 		plans := installPlans(t, ns)
 		if len(plans) != 1 {
 			return "no single InstallPlan yet"
@@ -222,7 +222,7 @@ func TestSharedInstallPlan(t *testing.T) {
 	olm.Hold(ns)
 	createPolicy(t, ns, "alpha", policySpec(ns, "alpha", catalog, "alpha.v1"))
 	createPolicy(t, ns, "beta", policySpec(ns, "beta", catalog, "beta.v0"))
-	localplane.Eventually(t, 30*time.Second, "both Subscriptions created", func() string {
+	testkit.Eventually(t, 30*time.Second, "both Subscriptions created", func() string {
 		if !exists(t, subscription(ns, "alpha")) || !exists(t, subscription(ns, "beta")) {
 			return "not yet"
 		}
@@ -433,7 +433,7 @@ func TestRemoval(t *testing.T) {
 					condition(sharedop.TypeClusterServiceVersionCompliant, metav1.ConditionTrue, "ClusterServiceVersionNotPresent"),
 				))
 			} else {
-				localplane.Eventually(t, 30*time.Second, "the policy is gone", func() string {
+				testkit.Eventually(t, 30*time.Second, "the policy is gone", func() string {
 					if exists(t, &v1beta1.OperatorPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: tc.pkg}}) {
 						return "still there"
 					}

@@ -12,7 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 	"github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1beta1"
 	sharedop "github.com/fleetpolicy/fleetpolicy/shared/operatorpolicy"
@@ -48,10 +48,8 @@ const fakePackageServerCRDName = "packagemanifests.packages.operators.coreos.com
 func installFakePackageServer(t *testing.T) {
 	t.Helper()
 	ctx := context.Background()
-	if err := localplane.ApplyManifests(ctx, c, "fake packageserver", fakePackageServerCRD); err != nil {
-		t.Fatal(err)
-	}
-	localplane.Eventually(t, 30*time.Second, "the fake packageserver's CRD is established", func() string {
+	testkit.Apply(t, c, fakePackageServerCRD)
+	testkit.Eventually(t, 30*time.Second, "the fake packageserver's CRD is established", func() string {
 		crd := &apiextensionsv1.CustomResourceDefinition{}
 		if err := c.Get(ctx, client.ObjectKey{Name: fakePackageServerCRDName}, crd); err != nil {
 			return err.Error()
@@ -73,7 +71,7 @@ func removeFakePackageServer(t *testing.T) {
 	if err := c.Delete(ctx, crd); err != nil && !apierrors.IsNotFound(err) {
 		t.Fatal(err)
 	}
-	localplane.Eventually(t, 60*time.Second, "the fake packageserver's CRD is gone", func() string {
+	testkit.Eventually(t, 60*time.Second, "the fake packageserver's CRD is gone", func() string {
 		if err := c.Get(ctx, client.ObjectKeyFromObject(crd), crd); !apierrors.IsNotFound(err) {
 			return fmt.Sprintf("still there (%v)", err)
 		}
@@ -105,9 +103,7 @@ status:
     currentCSV: %[1]s.v1
     currentCSVDesc: {displayName: %[1]s, %[4]s}
 `, pkg, catalog, catalogNS, annotations)
-	if err := localplane.ApplyManifests(context.Background(), c, "PackageManifest "+pkg, doc); err != nil {
-		t.Fatal(err)
-	}
+	testkit.Apply(t, c, doc)
 }
 
 // packageOnly is an enforcing spec that names only the package: channel,

@@ -10,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 	"github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1beta1"
 	sharedop "github.com/fleetpolicy/fleetpolicy/shared/operatorpolicy"
@@ -61,7 +61,7 @@ func TestManagedTemplates(t *testing.T) {
 	if err := c.Update(ctx, settings); err != nil {
 		t.Fatal(err)
 	}
-	localplane.Eventually(t, 30*time.Second, "the Subscription follows the ConfigMap", func() string {
+	testkit.Eventually(t, 30*time.Second, "the Subscription follows the ConfigMap", func() string {
 		sub := subscription(ns, "template-op")
 		if !exists(t, sub) || sub.Spec.Config == nil || len(sub.Spec.Config.Env) != 1 || sub.Spec.Config.Env[0].Value != "2" {
 			return fmt.Sprintf("config %+v", sub.Spec.Config)

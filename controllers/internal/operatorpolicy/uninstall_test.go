@@ -11,16 +11,12 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/operatorpolicy"
-	"github.com/fleetpolicy/fleetpolicy/controllers/internal/scheme"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit"
 	"github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1beta1"
 )
 
@@ -33,7 +29,7 @@ import (
 func TestReleaseFinalizers(t *testing.T) {
 	ctx := context.Background()
 	plane, err := localplane.Start("uninstall")
-	localplane.FatalOrSkip(t, "starting the uninstall API server", err)
+	testkit.FatalOrSkip(t, "starting the uninstall API server", err)
 	defer func() {
 		if err := plane.Stop(); err != nil {
 			t.Error(err)
@@ -114,13 +110,7 @@ func TestReleaseFinalizers(t *testing.T) {
 	}
 
 	t.Run("deleting the CRD while the spoke runs releases without removing", func(t *testing.T) {
-		mgr, err := ctrl.NewManager(plane.Config, ctrl.Options{
-			Scheme:                 scheme.New(),
-			Metrics:                metricsserver.Options{BindAddress: "0"},
-			HealthProbeBindAddress: "0",
-			// TestMain's manager runs a controller of the same name.
-			Controller: ctrlconfig.Controller{SkipNameValidation: ptr.To(true)},
-		})
+		mgr, err := testkit.NewManager(plane.Config) // beside TestMain's, which runs a controller of the same name
 		if err == nil {
 			err = operatorpolicy.Setup(mgr, operatorpolicy.Options{})
 		}
@@ -137,7 +127,7 @@ func TestReleaseFinalizers(t *testing.T) {
 		}()
 		defer func() { stop(); <-done }()
 
-		localplane.Eventually(t, 30*time.Second, "the enforcing policy in fleetpolicy's spelling holds the finalizer", func() string {
+		testkit.Eventually(t, 30*time.Second, "the enforcing policy in fleetpolicy's spelling holds the finalizer", func() string {
 			op := &v1beta1.OperatorPolicy{}
 			if err := pc.Get(ctx, client.ObjectKey{Namespace: ns, Name: "free"}, op); err != nil {
 				return err.Error()
@@ -160,7 +150,7 @@ func TestReleaseFinalizers(t *testing.T) {
 		if err := pc.Delete(ctx, crd); err != nil {
 			t.Fatal(err)
 		}
-		localplane.Eventually(t, 30*time.Second, "the CRD and its OperatorPolicies are gone", func() string {
+		testkit.Eventually(t, 30*time.Second, "the CRD and its OperatorPolicies are gone", func() string {
 			if err := pc.Get(ctx, client.ObjectKeyFromObject(crd), crd); !apierrors.IsNotFound(err) {
 				return fmt.Sprintf("the CRD is still there (%v)", err)
 			}

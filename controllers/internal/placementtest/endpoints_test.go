@@ -16,8 +16,9 @@ import (
 	"time"
 
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/hub"
-	"github.com/fleetpolicy/fleetpolicy/controllers/internal/hub/hubtest"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit/hubtest"
 )
 
 // serviceAccountToken returns a token of ServiceAccount tokens/name, bound to
@@ -79,7 +80,7 @@ func postExplain(addr, token, body string) (*http.Response, error) {
 // expectStatus waits until method path at addr answers want.
 func expectStatus(t *testing.T, method, addr, path, token, body string, insecure bool, want int) {
 	t.Helper()
-	localplane.Eventually(t, 30*time.Second, fmt.Sprintf("%s %s%s answers %d", method, addr, path, want), func() string {
+	testkit.Eventually(t, 30*time.Second, fmt.Sprintf("%s %s%s answers %d", method, addr, path, want), func() string {
 		resp, err := request(method, addr, path, token, body, insecure)
 		if err != nil {
 			return err.Error()

@@ -25,8 +25,9 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/hub"
-	"github.com/fleetpolicy/fleetpolicy/controllers/internal/hub/hubtest"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit/hubtest"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 	"github.com/fleetpolicy/fleetpolicy/shared/placement"
 	"github.com/fleetpolicy/fleetpolicy/shared/replication"
@@ -65,7 +66,7 @@ func run(m *testing.M) (int, error) {
 	}
 	if plane, err = localplane.StartWith("hub", localplane.Options{
 		MutatingWebhooks: []admissionregistrationv1.MutatingWebhookConfiguration{webhookCfg},
-	}); localplane.SkipsPackage(err) {
+	}); testkit.SkipsPackage(err) {
 		return 0, nil
 	} else if err != nil {
 		return 0, err
@@ -92,7 +93,7 @@ func startHub(t *testing.T) (stop func()) {
 		o.Placement = true
 		o.WebhookHost, o.WebhookPort, o.WebhookCertDir = plane.WebhookHost, plane.WebhookPort, plane.WebhookCertDir
 	})
-	localplane.Eventually(t, 30*time.Second, "the webhook server to answer", func() string {
+	testkit.Eventually(t, 30*time.Second, "the webhook server to answer", func() string {
 		conn, err := tls.Dial("tcp", fmt.Sprintf("%s:%d", plane.WebhookHost, plane.WebhookPort), &tls.Config{InsecureSkipVerify: true})
 		if err != nil {
 			return err.Error()
@@ -101,39 +102,6 @@ func startHub(t *testing.T) (stop func()) {
 		return ""
 	})
 	return h.Stop
-}
-
-func applyFile(t *testing.T, rel string) {
-	t.Helper()
-	f, err := os.Open(filepath.Join(root, rel))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	objs, err := localplane.ReadManifests(rel, f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := localplane.Apply(context.Background(), c, objs); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func apply(t *testing.T, doc string) error {
-	t.Helper()
-	objs, err := localplane.ReadManifests(t.Name(), strings.NewReader(doc))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = localplane.Apply(context.Background(), c, objs)
-	return err
-}
-
-func mustApply(t *testing.T, doc string) {
-	t.Helper()
-	if err := apply(t, doc); err != nil {
-		t.Fatal(err)
-	}
 }
 
 func failurePolicy(t *testing.T) admissionregistrationv1.FailurePolicyType {
@@ -147,7 +115,7 @@ func failurePolicy(t *testing.T) admissionregistrationv1.FailurePolicyType {
 
 func waitFailurePolicy(t *testing.T, want admissionregistrationv1.FailurePolicyType) {
 	t.Helper()
-	localplane.Eventually(t, 30*time.Second, "failurePolicy "+string(want), func() string {
+	testkit.Eventually(t, 30*time.Second, "failurePolicy "+string(want), func() string {
 		if got := failurePolicy(t); got != want {
 			return "failurePolicy is " + string(got)
 		}
@@ -215,12 +183,12 @@ func TestFailOpenWithoutPolicies(t *testing.T) {
 	stop := startHub(t)
 	deletePolicies(t)
 	waitFailurePolicy(t, admissionregistrationv1.Ignore)
-	mustApply(t, policyDoc("open", "p", map[string]string{"fleetpolicy.io/eu-jurisdiction-required": "true"}))
+	testkit.Apply(t, c, policyDoc("open", "p", map[string]string{"fleetpolicy.io/eu-jurisdiction-required": "true"}))
 	if a := getPolicy(t, "open", "p").Annotations; a[placement.ClustersAnnotation] != "" {
 		t.Fatalf("annotated without placement policies: %v", a)
 	}
 	stop()
-	mustApply(t, policyDoc("open", "q", nil)) // the webhook is down: allowed (Ignore)
+	testkit.Apply(t, c, policyDoc("open", "q", nil)) // the webhook is down: allowed (Ignore)
 }
 
 // TestEUPCIExampleLive runs the EU/PCI example of examples/placement (apps that
@@ -232,11 +200,11 @@ func TestEUPCIExampleLive(t *testing.T) {
 		t.Run(lang, func(t *testing.T) {
 			startHub(t)
 			deletePolicies(t)
-			applyFile(t, "examples/placement/clusters.yaml")
-			applyFile(t, "examples/placement/policy-"+lang+".yaml")
+			testkit.ApplyFile(t, c, "examples/placement/clusters.yaml")
+			testkit.ApplyFile(t, c, "examples/placement/policy-"+lang+".yaml")
 			waitFailurePolicy(t, admissionregistrationv1.Fail)
 			name := "eu-pci-" + lang
-			localplane.Eventually(t, 30*time.Second, "status annotation ok", func() string {
+			testkit.Eventually(t, 30*time.Second, "status annotation ok", func() string {
 				cm := &corev1.ConfigMap{}
 				if err := c.Get(context.Background(), client.ObjectKey{Namespace: placement.Namespace, Name: name}, cm); err != nil {
 					return err.Error()
@@ -248,31 +216,15 @@ func TestEUPCIExampleLive(t *testing.T) {
 			})
 
 			ns := "example-" + lang
-			mustApply(t, policyDoc(ns, "payments", map[string]string{
+			testkit.Apply(t, c, policyDoc(ns, "payments", map[string]string{
 				"fleetpolicy.io/eu-jurisdiction-required": "true", "fleetpolicy.io/pci-compliance-level": "2",
 			}))
 			if got := getPolicy(t, ns, "payments").Annotations[placement.ClustersAnnotation]; got != "eu-dublin,eu-frankfurt" {
 				t.Fatalf("admission placed payments on %q, want eu-dublin,eu-frankfurt", got)
 			}
-			decisions := ""
-			for _, cl := range clusters {
-				decisions += fmt.Sprintf("\n  - {clusterName: %s, clusterNamespace: %s}", cl, cl)
-			}
-			mustApply(t, fmt.Sprintf(`
-apiVersion: apps.open-cluster-management.io/v1
-kind: PlacementRule
-metadata: {name: everywhere, namespace: %[1]s}
-spec: {schedulerName: test-writes-decisions}
-status:
-  decisions:%[2]s
----
-apiVersion: policy.open-cluster-management.io/v1
-kind: PlacementBinding
-metadata: {name: payments, namespace: %[1]s}
-placementRef: {apiGroup: apps.open-cluster-management.io, kind: PlacementRule, name: everywhere}
-subjects: [{apiGroup: policy.open-cluster-management.io, kind: Policy, name: payments}]
-`, ns, decisions))
-			localplane.Eventually(t, 30*time.Second, "replicas only on qualifying EU clusters", func() string {
+			// Bound to every cluster: admission alone narrows where it goes.
+			testkit.Apply(t, c, testkit.PlacementRuleBinding(ns, "payments", clusters, "payments"))
+			testkit.Eventually(t, 30*time.Second, "replicas only on qualifying EU clusters", func() string {
 				if got := replicaClusters(t, ns, "payments"); !slices.Equal(got, []string{"eu-dublin", "eu-frankfurt"}) {
 					return fmt.Sprintf("replicas on %v", got)
 				}
@@ -283,7 +235,7 @@ subjects: [{apiGroup: policy.open-cluster-management.io, kind: Policy, name: pay
 			// replica goes.
 			setJurisdiction(t, "eu-dublin", "us")
 			defer setJurisdiction(t, "eu-dublin", "eu")
-			localplane.Eventually(t, 30*time.Second, "eu-dublin loses the replica", func() string {
+			testkit.Eventually(t, 30*time.Second, "eu-dublin loses the replica", func() string {
 				if got := replicaClusters(t, ns, "payments"); !slices.Equal(got, []string{"eu-frankfurt"}) {
 					return fmt.Sprintf("replicas on %v, annotation %q", got, getPolicy(t, ns, "payments").Annotations[placement.ClustersAnnotation])
 				}
@@ -291,7 +243,7 @@ subjects: [{apiGroup: policy.open-cluster-management.io, kind: Policy, name: pay
 			})
 
 			// Denied by the policy's own error.
-			err := apply(t, policyDoc(ns, "bad-level", map[string]string{
+			err := testkit.TryApply(t, c, policyDoc(ns, "bad-level", map[string]string{
 				"fleetpolicy.io/eu-jurisdiction-required": "true", "fleetpolicy.io/pci-compliance-level": "high",
 			}))
 			if err == nil || !strings.Contains(err.Error(), "want a whole number") {
@@ -334,23 +286,23 @@ data:
 func TestHotReloadAndBrokenPolicy(t *testing.T) {
 	startHub(t)
 	deletePolicies(t)
-	applyFile(t, "examples/placement/clusters.yaml")
-	mustApply(t, regoPolicy("pin", `annotations["placement.fleetpolicy.io/clusters"] := "eu-paris"`))
+	testkit.ApplyFile(t, c, "examples/placement/clusters.yaml")
+	testkit.Apply(t, c, regoPolicy("pin", `annotations["placement.fleetpolicy.io/clusters"] := "eu-paris"`))
 	waitFailurePolicy(t, admissionregistrationv1.Fail)
-	mustApply(t, policyDoc("reload", "p", nil))
+	testkit.Apply(t, c, policyDoc("reload", "p", nil))
 	if got := getPolicy(t, "reload", "p").Annotations[placement.ClustersAnnotation]; got != "eu-paris" {
 		t.Fatalf("placed on %q, want eu-paris", got)
 	}
-	mustApply(t, regoPolicy("pin", `annotations["placement.fleetpolicy.io/clusters"] := "us-virginia"`))
-	localplane.Eventually(t, 30*time.Second, "remediation after the policy changed", func() string {
+	testkit.Apply(t, c, regoPolicy("pin", `annotations["placement.fleetpolicy.io/clusters"] := "us-virginia"`))
+	testkit.Eventually(t, 30*time.Second, "remediation after the policy changed", func() string {
 		if got := getPolicy(t, "reload", "p").Annotations[placement.ClustersAnnotation]; got != "us-virginia" {
 			return "placed on " + got
 		}
 		return ""
 	})
 
-	mustApply(t, regoPolicy("broken", `annotations[ := "x"`))
-	localplane.Eventually(t, 30*time.Second, "the broken policy's status", func() string {
+	testkit.Apply(t, c, regoPolicy("broken", `annotations[ := "x"`))
+	testkit.Eventually(t, 30*time.Second, "the broken policy's status", func() string {
 		cm := &corev1.ConfigMap{}
 		if err := c.Get(context.Background(), client.ObjectKey{Namespace: placement.Namespace, Name: "broken"}, cm); err != nil {
 			return err.Error()
@@ -360,7 +312,7 @@ func TestHotReloadAndBrokenPolicy(t *testing.T) {
 		}
 		return ""
 	})
-	err := apply(t, policyDoc("reload", "q", nil))
+	err := testkit.TryApply(t, c, policyDoc("reload", "q", nil))
 	if err == nil || !strings.Contains(err.Error(), "fail closed") {
 		t.Fatalf("want a fail-closed denial while a policy is broken, got %v", err)
 	}
@@ -381,10 +333,10 @@ func TestWebhookDownFailsClosedWhilePoliciesExist(t *testing.T) {
 	}
 	stop := startHub(t)
 	deletePolicies(t)
-	mustApply(t, regoPolicy("any", `annotations["fleetpolicy.io/checked"] := "true"`))
+	testkit.Apply(t, c, regoPolicy("any", `annotations["fleetpolicy.io/checked"] := "true"`))
 	waitFailurePolicy(t, admissionregistrationv1.Fail)
 	stop()
-	err := apply(t, policyDoc("down", "p", nil))
+	err := testkit.TryApply(t, c, policyDoc("down", "p", nil))
 	if err == nil || !strings.Contains(err.Error(), "failed calling webhook") {
 		t.Fatalf("want the API server to refuse while the webhook is down, got %v", err)
 	}
@@ -400,7 +352,7 @@ func TestWebhookDownFailsClosedWhilePoliciesExist(t *testing.T) {
 	}
 	// Outside the selector, writes go on without the hub.
 	for _, ns := range []string{"us-virginia", "fleetpolicy-system", exempt.Name} {
-		if err := apply(t, policyDoc(ns, "while-down", nil)); err != nil {
+		if err := testkit.TryApply(t, c, policyDoc(ns, "while-down", nil)); err != nil {
 			t.Errorf("a Policy write in excluded namespace %s failed while the webhook is down: %v", ns, err)
 		}
 	}
@@ -414,15 +366,15 @@ func TestWebhookDownFailsClosedWhilePoliciesExist(t *testing.T) {
 func TestExplainEndpoint(t *testing.T) {
 	startHub(t)
 	deletePolicies(t)
-	applyFile(t, "examples/placement/clusters.yaml")
-	applyFile(t, "examples/placement/policy-rego.yaml")
+	testkit.ApplyFile(t, c, "examples/placement/clusters.yaml")
+	testkit.ApplyFile(t, c, "examples/placement/policy-rego.yaml")
 	waitFailurePolicy(t, admissionregistrationv1.Fail)
 	token := serviceAccountToken(t, "explainer", "fleetpolicy-explain")
 	body := policyDoc("explain", "payments", map[string]string{
 		"fleetpolicy.io/eu-jurisdiction-required": "true", "fleetpolicy.io/pci-compliance-level": "2",
 	})
 	var resp *http.Response
-	localplane.Eventually(t, 30*time.Second, "explain answers", func() string {
+	testkit.Eventually(t, 30*time.Second, "explain answers", func() string {
 		var err error
 		resp, err = postExplain(webhookAddr(), token, body)
 		if err != nil {
@@ -467,14 +419,14 @@ func TestExplainEndpoint(t *testing.T) {
 func TestRootPolicyLabelExemptsNothingFromTenants(t *testing.T) {
 	startHub(t)
 	deletePolicies(t)
-	applyFile(t, "examples/placement/clusters.yaml")
+	testkit.ApplyFile(t, c, "examples/placement/clusters.yaml")
 	if err := localplane.EnsureNamespace(context.Background(), c, "unregistered"); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.Create(context.Background(), &clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: "unregistered"}}); client.IgnoreAlreadyExists(err) != nil {
 		t.Fatal(err)
 	}
-	mustApply(t, regoPolicy("pin", `annotations["placement.fleetpolicy.io/clusters"] := "eu-paris"`))
+	testkit.Apply(t, c, regoPolicy("pin", `annotations["placement.fleetpolicy.io/clusters"] := "eu-paris"`))
 	waitFailurePolicy(t, admissionregistrationv1.Fail)
 	defer func() {
 		deletePolicies(t)

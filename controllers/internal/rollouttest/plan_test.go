@@ -10,8 +10,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/hub"
-	"github.com/fleetpolicy/fleetpolicy/controllers/internal/hub/hubtest"
-	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit/hubtest"
 	fleetv1alpha1 "github.com/fleetpolicy/fleetpolicy/shared/api/fleetpolicy/v1alpha1"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 )
@@ -28,10 +28,7 @@ const planRolloutGolden = "functions/plan-rollout/testdata/decisions-as-the-hub-
 // the rollout enforces wave by wave as planned: the hub and plan-rollout read
 // the same PlacementDecisions into the same decision groups.
 func TestHubReadsDecisionsAsPlanRollout(t *testing.T) {
-	root, err := localplane.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
+	root := testkit.RepoRoot(t)
 	out, err := os.ReadFile(filepath.Join(root, planRolloutGolden))
 	if err != nil {
 		t.Fatal(err)
@@ -79,10 +76,10 @@ func TestHubReadsDecisionsAsPlanRollout(t *testing.T) {
 	// as beside OCM's add-on.
 	hubtest.Start(t, plane.Config, func(o *hub.ManagerOptions) { o.SchedulePlacementRules = false })
 	f := spoke(t, ns, 100*time.Millisecond)
-	apply(t, strings.Join(append(docs, plan, policy), "---\n"))
+	testkit.Apply(t, c, strings.Join(append(docs, plan, policy), "---\n"))
 
-	localplane.Eventually(t, 30*time.Second, "the live waves follow the plan", func() string {
-		for _, c := range rootStatus(t, ns).Conditions {
+	testkit.Eventually(t, 30*time.Second, "the live waves follow the plan", func() string {
+		for _, c := range testkit.RootStatus(t, c, ns, "p").Conditions {
 			if c.Type == hub.ConditionRolloutPlanMatches && c.Status == "True" {
 				return ""
 			}

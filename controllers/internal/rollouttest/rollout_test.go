@@ -16,8 +16,9 @@ import (
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/hub"
-	"github.com/fleetpolicy/fleetpolicy/controllers/internal/hub/hubtest"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit/hubtest"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 )
 
@@ -30,25 +31,10 @@ var fleet = []string{"c-1", "c-2", "c-3", "c-4", "c-5", "c-6"}
 
 func TestMain(m *testing.M) {
 	ctrl.SetLogger(logr.Discard())
-	var err error
-	plane, err = localplane.Start("hub")
-	if localplane.SkipsPackage(err) {
-		os.Exit(0)
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	c = plane.Client
-	for _, cl := range fleet {
-		if err := localplane.EnsureCluster(context.Background(), c, cl); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-	}
-	code := m.Run()
-	_ = plane.Stop()
-	os.Exit(code)
+	os.Exit(testkit.RunWithPlane(m, "hub", fleet, func(_ context.Context, p *localplane.Plane) error {
+		plane, c = p, p.Client
+		return nil
+	}))
 }
 
 // startHub runs a hub controller until the returned stop is called (or the test
@@ -56,13 +42,6 @@ func TestMain(m *testing.M) {
 func startHub(t *testing.T) (stop func()) {
 	t.Helper()
 	return hubtest.Start(t, plane.Config, nil).Stop
-}
-
-func apply(t *testing.T, doc string) {
-	t.Helper()
-	if err := localplane.ApplyManifests(context.Background(), c, t.Name(), doc); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // rolloutPolicy applies an enforce Policy with the given rolloutStrategy, bound
@@ -75,7 +54,7 @@ func rolloutPolicy(t *testing.T, ns, strategy string, groups ...[]string) {
 	for i, g := range groups {
 		setGroup(t, ns, i, groupName(i), g...)
 	}
-	apply(t, fmt.Sprintf(`
+	testkit.Apply(t, c, fmt.Sprintf(`
 apiVersion: policy.open-cluster-management.io/v1
 kind: Policy
 metadata: {name: p, namespace: %s}
@@ -125,7 +104,7 @@ func setGroup(t *testing.T, ns string, index int, name string, clusters ...strin
 	if decisions == "" {
 		decisions = " []"
 	}
-	apply(t, fmt.Sprintf(`
+	testkit.Apply(t, c, fmt.Sprintf(`
 apiVersion: cluster.open-cluster-management.io/v1beta1
 kind: PlacementDecision
 metadata:
@@ -141,15 +120,6 @@ status:
 		clusterv1beta1.DecisionGroupNameLabel, name, decisions))
 }
 
-func rootStatus(t *testing.T, ns string) policyv1.PolicyStatus {
-	t.Helper()
-	p := &policyv1.Policy{}
-	if err := c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "p"}, p); err != nil {
-		t.Fatal(err)
-	}
-	return p.Status
-}
-
 func clusterRollout(s policyv1.PolicyStatus) map[string]policyv1.RolloutStatus {
 	out := map[string]policyv1.RolloutStatus{}
 	for _, e := range s.Status {
@@ -162,8 +132,8 @@ func clusterRollout(s policyv1.PolicyStatus) map[string]policyv1.RolloutStatus {
 // empty fleet has trivially succeeded).
 func waitRollout(t *testing.T, ns string, n int, want policyv1.RolloutStatus) {
 	t.Helper()
-	localplane.Eventually(t, 60*time.Second, "root rolloutStatus "+string(want), func() string {
-		if s := rootStatus(t, ns); s.RolloutStatus != want || len(s.Status) != n {
+	testkit.Eventually(t, 60*time.Second, "root rolloutStatus "+string(want), func() string {
+		if s := testkit.RootStatus(t, c, ns, "p"); s.RolloutStatus != want || len(s.Status) != n {
 			return fmt.Sprintf("rolloutStatus %q, clusters %v", s.RolloutStatus, clusterRollout(s))
 		}
 		return ""
@@ -226,7 +196,7 @@ func TestProgressiveMaxConcurrency2Over6Clusters(t *testing.T) {
 	waitRollout(t, ns, 6, policyv1.RolloutSucceeded)
 	assertWaves(t, f.enforcedOrder(), fleet[0:2], fleet[2:4], fleet[4:6])
 	assertEnforcedOnce(t, f)
-	for cl, st := range clusterRollout(rootStatus(t, ns)) {
+	for cl, st := range clusterRollout(testkit.RootStatus(t, c, ns, "p")) {
 		if st != policyv1.RolloutSucceeded {
 			t.Errorf("%s: rolloutStatus %s", cl, st)
 		}
@@ -305,7 +275,7 @@ func TestFailureBreachStopsTheRollout(t *testing.T) {
 	if got := f.enforcedOrder(); !slices.Equal(got, fleet[:2]) {
 		t.Fatalf("enforced %v after the breach, want only %v", got, fleet[:2])
 	}
-	st := clusterRollout(rootStatus(t, ns))
+	st := clusterRollout(testkit.RootStatus(t, c, ns, "p"))
 	if st["c-1"] != policyv1.RolloutSucceeded || st["c-2"] != policyv1.RolloutFailed || st["c-3"] != policyv1.RolloutToApply {
 		t.Fatalf("cluster rollout statuses %v", st)
 	}
@@ -317,8 +287,8 @@ func TestProgressDeadlineTimesOutASilentCluster(t *testing.T) {
 	f := spoke(t, ns, 0)
 	f.set("c-1", silent)
 	rolloutPolicy(t, ns, "{type: Progressive, progressive: {maxConcurrency: 1, maxFailures: 1, progressDeadline: 2s}}", fleet[:3])
-	localplane.Eventually(t, 30*time.Second, "c-1 TimeOut, rollout moved on", func() string {
-		st := clusterRollout(rootStatus(t, ns))
+	testkit.Eventually(t, 30*time.Second, "c-1 TimeOut, rollout moved on", func() string {
+		st := clusterRollout(testkit.RootStatus(t, c, ns, "p"))
 		if st["c-1"] != policyv1.RolloutTimeOut || st["c-3"] != policyv1.RolloutSucceeded {
 			return fmt.Sprintf("%v", st)
 		}
@@ -334,15 +304,15 @@ func TestMinSuccessTimeSoaksEachWave(t *testing.T) {
 	f := spoke(t, ns, 0)
 	soak := 2 * time.Second
 	rolloutPolicy(t, ns, "{type: ProgressivePerGroup, progressivePerGroup: {minSuccessTime: 2s}}", fleet[:2], fleet[2:4])
-	localplane.Eventually(t, 30*time.Second, "first wave succeeded", func() string {
-		st := clusterRollout(rootStatus(t, ns))
+	testkit.Eventually(t, 30*time.Second, "first wave succeeded", func() string {
+		st := clusterRollout(testkit.RootStatus(t, c, ns, "p"))
 		if st["c-1"] != policyv1.RolloutSucceeded || st["c-2"] != policyv1.RolloutSucceeded {
 			return fmt.Sprintf("%v", st)
 		}
 		return ""
 	})
 	succeeded := time.Now()
-	localplane.Eventually(t, 30*time.Second, "second wave enforced", func() string {
+	testkit.Eventually(t, 30*time.Second, "second wave enforced", func() string {
 		if len(f.enforcedOrder()) < 4 {
 			return fmt.Sprintf("enforced %v", f.enforcedOrder())
 		}
@@ -361,7 +331,7 @@ func TestClusterAddedDuringAndAfterRollout(t *testing.T) {
 	ns := "joiners"
 	f := spoke(t, ns, 300*time.Millisecond)
 	rolloutPolicy(t, ns, "{type: Progressive, progressive: {maxConcurrency: 1}}", fleet[:3])
-	localplane.Eventually(t, 30*time.Second, "rollout under way", func() string {
+	testkit.Eventually(t, 30*time.Second, "rollout under way", func() string {
 		if len(f.enforcedOrder()) == 0 {
 			return "nothing enforced yet"
 		}
@@ -372,8 +342,8 @@ func TestClusterAddedDuringAndAfterRollout(t *testing.T) {
 	assertWaves(t, f.enforcedOrder(), fleet[0:1], fleet[1:2], fleet[2:3], fleet[3:4])
 
 	setGroup(t, ns, 0, "canary", fleet[:5]...) // c-5 joins after it succeeded
-	localplane.Eventually(t, 30*time.Second, "a miniature rollout for c-5", func() string {
-		st := rootStatus(t, ns)
+	testkit.Eventually(t, 30*time.Second, "a miniature rollout for c-5", func() string {
+		st := testkit.RootStatus(t, c, ns, "p")
 		if len(f.enforcedOrder()) != 5 || st.RolloutStatus != policyv1.RolloutSucceeded || clusterRollout(st)["c-5"] != policyv1.RolloutSucceeded {
 			return fmt.Sprintf("enforced %v, root %s, clusters %v", f.enforcedOrder(), st.RolloutStatus, clusterRollout(st))
 		}
@@ -392,7 +362,7 @@ func TestHubRestartedMidRolloutResumes(t *testing.T) {
 	rolloutPolicy(t, ns, "{type: Progressive, progressive: {maxConcurrency: 1}}", fleet)
 	for restarts := 0; restarts < 3; restarts++ {
 		n := len(f.enforcedOrder())
-		localplane.Eventually(t, 30*time.Second, "progress before the restart", func() string {
+		testkit.Eventually(t, 30*time.Second, "progress before the restart", func() string {
 			if len(f.enforcedOrder()) <= n {
 				return fmt.Sprintf("enforced %v", f.enforcedOrder())
 			}
@@ -429,24 +399,24 @@ spec:
 		}
 		return doc
 	}
-	apply(t, plan(fleet[0:2], fleet[2:4]))
+	testkit.Apply(t, c, plan(fleet[0:2], fleet[2:4]))
 	rolloutPolicy(t, ns, "{type: Progressive, progressive: {maxConcurrency: 2}}", fleet[:4])
 	condition := func() (string, string) {
-		for _, c := range rootStatus(t, ns).Conditions {
+		for _, c := range testkit.RootStatus(t, c, ns, "p").Conditions {
 			if c.Type == hub.ConditionRolloutPlanMatches {
 				return string(c.Status), c.Message
 			}
 		}
 		return "", ""
 	}
-	localplane.Eventually(t, 30*time.Second, "the plan matches", func() string {
+	testkit.Eventually(t, 30*time.Second, "the plan matches", func() string {
 		if s, msg := condition(); s != "True" {
 			return s + " " + msg
 		}
 		return ""
 	})
-	apply(t, plan(fleet[0:1], fleet[1:4]))
-	localplane.Eventually(t, 30*time.Second, "the plan diverges", func() string {
+	testkit.Apply(t, c, plan(fleet[0:1], fleet[1:4]))
+	testkit.Eventually(t, 30*time.Second, "the plan diverges", func() string {
 		if s, msg := condition(); s != "False" || !strings.Contains(msg, "wave 0: planned [c-1], live [c-1 c-2]") {
 			return s + " " + msg
 		}
@@ -486,7 +456,7 @@ func TestStaleOCMAddonReportNeverCounts(t *testing.T) {
 	ns := "stale-ocm"
 	f := spokeOnWire(t, ns, 0, staleOCMWire)
 	rolloutPolicy(t, ns, "{type: Progressive, progressive: {maxConcurrency: 1}}", fleet[:2])
-	localplane.Eventually(t, 30*time.Second, "first cluster enforced", func() string {
+	testkit.Eventually(t, 30*time.Second, "first cluster enforced", func() string {
 		if got := f.enforcedOrder(); len(got) == 0 {
 			return "no cluster enforced yet"
 		}
@@ -498,7 +468,7 @@ func TestStaleOCMAddonReportNeverCounts(t *testing.T) {
 		t.Fatalf("enforced %v: a stale report moved the rollout to the next wave", got)
 	}
 	first := f.enforcedOrder()[0]
-	if st := clusterRollout(rootStatus(t, ns))[first]; st != policyv1.RolloutProgressing {
+	if st := clusterRollout(testkit.RootStatus(t, c, ns, "p"))[first]; st != policyv1.RolloutProgressing {
 		t.Fatalf("%s: rolloutStatus %s on a report older than the rollout, want Progressing", first, st)
 	}
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/scheme"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit"
 	"github.com/fleetpolicy/fleetpolicy/shared/scheduling"
 )
 
@@ -97,7 +98,7 @@ func placements() []clusterv1beta1.Placement {
 
 func TestScheduleIsOCMPlacementControllers(t *testing.T) {
 	plane, err := localplane.Start("scheduling")
-	localplane.FatalOrSkip(t, "starting the scheduling API server", err)
+	testkit.FatalOrSkip(t, "starting the scheduling API server", err)
 	t.Cleanup(func() { _ = plane.Stop() })
 	s := scheme.New()
 	if err := clusterv1beta2.Install(s); err != nil {
@@ -164,7 +165,7 @@ func TestScheduleIsOCMPlacementControllers(t *testing.T) {
 		t.Run(want.Name, func(t *testing.T) {
 			// OCM schedules again as its cache fills, so the comparison waits
 			// for its decisions to settle on the offline ones.
-			localplane.Eventually(t, 30*time.Second, "OCM's decisions for "+want.Name+" are shared/scheduling's", func() string {
+			testkit.Eventually(t, 30*time.Second, "OCM's decisions for "+want.Name+" are shared/scheduling's", func() string {
 				select {
 				case <-ocm.Exited():
 					t.Fatalf("OCM's placement controller exited:\n%s", ocm.Log())

@@ -28,9 +28,10 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/hub"
-	"github.com/fleetpolicy/fleetpolicy/controllers/internal/hub/hubtest"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
-	"github.com/fleetpolicy/fleetpolicy/controllers/internal/spoke/spoketest"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit/hubtest"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit/spoketest"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 	"github.com/fleetpolicy/fleetpolicy/shared/placement"
 	"github.com/fleetpolicy/fleetpolicy/shared/replication"
@@ -146,10 +147,7 @@ func leaks(text string, forms map[string]string) []string {
 // managed cluster, in parallel.
 func startPlanes(t *testing.T) (hubPlane, managed *localplane.Plane) {
 	t.Helper()
-	root, err := localplane.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
+	root := testkit.RepoRoot(t)
 	raw, err := os.ReadFile(filepath.Join(root, "manifests", "hub", "webhook.yaml"))
 	if err != nil {
 		t.Fatal(err)
@@ -172,7 +170,7 @@ func startPlanes(t *testing.T) (hubPlane, managed *localplane.Plane) {
 			t.Cleanup(func() { _ = p.Stop() })
 		}
 	}
-	localplane.FatalOrSkip(t, "starting the API servers", errors.Join(hubErr, managedErr))
+	testkit.FatalOrSkip(t, "starting the API servers", errors.Join(hubErr, managedErr))
 	return hubPlane, managed
 }
 
@@ -206,13 +204,6 @@ spec:
         remediationAction: inform
         object-templates:%[4]s
 `, name, roots, action, objectTemplates)
-}
-
-func apply(t *testing.T, c client.Client, doc string) {
-	t.Helper()
-	if err := localplane.ApplyManifests(context.Background(), c, t.Name(), doc); err != nil {
-		t.Fatal(err)
-	}
 }
 
 func writeSecret(t *testing.T, c client.Client, name, key, value string) {
@@ -257,7 +248,7 @@ func TestNoSecretIsLogged(t *testing.T) {
 		o.Placement = true
 		o.WebhookHost, o.WebhookPort, o.WebhookCertDir = hubPlane.WebhookHost, hubPlane.WebhookPort, hubPlane.WebhookCertDir
 	})
-	localplane.Eventually(t, 30*time.Second, "the webhook server to answer", func() string {
+	testkit.Eventually(t, 30*time.Second, "the webhook server to answer", func() string {
 		conn, err := tls.Dial("tcp", fmt.Sprintf("%s:%d", hubPlane.WebhookHost, hubPlane.WebhookPort), &tls.Config{InsecureSkipVerify: true})
 		if err != nil {
 			return err.Error()
@@ -269,18 +260,18 @@ func TestNoSecretIsLogged(t *testing.T) {
 	hubCfg.BearerToken = hubToken // sent with every request; the client certificate authenticates
 	spoketest.Start(t, hubCfg, managed.Config, cluster)
 
-	apply(t, hubPlane.Client, secretPolicy("enforced", "enforce",
+	testkit.Apply(t, hubPlane.Client, secretPolicy("enforced", "enforce",
 		secretTemplate("musthave", "creds", "password", enforcedValue)+
 			secretTemplate("mustnothave", "stale", "token", deletedValue))+"---"+
 		secretPolicy("rejected", "enforce", secretTemplate("musthave", "rejected", "not a key!", rejectedValue))+"---"+
 		secretPolicy("watched", "inform", secretTemplate("musthave", "watched", "token", wantedValue))+"---"+
-		localplane.PlacementRuleBinding(roots, "to-cluster", cluster, "enforced", "rejected", "watched"))
+		testkit.PlacementRuleBinding(roots, "to-cluster", []string{cluster}, "enforced", "rejected", "watched"))
 
 	// reported waits until the hub replica of a root policy has the compliance
 	// and a history message containing each of messages.
 	reported := func(name string, state policyv1.ComplianceState, messages ...string) {
 		t.Helper()
-		localplane.Eventually(t, 45*time.Second, "policy "+name+" reported to the hub", func() string {
+		testkit.Eventually(t, 45*time.Second, "policy "+name+" reported to the hub", func() string {
 			r := &policyv1.Policy{}
 			if err := hubPlane.Client.Get(ctx, client.ObjectKey{Namespace: cluster, Name: replication.Name(roots, name)}, r); err != nil {
 				return err.Error()
@@ -308,7 +299,7 @@ func TestNoSecretIsLogged(t *testing.T) {
 
 	writeSecret(t, managed.Client, "creds", "password", driftedValue)
 	reported("enforced", policyv1.Compliant, "secrets [creds] was updated successfully")
-	localplane.Eventually(t, 30*time.Second, "enforce puts Secret creds back", func() string {
+	testkit.Eventually(t, 30*time.Second, "enforce puts Secret creds back", func() string {
 		s := &corev1.Secret{}
 		if err := managed.Client.Get(ctx, client.ObjectKey{Namespace: data, Name: "creds"}, s); err != nil {
 			return err.Error()

@@ -12,6 +12,7 @@ import (
 
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/spoke"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 )
 
@@ -38,7 +39,7 @@ func TestSpokeReadsItsClock(t *testing.T) {
 	if err := localplane.EnsureNamespace(context.Background(), spokeC, data); err != nil {
 		t.Fatal(err)
 	}
-	apply(t, hubC, policyOf(ns, "c", configPolicy("clock-cm", "inform", "musthave", data, "absent"), ""))
+	testkit.Apply(t, hubC, policyOf(ns, "c", configPolicy("clock-cm", "inform", "musthave", data, "absent"), ""))
 	bindToCluster(t, ns, "c")
 	expectCompliance(t, ns, map[string]policyv1.ComplianceState{"c": policyv1.NonCompliant})
 
@@ -65,7 +66,7 @@ func TestSpokeReadsItsClock(t *testing.T) {
 	if !found {
 		t.Fatal("no compliance event about the policy on the managed cluster")
 	}
-	localplane.Eventually(t, 45*time.Second, "the hub replica's history carries the spoke clock's time", func() string {
+	testkit.Eventually(t, 45*time.Second, "the hub replica's history carries the spoke clock's time", func() string {
 		r := hubReplica(t, ns, "c")
 		if r == nil || len(r.Status.Details) == 0 || r.Status.Details[0] == nil || len(r.Status.Details[0].History) == 0 {
 			return "no history on the hub replica"

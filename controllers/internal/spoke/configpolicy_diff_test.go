@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 	"github.com/fleetpolicy/fleetpolicy/shared/configpolicy"
 )
@@ -35,7 +36,7 @@ func create(t *testing.T, obj client.Object) {
 func relatedDiffs(t *testing.T, name string, want int) map[string]string {
 	t.Helper()
 	var diffs map[string]string
-	localplane.Eventually(t, 45*time.Second, "the related objects of "+name, func() string {
+	testkit.Eventually(t, 45*time.Second, "the related objects of "+name, func() string {
 		cp := spokeConfigPolicy(t, name)
 		if cp == nil {
 			return name + " is not on the spoke"
@@ -79,7 +80,7 @@ func TestRecordDiff(t *testing.T) {
 		return fmt.Sprintf(`{complianceType: musthave, %sobjectDefinition: {apiVersion: v1, kind: ConfigMap,
             metadata: {name: %s, namespace: %s}, data: {k: new}}}`, field, name, data)
 	}
-	apply(t, hubC, policyOf(ns, "p", `{apiVersion: policy.open-cluster-management.io/v1, kind: ConfigurationPolicy,
+	testkit.Apply(t, hubC, policyOf(ns, "p", `{apiVersion: policy.open-cluster-management.io/v1, kind: ConfigurationPolicy,
         metadata: {name: rd-cm},
         spec: {remediationAction: inform, object-templates: [
           {complianceType: musthave, objectDefinition: {apiVersion: v1, kind: ServiceAccount,
@@ -152,8 +153,8 @@ func TestRecreateRefusedImmutable(t *testing.T) {
 	const enforced, informed, data = "recreate-none", "recreate-inform", "recreate-none-data"
 	before := immutableConfigMap(t, data, "rn-frozen")
 	informedBefore := immutableConfigMap(t, data, "ri-frozen")
-	apply(t, hubC, policyOf(enforced, "p", immutableTemplate("rn-frozen", "enforce", "", data), ""))
-	apply(t, hubC, policyOf(informed, "p", immutableTemplate("ri-frozen", "inform", "IfRequired", data), ""))
+	testkit.Apply(t, hubC, policyOf(enforced, "p", immutableTemplate("rn-frozen", "enforce", "", data), ""))
+	testkit.Apply(t, hubC, policyOf(informed, "p", immutableTemplate("ri-frozen", "inform", "IfRequired", data), ""))
 	bindToCluster(t, enforced, "p")
 	bindToCluster(t, informed, "p")
 	expectMessage(t, enforced, "NonCompliant; violation - configmaps [rn-frozen] in namespace recreate-none-data cannot be updated, "+
@@ -180,7 +181,7 @@ func TestRecreateIfRequired(t *testing.T) {
 	if !exists(t, spokeC, cm) || cm.UID == before || cm.Data["k"] != "new" {
 		t.Fatalf("the ConfigMap was not recreated: uid %s (was %s), data %v", cm.UID, before, cm.Data)
 	}
-	localplane.Eventually(t, 30*time.Second, "the related object of the recreated ConfigMap", func() string {
+	testkit.Eventually(t, 30*time.Second, "the related object of the recreated ConfigMap", func() string {
 		cp := spokeConfigPolicy(t, "rq-frozen")
 		if cp == nil || len(cp.Status.RelatedObjects) != 1 || cp.Status.RelatedObjects[0].Properties == nil {
 			return fmt.Sprintf("related objects %+v", cp)
@@ -219,7 +220,7 @@ func TestRecreateAlways(t *testing.T) {
 func TestRecreateWaitsForDeletion(t *testing.T) {
 	const ns, data, hold = "recreate-wait", "recreate-wait-data", "fleetpolicy.test/hold"
 	before := immutableConfigMap(t, data, "rw-frozen", hold)
-	apply(t, hubC, policyOf(ns, "p", immutableTemplate("rw-frozen", "enforce", "IfRequired", data), ""))
+	testkit.Apply(t, hubC, policyOf(ns, "p", immutableTemplate("rw-frozen", "enforce", "IfRequired", data), ""))
 	bindToCluster(t, ns, "p")
 	expectMessage(t, ns, "NonCompliant; violation - configmaps [rw-frozen] in namespace recreate-wait-data "+
 		"timed out waiting for the object to delete during recreate, will retry on the next policy evaluation")
@@ -246,7 +247,7 @@ func TestRecordDiffSelected(t *testing.T) {
 		create(t, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: data, Name: name,
 			Labels: map[string]string{"pick": "yes", "team": "red"}}})
 	}
-	apply(t, hubC, policyOf(ns, "p", `{apiVersion: policy.open-cluster-management.io/v1, kind: ConfigurationPolicy,
+	testkit.Apply(t, hubC, policyOf(ns, "p", `{apiVersion: policy.open-cluster-management.io/v1, kind: ConfigurationPolicy,
         metadata: {name: rds-sa},
         spec: {remediationAction: inform, object-templates: [{complianceType: musthave, objectSelector: {matchLabels: {pick: "yes"}},
           objectDefinition: {apiVersion: v1, kind: ServiceAccount, metadata: {namespace: `+data+`, labels: {team: blue}}}}]}}`, ""))

@@ -12,6 +12,7 @@ import (
 
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/governancemetrics"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit"
 )
 
 // TestCustomMessage: a ConfigurationPolicy's spec.customMessage replaces the
@@ -25,7 +26,7 @@ func TestCustomMessage(t *testing.T) {
           object-templates: [{complianceType: musthave,
             objectDefinition: {apiVersion: v1, kind: ConfigMap, metadata: {name: made, namespace: custom-message-data}, data: {k: v}}}]}}`)
 	const want = "Compliant; cmsg-cm keeps 1 ConfigMap in place"
-	localplane.Eventually(t, 45*time.Second, "the custom message in the history", func() string {
+	testkit.Eventually(t, 45*time.Second, "the custom message in the history", func() string {
 		if msg := newestMessage(spokePolicy(t, ns, "p"), 0); msg != want {
 			return "newest history message " + msg
 		}
@@ -68,7 +69,7 @@ func TestGovernanceMetric(t *testing.T) {
         spec: {remediationAction: enforce, severity: high,
           object-templates: [{complianceType: musthave,
             objectDefinition: {apiVersion: v1, kind: ConfigMap, metadata: {name: made, namespace: governance-metric-data}, data: {k: v}}}]}}`)
-	localplane.Eventually(t, 30*time.Second, "the governance metric of gm-cm", func() string {
+	testkit.Eventually(t, 30*time.Second, "the governance metric of gm-cm", func() string {
 		families, err := ctrlmetrics.Registry.Gather()
 		if err != nil {
 			return err.Error()

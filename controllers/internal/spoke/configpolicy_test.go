@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/util/retry"
 
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 )
 
@@ -28,7 +29,7 @@ func TestEnforceCreatesThenMustNotHaveDeletes(t *testing.T) {
 		return strings.Replace(policyOf(ns, "e", configPolicy("e-cm", "inform", complianceType, data, "made"), ""),
 			"disabled: false", "disabled: false\n  remediationAction: enforce", 1)
 	}
-	apply(t, hubC, root("musthave"))
+	testkit.Apply(t, hubC, root("musthave"))
 	bindToCluster(t, ns, "e")
 	made := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: data, Name: "made"}}
 
@@ -42,8 +43,8 @@ func TestEnforceCreatesThenMustNotHaveDeletes(t *testing.T) {
 	expectCurrentOnHub(t, ns, "e", "was created successfully")
 	first := hubReplica(t, ns, "e").Generation
 
-	apply(t, hubC, root("mustnothave"))
-	localplane.Eventually(t, 45*time.Second, "mustnothave deletes the ConfigMap", func() string {
+	testkit.Apply(t, hubC, root("mustnothave"))
+	testkit.Eventually(t, 45*time.Second, "mustnothave deletes the ConfigMap", func() string {
 		if exists(t, spokeC, made) {
 			return "the ConfigMap still exists"
 		}
@@ -59,7 +60,7 @@ func TestEnforceCreatesThenMustNotHaveDeletes(t *testing.T) {
 // its current generation, with a history entry containing message.
 func expectCurrentOnHub(t *testing.T, ns, name, message string) {
 	t.Helper()
-	localplane.Eventually(t, 45*time.Second, "hub replica evaluated at its generation", func() string {
+	testkit.Eventually(t, 45*time.Second, "hub replica evaluated at its generation", func() string {
 		r := hubReplica(t, ns, name)
 		if r == nil {
 			return "no replica"
@@ -88,13 +89,13 @@ func TestNamespaceSelector(t *testing.T) {
 		}
 	}
 	configMap(t, "sel-a", "shared")
-	apply(t, hubC, policyOf(ns, "s", `{apiVersion: policy.open-cluster-management.io/v1, kind: ConfigurationPolicy,
+	testkit.Apply(t, hubC, policyOf(ns, "s", `{apiVersion: policy.open-cluster-management.io/v1, kind: ConfigurationPolicy,
         metadata: {name: s-cm},
         spec: {remediationAction: inform, namespaceSelector: {include: ["sel-*"], exclude: [sel-skip]},
           object-templates: [{complianceType: musthave, objectDefinition: {apiVersion: v1, kind: ConfigMap, metadata: {name: shared}}}]}}`, ""))
 	bindToCluster(t, ns, "s")
 
-	localplane.Eventually(t, 45*time.Second, "missing in sel-b only", func() string {
+	testkit.Eventually(t, 45*time.Second, "missing in sel-b only", func() string {
 		want := "NonCompliant; violation - configmaps [shared] not found in namespace sel-b" // as OCM: only the violation
 		if got := newestMessage(spokePolicy(t, ns, "s"), 0); got != want {
 			return fmt.Sprintf("newest message %q", got)
@@ -115,7 +116,7 @@ func TestNamespaceSelector(t *testing.T) {
 func TestSpecSyncMirrorsAndRemoves(t *testing.T) {
 	const ns, data = "specsync", "specsync-data"
 	configMap(t, data, "m")
-	apply(t, hubC, strings.Replace(policyOf(ns, "m", configPolicy("m-cm", "inform", "musthave", data, "m"), ""),
+	testkit.Apply(t, hubC, strings.Replace(policyOf(ns, "m", configPolicy("m-cm", "inform", "musthave", data, "m"), ""),
 		"metadata: {name: m, namespace: specsync}", "metadata: {name: m, namespace: specsync, labels: {team: blue}}", 1))
 	bindToCluster(t, ns, "m")
 	expectCompliance(t, ns, map[string]policyv1.ComplianceState{"m": policyv1.Compliant})
@@ -136,7 +137,7 @@ func TestSpecSyncMirrorsAndRemoves(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	localplane.Eventually(t, 45*time.Second, "local change reverted", func() string {
+	testkit.Eventually(t, 45*time.Second, "local change reverted", func() string {
 		if p := spokePolicy(t, ns, "m"); p == nil || p.Spec.Disabled {
 			return "still disabled"
 		}
@@ -147,7 +148,7 @@ func TestSpecSyncMirrorsAndRemoves(t *testing.T) {
 	if err := hubC.Delete(context.Background(), &policyv1.Policy{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "m"}}); err != nil {
 		t.Fatal(err)
 	}
-	localplane.Eventually(t, 45*time.Second, "copy and template removed", func() string {
+	testkit.Eventually(t, 45*time.Second, "copy and template removed", func() string {
 		switch {
 		case hubReplica(t, ns, "m") != nil:
 			return "replica still on the hub"
@@ -165,7 +166,7 @@ func TestSpecSyncMirrorsAndRemoves(t *testing.T) {
 // naming the field, and the policy is NonCompliant.
 func TestBadTemplatesAreReported(t *testing.T) {
 	const ns = "badinput"
-	apply(t, hubC, fmt.Sprintf(`
+	testkit.Apply(t, hubC, fmt.Sprintf(`
 apiVersion: policy.open-cluster-management.io/v1
 kind: Policy
 metadata: {name: bad, namespace: %s}
@@ -177,7 +178,7 @@ spec:
 `, ns))
 	bindToCluster(t, ns, "bad")
 	expectCompliance(t, ns, map[string]policyv1.ComplianceState{"bad": policyv1.NonCompliant})
-	localplane.Eventually(t, 45*time.Second, "template errors name the field", func() string {
+	testkit.Eventually(t, 45*time.Second, "template errors name the field", func() string {
 		p := spokePolicy(t, ns, "bad")
 		for i, want := range []string{
 			"template-error; spec.policy-templates[0].objectDefinition: ConfigMap is not a policy template kind (its CRD lacks the label policy.open-cluster-management.io/policy-type=template)",
@@ -194,7 +195,7 @@ spec:
 		t.Error("a ConfigMap was created as a template")
 	}
 	// The hub replica says the same.
-	localplane.Eventually(t, 45*time.Second, "hub replica NonCompliant", func() string {
+	testkit.Eventually(t, 45*time.Second, "hub replica NonCompliant", func() string {
 		r := hubReplica(t, ns, "bad")
 		if r == nil || r.Status.ComplianceState != policyv1.NonCompliant || len(r.Status.Details) != 2 {
 			return fmt.Sprintf("%+v", r)

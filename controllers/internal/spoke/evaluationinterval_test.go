@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 )
 
@@ -67,7 +68,7 @@ func openWatches(t *testing.T, resource string) int {
 // expectOpenWatches waits until want WATCH requests are open for resource.
 func expectOpenWatches(t *testing.T, resource string, want int, why string) {
 	t.Helper()
-	localplane.Eventually(t, promptly, fmt.Sprintf("%d watches of %s: %s", want, resource, why), func() string {
+	testkit.Eventually(t, promptly, fmt.Sprintf("%d watches of %s: %s", want, resource, why), func() string {
 		if got := openWatches(t, resource); got != want {
 			return fmt.Sprintf("%d open", got)
 		}
@@ -79,7 +80,7 @@ func expectOpenWatches(t *testing.T, resource string, want int, why string) {
 // ns/name is state on the spoke.
 func expectPromptCompliance(t *testing.T, ns, name string, state policyv1.ComplianceState) {
 	t.Helper()
-	localplane.Eventually(t, promptly, fmt.Sprintf("%s/%s is %s", ns, name, state), func() string {
+	testkit.Eventually(t, promptly, fmt.Sprintf("%s/%s is %s", ns, name, state), func() string {
 		p := spokePolicy(t, ns, name)
 		if p == nil {
 			return "not on the spoke"
@@ -150,7 +151,7 @@ func TestWatchIntervalReevaluatesOnChange(t *testing.T) {
           customMessage: {compliant: 'owner is {{ range .Policy.status.relatedObjects }}{{ .object.data.owner }}{{ end }}'},
           object-templates: [{complianceType: musthave,
             objectDefinition: {apiVersion: v1, kind: ConfigMap, metadata: {name: watched, namespace: watch-interval-data}, data: {owner: fleetpolicy}}}]}}`)
-	localplane.Eventually(t, promptly, "the custom message reads the whole ConfigMap", func() string {
+	testkit.Eventually(t, promptly, "the custom message reads the whole ConfigMap", func() string {
 		if msg := newestMessage(spokePolicy(t, ns, "p"), 0); msg != "Compliant; owner is fleetpolicy" {
 			return "newest history message " + msg
 		}
@@ -174,7 +175,7 @@ func TestUnsetIntervalWatchesWhatItEvaluates(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := openWatches(t, "podtemplates")
-	apply(t, hubC, policyOf(ns, "p", podTemplatesPolicy("wu-cm", data, "", "a", "b"), ""))
+	testkit.Apply(t, hubC, policyOf(ns, "p", podTemplatesPolicy("wu-cm", data, "", "a", "b"), ""))
 	bindToCluster(t, ns, "p")
 	expectCompliance(t, ns, map[string]policyv1.ComplianceState{"p": policyv1.NonCompliant})
 	expectOpenWatches(t, "podtemplates", before+2, "one per PodTemplate the policy names")
@@ -183,7 +184,7 @@ func TestUnsetIntervalWatchesWhatItEvaluates(t *testing.T) {
 	podTemplate(t, data, "b")
 	expectPromptCompliance(t, ns, "p", policyv1.Compliant)
 
-	apply(t, hubC, policyOf(ns, "p", podTemplatesPolicy("wu-cm", data, "", "a"), ""))
+	testkit.Apply(t, hubC, policyOf(ns, "p", podTemplatesPolicy("wu-cm", data, "", "a"), ""))
 	expectOpenWatches(t, "podtemplates", before+1, "the spec no longer names b")
 
 	deleteRoot(t, ns, "p", "wu-cm")
@@ -246,12 +247,12 @@ func TestDurationIntervalEvaluatesWithoutWatching(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := openWatches(t, "podtemplates")
-	apply(t, hubC, policyOf(ns, "p", podTemplatesPolicy("wd-cm", data, "", "timed"), ""))
+	testkit.Apply(t, hubC, policyOf(ns, "p", podTemplatesPolicy("wd-cm", data, "", "timed"), ""))
 	bindToCluster(t, ns, "p")
 	expectCompliance(t, ns, map[string]policyv1.ComplianceState{"p": policyv1.NonCompliant})
 	expectOpenWatches(t, "podtemplates", before+1, "watched while the interval is unset")
 
-	apply(t, hubC, policyOf(ns, "p", podTemplatesPolicy("wd-cm", data, "{compliant: 2s, noncompliant: 2s}", "timed"), ""))
+	testkit.Apply(t, hubC, policyOf(ns, "p", podTemplatesPolicy("wd-cm", data, "{compliant: 2s, noncompliant: 2s}", "timed"), ""))
 	expectOpenWatches(t, "podtemplates", before, "the interval is now a duration")
 	podTemplate(t, data, "timed")
 	expectPromptCompliance(t, ns, "p", policyv1.Compliant)
@@ -266,12 +267,12 @@ func TestDurationIntervalEvaluatesWithoutWatching(t *testing.T) {
 // ConfigMap at once.
 func TestWatchWaitsForAMissingNamespace(t *testing.T) {
 	const ns, data = "watch-missing-ns", "watch-missing-ns-later"
-	apply(t, hubC, policyOf(ns, "p", `{apiVersion: policy.open-cluster-management.io/v1, kind: ConfigurationPolicy,
+	testkit.Apply(t, hubC, policyOf(ns, "p", `{apiVersion: policy.open-cluster-management.io/v1, kind: ConfigurationPolicy,
         metadata: {name: wm-cm},
         spec: {remediationAction: enforce, object-templates: [{complianceType: musthave,
           objectDefinition: {apiVersion: v1, kind: ConfigMap, metadata: {name: made, namespace: `+data+`}, data: {owner: fleetpolicy}}}]}}`, ""))
 	bindToCluster(t, ns, "p")
-	localplane.Eventually(t, 45*time.Second, "the policy fails to create the ConfigMap", func() string {
+	testkit.Eventually(t, 45*time.Second, "the policy fails to create the ConfigMap", func() string {
 		p := spokePolicy(t, ns, "p")
 		if msg := newestMessage(p, 0); p == nil || p.Status.ComplianceState != policyv1.NonCompliant || !strings.Contains(msg, "cannot be created") {
 			return "newest history message " + msg
@@ -297,12 +298,12 @@ func TestWatchRetriesAMissingKind(t *testing.T) {
 	if err := localplane.EnsureNamespace(context.Background(), spokeC, data); err != nil {
 		t.Fatal(err)
 	}
-	apply(t, hubC, policyOf(ns, "p", `{apiVersion: policy.open-cluster-management.io/v1, kind: ConfigurationPolicy,
+	testkit.Apply(t, hubC, policyOf(ns, "p", `{apiVersion: policy.open-cluster-management.io/v1, kind: ConfigurationPolicy,
         metadata: {name: wk-cm},
         spec: {remediationAction: enforce, object-templates: [{complianceType: musthave,
           objectDefinition: {apiVersion: watchtest.fleetpolicy.io/v1, kind: Widget, metadata: {name: w, namespace: `+data+`}, spec: {size: 3}}}]}}`, ""))
 	bindToCluster(t, ns, "p")
-	localplane.Eventually(t, 45*time.Second, "the policy reports the missing kind", func() string {
+	testkit.Eventually(t, 45*time.Second, "the policy reports the missing kind", func() string {
 		p := spokePolicy(t, ns, "p")
 		if msg := newestMessage(p, 0); p == nil || !strings.Contains(msg, "couldn't find the resource of kind Widget") {
 			return "newest history message " + msg
@@ -310,7 +311,7 @@ func TestWatchRetriesAMissingKind(t *testing.T) {
 		return ""
 	})
 
-	apply(t, spokeC, `
+	testkit.Apply(t, spokeC, `
 apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
 metadata: {name: widgets.watchtest.fleetpolicy.io}
@@ -329,7 +330,7 @@ spec:
           spec: {type: object, properties: {size: {type: integer}}}
 `)
 	// MissingKindRetry is 10s; the CRD takes a moment to be served.
-	localplane.Eventually(t, 25*time.Second, "the policy creates its Widget once the CRD is served", func() string {
+	testkit.Eventually(t, 25*time.Second, "the policy creates its Widget once the CRD is served", func() string {
 		p := spokePolicy(t, ns, "p")
 		if p == nil || p.Status.ComplianceState != policyv1.Compliant {
 			return "newest history message " + newestMessage(p, 0)
@@ -348,7 +349,7 @@ func TestObjectSelectorWatched(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := openWatches(t, "podtemplates")
-	apply(t, hubC, policyOf(ns, "p", `{apiVersion: policy.open-cluster-management.io/v1, kind: ConfigurationPolicy,
+	testkit.Apply(t, hubC, policyOf(ns, "p", `{apiVersion: policy.open-cluster-management.io/v1, kind: ConfigurationPolicy,
         metadata: {name: ws-cm},
         spec: {remediationAction: inform, object-templates: [{complianceType: musthave, objectSelector: {matchLabels: {pick: "yes"}},
           objectDefinition: {apiVersion: v1, kind: PodTemplate, metadata: {namespace: `+data+`}, template: {metadata: {labels: {tier: web}}}}}]}}`, ""))

@@ -8,6 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit/hubtest"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit/spoketest"
+
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -19,6 +22,7 @@ import (
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/hub"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/spoke"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 )
 
@@ -41,92 +45,59 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(runMain(m))
+	os.Exit(testkit.RunPackage(m, start))
 }
 
-// runMain starts a hub and a spoke API server, the hub controller on the hub
+// start starts a hub and a spoke API server, the hub controller on the hub
 // and the spoke controller between them, as in a real fleet.
-func runMain(m *testing.M) int {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+func start(ctx context.Context) (stop func(), err error) {
 	fleet, err := localplane.StartFleet(ctx, 1)
-	if localplane.SkipsPackage(err) {
-		return 0
-	}
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
+		return nil, err
 	}
-	defer fleet.Stop()
+	var running sync.WaitGroup
+	stop = func() {
+		// Stop the controllers before their API servers.
+		if stopSpoke != nil {
+			stopSpoke()
+		}
+		running.Wait()
+		_ = fleet.Stop()
+	}
 	hubC, spokeC = fleet.Hub.Client, fleet.Spokes[0].Client
 	hubConfig, spokeConfig = fleet.Hub.Config, fleet.Spokes[0].Config
 	if err := localplane.EnsureCluster(ctx, hubC, cluster); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
+		return stop, err
 	}
 	ctrl.SetLogger(logr.Discard())
 
-	ho := hub.DefaultManagerOptions()
-	ho.MetricsAddr, ho.ProbeAddr = "0", "0"
-	ho.Placement = false // the placement webhook has its own tests
-	ho.StatusBatchDelay = 100 * time.Millisecond
-	hubMgr, err := hub.NewManager(ctx, fleet.Hub.Config, ho)
+	_, hubStopped, err := hubtest.Run(ctx, fleet.Hub.Config, hubtest.Options(func(o *hub.ManagerOptions) {
+		o.StatusBatchDelay = 100 * time.Millisecond
+	}))
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
+		return stop, err
 	}
-	var running sync.WaitGroup
-	running.Go(func() {
-		if err := hubMgr.Start(ctx); err != nil {
-			fmt.Fprintln(os.Stderr, "hub manager:", err)
-		}
-	})
+	running.Go(func() { testkit.LogStop("hub manager", hubStopped) })
 	startSpokeWith = func(configure func(*spoke.ManagerOptions)) error {
-		so := spoke.DefaultManagerOptions()
-		so.MetricsAddr, so.ProbeAddr = "0", "0"
-		so.ClusterName = cluster
-		if configure != nil {
-			configure(&so)
-		}
 		spokeCtx, cancelSpoke := context.WithCancel(ctx)
-		spokeMgr, err := spoke.NewManager(spokeCtx, fleet.Hub.Config, fleet.Spokes[0].Config, so)
+		stopped, err := spoketest.Run(spokeCtx, fleet.Hub.Config, fleet.Spokes[0].Config, spoketest.Options(cluster, configure))
 		if err != nil {
 			cancelSpoke()
 			return err
 		}
 		var spokeRunning sync.WaitGroup
-		spokeRunning.Go(func() {
-			if err := spokeMgr.Start(spokeCtx); err != nil {
-				fmt.Fprintln(os.Stderr, "spoke manager:", err)
-			}
-		})
+		spokeRunning.Go(func() { testkit.LogStop("spoke manager", stopped) })
 		stopSpoke = func() { cancelSpoke(); spokeRunning.Wait() }
 		return nil
 	}
 	startSpoke = func() error { return startSpokeWith(nil) }
-	if err := startSpoke(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	// Stop the controllers before their API servers.
-	defer running.Wait()
-	defer cancel()
-	defer func() { stopSpoke() }()
-	return m.Run()
-}
-
-// apply applies inline manifests to a cluster.
-func apply(t *testing.T, c client.Client, doc string) {
-	t.Helper()
-	if err := localplane.ApplyManifests(context.Background(), c, t.Name(), doc); err != nil {
-		t.Fatal(err)
-	}
+	return stop, startSpoke()
 }
 
 // bindToCluster binds the named root policies of ns to the test cluster.
 func bindToCluster(t *testing.T, ns string, policies ...string) {
 	t.Helper()
-	apply(t, hubC, localplane.PlacementRuleBinding(ns, "to-cluster", cluster, policies...))
+	testkit.Apply(t, hubC, testkit.PlacementRuleBinding(ns, "to-cluster", []string{cluster}, policies...))
 }
 
 // configPolicy is a ConfigurationPolicy template checking a ConfigMap.
@@ -231,7 +202,7 @@ func newestMessage(p *policyv1.Policy, i int) string {
 // has the given compliance.
 func expectCompliance(t *testing.T, ns string, want map[string]policyv1.ComplianceState) {
 	t.Helper()
-	localplane.Eventually(t, 45*time.Second, fmt.Sprintf("compliance of %v", want), func() string {
+	testkit.Eventually(t, 45*time.Second, fmt.Sprintf("compliance of %v", want), func() string {
 		for name, state := range want {
 			p := spokePolicy(t, ns, name)
 			if p == nil {

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 )
 
@@ -39,7 +40,7 @@ func labelledConfigMaps(t *testing.T, specs ...string) {
 		}
 		docs = append(docs, doc)
 	}
-	apply(t, spokeC, strings.Join(docs, "---\n"))
+	testkit.Apply(t, spokeC, strings.Join(docs, "---\n"))
 }
 
 // cmData is the data of ConfigMap ns/name on the spoke (nil when it does not
@@ -61,7 +62,7 @@ func cmData(t *testing.T, ns, name string) map[string]string {
 // templates (a YAML flow sequence) over the namespaces osel-*, and binds it.
 func selectorRoot(t *testing.T, ns, template, action, objectTemplates string) {
 	t.Helper()
-	apply(t, hubC, policyOf(ns, "p", fmt.Sprintf(`{apiVersion: policy.open-cluster-management.io/v1, kind: ConfigurationPolicy,
+	testkit.Apply(t, hubC, policyOf(ns, "p", fmt.Sprintf(`{apiVersion: policy.open-cluster-management.io/v1, kind: ConfigurationPolicy,
         metadata: {name: %s},
         spec: {remediationAction: %s, namespaceSelector: {include: ["osel-*"]}, object-templates: %s}}`, template, action, objectTemplates), ""))
 	bindToCluster(t, ns, "p")
@@ -71,7 +72,7 @@ func selectorRoot(t *testing.T, ns, template, action, objectTemplates string) {
 // on the spoke is want.
 func expectMessage(t *testing.T, ns, want string) {
 	t.Helper()
-	localplane.Eventually(t, 45*time.Second, want, func() string {
+	testkit.Eventually(t, 45*time.Second, want, func() string {
 		if got := newestMessage(spokePolicy(t, ns, "p"), 0); got != want {
 			return "newest message " + got
 		}
@@ -83,7 +84,7 @@ func expectMessage(t *testing.T, ns, want string) {
 // holds want.
 func expectInHistory(t *testing.T, ns, want string) {
 	t.Helper()
-	localplane.Eventually(t, 45*time.Second, want+" in the history", func() string {
+	testkit.Eventually(t, 45*time.Second, want+" in the history", func() string {
 		p := spokePolicy(t, ns, "p")
 		if p == nil || len(p.Status.Details) == 0 || p.Status.Details[0] == nil {
 			return "no history"
@@ -102,7 +103,7 @@ func expectInHistory(t *testing.T, ns, want string) {
 // with " +uid" when it records the object's uid.
 func expectRelated(t *testing.T, name string, want ...string) {
 	t.Helper()
-	localplane.Eventually(t, 30*time.Second, fmt.Sprintf("related objects %q", want), func() string {
+	testkit.Eventually(t, 30*time.Second, fmt.Sprintf("related objects %q", want), func() string {
 		cp := spokeConfigPolicy(t, name)
 		if cp == nil {
 			return "no ConfigurationPolicy " + name
@@ -215,10 +216,14 @@ func TestObjectSelectorEdges(t *testing.T) {
 		"configmaps [a, b] found as specified in namespace osel-e; "+
 		"configmaps [a] found as specified in namespace osel-e; "+
 		`Error parsing provided objectSelector in the object-template at index [3]: "Seriously" is not a valid label selector operator`)
-	cp := spokeConfigPolicy(t, "osel-edges")
-	if cp == nil || len(cp.Status.CompliancyDetails) != 4 || cp.Status.CompliancyDetails[0].ComplianceState != policyv1.Compliant {
-		t.Fatalf("the template selecting nothing is not Compliant: %+v", cp)
-	}
+	// The spoke says the compliance event before it writes the status.
+	testkit.Eventually(t, 45*time.Second, "the template selecting nothing is Compliant", func() string {
+		cp := spokeConfigPolicy(t, "osel-edges")
+		if cp == nil || len(cp.Status.CompliancyDetails) != 4 || cp.Status.CompliancyDetails[0].ComplianceState != policyv1.Compliant {
+			return fmt.Sprintf("ConfigurationPolicy %+v", cp)
+		}
+		return ""
+	})
 	list := &corev1.ConfigMapList{}
 	if err := spokeC.List(context.Background(), list, client.InNamespace("osel-e")); err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/operatorpolicy"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 	"github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1beta1"
 )
@@ -47,12 +48,12 @@ func TestOperatorPolicyKeptWhenTemplateSyncDeletes(t *testing.T) {
           subscription: {name: %s, namespace: %s, channel: stable, source: catalog, sourceNamespace: %s}}}`, pkg, annotations, pkg, operators, data),
 			dependsOn("gate", policyv1.Compliant))
 	}
-	apply(t, hubC, policyOf(ns, "gate", configPolicy("opkeep-gate", "inform", "musthave", data, "gate"), "")+"---"+opPolicy("{}"))
+	testkit.Apply(t, hubC, policyOf(ns, "gate", configPolicy("opkeep-gate", "inform", "musthave", data, "gate"), "")+"---"+opPolicy("{}"))
 	bindToCluster(t, ns, "gate", "op")
 
 	waitHeld := func(what string) {
 		t.Helper()
-		localplane.Eventually(t, 45*time.Second, what, func() string {
+		testkit.Eventually(t, 45*time.Second, what, func() string {
 			op := &v1beta1.OperatorPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: cluster, Name: pkg}}
 			if !exists(t, spokeC, op) {
 				return "the OperatorPolicy template is not on the cluster"
@@ -65,7 +66,7 @@ func TestOperatorPolicyKeptWhenTemplateSyncDeletes(t *testing.T) {
 	}
 	waitDeletedKeeping := func(what string) {
 		t.Helper()
-		localplane.Eventually(t, 45*time.Second, what, func() string {
+		testkit.Eventually(t, 45*time.Second, what, func() string {
 			if exists(t, spokeC, &v1beta1.OperatorPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: cluster, Name: pkg}}) {
 				return "the OperatorPolicy template is still there"
 			}
@@ -83,10 +84,10 @@ func TestOperatorPolicyKeptWhenTemplateSyncDeletes(t *testing.T) {
 
 	configMap(t, data, "gate")
 	waitHeld("the template is back once its dependency is met again")
-	apply(t, hubC, opPolicy(`{policy.open-cluster-management.io/hub-templates-error: "error calling lookup: the ConfigMap is missing"}`))
+	testkit.Apply(t, hubC, opPolicy(`{policy.open-cluster-management.io/hub-templates-error: "error calling lookup: the ConfigMap is missing"}`))
 	waitDeletedKeeping("the template is removed while the hub could not resolve it")
 
-	apply(t, hubC, opPolicy("{}"))
+	testkit.Apply(t, hubC, opPolicy("{}"))
 	waitHeld("the template is back once the hub resolves it")
 	root := &policyv1.Policy{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "op"}}
 	if err := hubC.Delete(ctx, root); err != nil {

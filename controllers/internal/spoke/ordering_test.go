@@ -11,7 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 )
 
@@ -23,14 +23,14 @@ func TestChainAppliesInOrder(t *testing.T) {
 	const ns, data = "chain", "chain-data"
 	configMap(t, data, "b")
 	configMap(t, data, "c")
-	apply(t, hubC, policyOf(ns, "a", configPolicy("a-cm", "inform", "musthave", data, "a"), "")+"---"+
+	testkit.Apply(t, hubC, policyOf(ns, "a", configPolicy("a-cm", "inform", "musthave", data, "a"), "")+"---"+
 		policyOf(ns, "b", configPolicy("b-cm", "inform", "musthave", data, "b"), dependsOn("a", policyv1.Compliant))+"---"+
 		policyOf(ns, "c", configPolicy("c-cm", "inform", "musthave", data, "c"), dependsOn("b", policyv1.Compliant)))
 	bindToCluster(t, ns, "a", "b", "c")
 
 	t.Run("B and C wait while A is NonCompliant", func(t *testing.T) {
 		expectCompliance(t, ns, map[string]policyv1.ComplianceState{"a": policyv1.NonCompliant, "b": policyv1.Pending, "c": policyv1.Pending})
-		localplane.Eventually(t, 45*time.Second, "pending messages name the unmet dependency", func() string {
+		testkit.Eventually(t, 45*time.Second, "pending messages name the unmet dependency", func() string {
 			for name, want := range map[string]string{
 				"b": "Pending; Dependencies were not satisfied: waiting for Policy chain.a to be Compliant, it is NonCompliant",
 				"c": "Pending; Dependencies were not satisfied: waiting for Policy chain.b to be Compliant, it is Pending",
@@ -86,7 +86,7 @@ func TestChainAppliesInOrder(t *testing.T) {
 	})
 
 	t.Run("the status reaches the hub", func(t *testing.T) {
-		localplane.Eventually(t, 45*time.Second, "hub replicas and root policies show the cluster's compliance", func() string {
+		testkit.Eventually(t, 45*time.Second, "hub replicas and root policies show the cluster's compliance", func() string {
 			for _, name := range []string{"a", "b", "c"} {
 				replica := hubReplica(t, ns, name)
 				if replica == nil || replica.Status.ComplianceState != policyv1.Compliant {
@@ -125,7 +125,7 @@ func TestChainAppliesInOrder(t *testing.T) {
 	t.Run("A NonCompliant again removes B's and C's templates", func(t *testing.T) {
 		deleteConfigMap(t, data, "a")
 		expectCompliance(t, ns, map[string]policyv1.ComplianceState{"a": policyv1.NonCompliant, "b": policyv1.Pending, "c": policyv1.Pending})
-		localplane.Eventually(t, 45*time.Second, "templates of B and C deleted", func() string {
+		testkit.Eventually(t, 45*time.Second, "templates of B and C deleted", func() string {
 			for _, name := range []string{"b-cm", "c-cm"} {
 				if spokeConfigPolicy(t, name) != nil {
 					return name + " still exists"
@@ -143,7 +143,7 @@ func TestExtraDependenciesGateOneTemplate(t *testing.T) {
 	const ns, data = "extra", "extra-data"
 	configMap(t, data, "second")
 	configMap(t, data, "third")
-	apply(t, hubC, fmt.Sprintf(`
+	testkit.Apply(t, hubC, fmt.Sprintf(`
 apiVersion: policy.open-cluster-management.io/v1
 kind: Policy
 metadata: {name: x, namespace: %s}
@@ -170,7 +170,7 @@ spec:
 		}
 		return strings.Join(out, ",")
 	}
-	localplane.Eventually(t, 45*time.Second, "second template pending on the first", func() string {
+	testkit.Eventually(t, 45*time.Second, "second template pending on the first", func() string {
 		p := spokePolicy(t, ns, "x")
 		if p == nil {
 			return "not synced"
@@ -190,7 +190,7 @@ spec:
 	}
 
 	configMap(t, data, "first")
-	localplane.Eventually(t, 45*time.Second, "second template applied once the first is Compliant", func() string {
+	testkit.Eventually(t, 45*time.Second, "second template applied once the first is Compliant", func() string {
 		p := spokePolicy(t, ns, "x")
 		if got := details(p); got != "x-first=Compliant,x-second=Compliant,x-third=Compliant" || p.Status.ComplianceState != policyv1.Compliant {
 			return fmt.Sprintf("details %s, compliant %s", got, p.Status.ComplianceState)
@@ -208,14 +208,14 @@ func TestPolicySetDependency(t *testing.T) {
 	const ns, data = "sets", "sets-data"
 	configMap(t, data, "m1")
 	configMap(t, data, "d")
-	apply(t, hubC, fmt.Sprintf(`
+	testkit.Apply(t, hubC, fmt.Sprintf(`
 apiVersion: policy.open-cluster-management.io/v1beta1
 kind: PolicySet
 metadata: {name: base, namespace: %s}
 spec:
   policies: [m1, m2]
 `, ns))
-	apply(t, hubC, policyOf(ns, "m1", configPolicy("m1-cm", "inform", "musthave", data, "m1"), "")+"---"+
+	testkit.Apply(t, hubC, policyOf(ns, "m1", configPolicy("m1-cm", "inform", "musthave", data, "m1"), "")+"---"+
 		policyOf(ns, "m2", configPolicy("m2-cm", "inform", "musthave", data, "m2"), "")+"---"+
 		policyOf(ns, "d", configPolicy("d-cm", "inform", "musthave", data, "d"),
 			"[{apiVersion: policy.open-cluster-management.io/v1beta1, kind: PolicySet, name: base, compliance: Compliant}]"))
@@ -230,7 +230,7 @@ spec:
 	if strings.Join(deps, ",") != "Policy sets.m1,Policy sets.m2" {
 		t.Errorf("dependencies on the spoke %v, want the set's members", deps)
 	}
-	localplane.Eventually(t, 45*time.Second, "d waits for the member that is not Compliant", func() string {
+	testkit.Eventually(t, 45*time.Second, "d waits for the member that is not Compliant", func() string {
 		want := "Pending; Dependencies were not satisfied: waiting for Policy sets.m2 to be Compliant, it is NonCompliant"
 		if got := newestMessage(spokePolicy(t, ns, "d"), 0); got != want {
 			return fmt.Sprintf("newest message %q", got)
@@ -255,12 +255,12 @@ func TestCycleStaysPendingAndIsNamed(t *testing.T) {
 	const ns, data = "cycle", "cycle-data"
 	configMap(t, data, "p1")
 	configMap(t, data, "p2")
-	apply(t, hubC, policyOf(ns, "p1", configPolicy("p1-cm", "inform", "musthave", data, "p1"), dependsOn("p2", policyv1.Compliant))+"---"+
+	testkit.Apply(t, hubC, policyOf(ns, "p1", configPolicy("p1-cm", "inform", "musthave", data, "p1"), dependsOn("p2", policyv1.Compliant))+"---"+
 		policyOf(ns, "p2", configPolicy("p2-cm", "inform", "musthave", data, "p2"), dependsOn("p1", policyv1.Compliant)))
 	bindToCluster(t, ns, "p1", "p2")
 
 	expectCompliance(t, ns, map[string]policyv1.ComplianceState{"p1": policyv1.Pending, "p2": policyv1.Pending})
-	localplane.Eventually(t, 45*time.Second, "the cycle is named", func() string {
+	testkit.Eventually(t, 45*time.Second, "the cycle is named", func() string {
 		for name, want := range map[string]string{
 			"p1": "the dependencies form a cycle: Policy cycle.p1 -> ConfigurationPolicy p1-cm -> Policy cycle.p2 -> ConfigurationPolicy p2-cm -> Policy cycle.p1",
 			"p2": "the dependencies form a cycle: Policy cycle.p2 -> ConfigurationPolicy p2-cm -> Policy cycle.p1 -> ConfigurationPolicy p1-cm -> Policy cycle.p2",
@@ -289,7 +289,7 @@ func TestDependenciesWithoutAPIVersionGate(t *testing.T) {
 		"[{kind: Policy, name: kind-first, compliance: Compliant}]") +
 		"  - objectDefinition: " + configPolicy("kind-gated2-cm", "inform", "musthave", data, "kind-gated2") + "\n" +
 		"    extraDependencies: [{kind: ConfigurationPolicy, name: kind-first-cm, compliance: Compliant}]\n"
-	apply(t, hubC, policyOf(ns, "kind-first", configPolicy("kind-first-cm", "inform", "musthave", data, "kind-first"), "")+"---"+withExtra)
+	testkit.Apply(t, hubC, policyOf(ns, "kind-first", configPolicy("kind-first-cm", "inform", "musthave", data, "kind-first"), "")+"---"+withExtra)
 	bindToCluster(t, ns, "kind-first", "kind-gated")
 
 	expectCompliance(t, ns, map[string]policyv1.ComplianceState{"kind-first": policyv1.NonCompliant, "kind-gated": policyv1.Pending})

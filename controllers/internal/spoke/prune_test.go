@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 	"github.com/fleetpolicy/fleetpolicy/shared/configpolicy"
 )
@@ -64,7 +65,7 @@ func deleteRoot(t *testing.T, ns, name, template string) {
 	if err := hubC.Delete(context.Background(), &policyv1.Policy{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}); err != nil {
 		t.Fatal(err)
 	}
-	localplane.Eventually(t, 45*time.Second, "the template goes with its policy", func() string {
+	testkit.Eventually(t, 45*time.Second, "the template goes with its policy", func() string {
 		if cp := spokeConfigPolicy(t, template); cp != nil {
 			return fmt.Sprintf("%s is still there, finalizers %v, status %+v", template, cp.Finalizers, cp.Status.CompliancyDetails)
 		}
@@ -80,7 +81,7 @@ func compliantRoot(t *testing.T, ns, data, template string) {
 	if err := localplane.EnsureNamespace(context.Background(), spokeC, data); err != nil {
 		t.Fatal(err)
 	}
-	apply(t, hubC, policyOf(ns, "p", template, ""))
+	testkit.Apply(t, hubC, policyOf(ns, "p", template, ""))
 	bindToCluster(t, ns, "p")
 	expectCompliance(t, ns, map[string]policyv1.ComplianceState{"p": policyv1.Compliant})
 }
@@ -144,7 +145,7 @@ func TestPruneNoneDeletesNothing(t *testing.T) {
 	if err := localplane.EnsureNamespace(context.Background(), spokeC, data); err != nil {
 		t.Fatal(err)
 	}
-	apply(t, hubC, policyOf(ns, "unset", pruningTemplate("pn-unset", "enforce", "", data, "unset"), "")+"---"+
+	testkit.Apply(t, hubC, policyOf(ns, "unset", pruningTemplate("pn-unset", "enforce", "", data, "unset"), "")+"---"+
 		policyOf(ns, "none", pruningTemplate("pn-none", "enforce", "None", data, "none"), ""))
 	bindToCluster(t, ns, "unset", "none")
 	expectCompliance(t, ns, map[string]policyv1.ComplianceState{"unset": policyv1.Compliant, "none": policyv1.Compliant})
@@ -153,15 +154,15 @@ func TestPruneNoneDeletesNothing(t *testing.T) {
 		t.Fatal("a ConfigurationPolicy that prunes nothing holds the prune finalizer")
 	}
 
-	apply(t, hubC, policyOf(ns, "none", pruningTemplate("pn-none", "enforce", "DeleteIfCreated", data, "none"), ""))
-	localplane.Eventually(t, 45*time.Second, "the finalizer follows the spec", func() string {
+	testkit.Apply(t, hubC, policyOf(ns, "none", pruningTemplate("pn-none", "enforce", "DeleteIfCreated", data, "none"), ""))
+	testkit.Eventually(t, 45*time.Second, "the finalizer follows the spec", func() string {
 		if !hasPruneFinalizer(t, "pn-none") {
 			return "no finalizer with DeleteIfCreated"
 		}
 		return ""
 	})
-	apply(t, hubC, policyOf(ns, "none", pruningTemplate("pn-none", "enforce", "None", data, "none"), ""))
-	localplane.Eventually(t, 45*time.Second, "the finalizer follows the spec", func() string {
+	testkit.Apply(t, hubC, policyOf(ns, "none", pruningTemplate("pn-none", "enforce", "None", data, "none"), ""))
+	testkit.Eventually(t, 45*time.Second, "the finalizer follows the spec", func() string {
 		if hasPruneFinalizer(t, "pn-none") {
 			return "the finalizer stays with None"
 		}
@@ -252,7 +253,7 @@ func TestPruneFailureHoldsFinalizer(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	localplane.Eventually(t, 45*time.Second, "the failure is reported and the finalizer kept", func() string {
+	testkit.Eventually(t, 45*time.Second, "the failure is reported and the finalizer kept", func() string {
 		cp := spokeConfigPolicy(t, "pf-cm")
 		if cp == nil {
 			return "the ConfigurationPolicy is gone"
@@ -283,7 +284,7 @@ func TestPruneFailureHoldsFinalizer(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	localplane.Eventually(t, 45*time.Second, "the policy goes once the ConfigMap has", func() string {
+	testkit.Eventually(t, 45*time.Second, "the policy goes once the ConfigMap has", func() string {
 		if spokeConfigPolicy(t, "pf-cm") != nil {
 			return "the ConfigurationPolicy is still there"
 		}
@@ -299,8 +300,8 @@ func TestPruneFailureHoldsFinalizer(t *testing.T) {
 func TestPruneDroppedObject(t *testing.T) {
 	const ns, data = "prune-dropped", "prune-dropped-data"
 	compliantRoot(t, ns, data, pruningTemplate("pd-cm", "enforce", "DeleteIfCreated", data, "first"))
-	apply(t, hubC, policyOf(ns, "p", pruningTemplate("pd-cm", "enforce", "DeleteIfCreated", data, "second"), ""))
-	localplane.Eventually(t, 45*time.Second, "the dropped ConfigMap is deleted", func() string {
+	testkit.Apply(t, hubC, policyOf(ns, "p", pruningTemplate("pd-cm", "enforce", "DeleteIfCreated", data, "second"), ""))
+	testkit.Eventually(t, 45*time.Second, "the dropped ConfigMap is deleted", func() string {
 		if cmUID(t, data, "second") == "" {
 			return "second not created"
 		}
@@ -323,7 +324,7 @@ func TestPruneDroppedObject(t *testing.T) {
 func TestPruneWhenDependencyRegresses(t *testing.T) {
 	const ns, data = "prune-dependency", "prune-dependency-data"
 	configMap(t, data, "gate")
-	apply(t, hubC, policyOf(ns, "gate", configPolicy("pg-gate", "inform", "musthave", data, "gate"), "")+"---"+
+	testkit.Apply(t, hubC, policyOf(ns, "gate", configPolicy("pg-gate", "inform", "musthave", data, "gate"), "")+"---"+
 		policyOf(ns, "app", pruningTemplate("pg-app", "enforce", "DeleteIfCreated", data, "app"), dependsOn("gate", policyv1.Compliant)))
 	bindToCluster(t, ns, "gate", "app")
 	expectCompliance(t, ns, map[string]policyv1.ComplianceState{"gate": policyv1.Compliant, "app": policyv1.Compliant})
@@ -333,7 +334,7 @@ func TestPruneWhenDependencyRegresses(t *testing.T) {
 
 	deleteConfigMap(t, data, "gate")
 	expectCompliance(t, ns, map[string]policyv1.ComplianceState{"gate": policyv1.NonCompliant, "app": policyv1.Pending})
-	localplane.Eventually(t, 45*time.Second, "the Pending template's ConfigMap is deleted", func() string {
+	testkit.Eventually(t, 45*time.Second, "the Pending template's ConfigMap is deleted", func() string {
 		if spokeConfigPolicy(t, "pg-app") != nil {
 			return "the template is still there"
 		}
@@ -419,7 +420,7 @@ func TestPruneNamespaceLeavingSelector(t *testing.T) {
 
 	for i, n := range []string{namespaces[1], namespaces[0]} {
 		setLabel(n, "no")
-		localplane.Eventually(t, 45*time.Second, "the ConfigMap of the namespace that left is deleted", func() string {
+		testkit.Eventually(t, 45*time.Second, "the ConfigMap of the namespace that left is deleted", func() string {
 			if cmUID(t, n, "selected") != "" {
 				return "still there in " + n
 			}
@@ -450,8 +451,8 @@ func TestPruneSkippedWhenATemplateFails(t *testing.T) {
 		t.Fatal("the policy did not create its ConfigMap")
 	}
 
-	apply(t, hubC, policyOf(ns, "p", template(`{{ fromConfigMap "x" }}`), ""))
-	localplane.Eventually(t, 45*time.Second, "the template error is evaluated", func() string {
+	testkit.Apply(t, hubC, policyOf(ns, "p", template(`{{ fromConfigMap "x" }}`), ""))
+	testkit.Eventually(t, 45*time.Second, "the template error is evaluated", func() string {
 		cp := spokeConfigPolicy(t, "pt-cm")
 		if cp == nil || cp.Status.LastEvaluatedGeneration != cp.Generation || cp.Status.ComplianceState != policyv1.NonCompliant {
 			return fmt.Sprintf("status %+v", cp)
@@ -480,8 +481,8 @@ func TestPruneNotOnHubTemplateError(t *testing.T) {
 	if failed == template {
 		t.Fatal("the test could not annotate the template")
 	}
-	apply(t, hubC, policyOf(ns, "p", failed, ""))
-	localplane.Eventually(t, 45*time.Second, "the template with a hub template error is removed", func() string {
+	testkit.Apply(t, hubC, policyOf(ns, "p", failed, ""))
+	testkit.Eventually(t, 45*time.Second, "the template with a hub template error is removed", func() string {
 		if cp := spokeConfigPolicy(t, "ph-cm"); cp != nil {
 			return fmt.Sprintf("ph-cm is still there, pruneObjectBehavior %q, finalizers %v", cp.Spec.PruneObjectBehavior, cp.Finalizers)
 		}

@@ -3,9 +3,10 @@ package spoke_test
 import (
 	"context"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit/spoketest"
 
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -14,7 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
-	"github.com/fleetpolicy/fleetpolicy/controllers/internal/spoke"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 	"github.com/fleetpolicy/fleetpolicy/shared/configpolicy"
 )
@@ -31,7 +32,7 @@ func TestPruneUninstallReleasesFinalizers(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	plane, err := localplane.Start("spoke-uninstall")
-	localplane.FatalOrSkip(t, "starting the spoke-uninstall API server", err)
+	testkit.FatalOrSkip(t, "starting the spoke-uninstall API server", err)
 	t.Cleanup(func() {
 		if err := plane.Stop(); err != nil {
 			t.Log(err)
@@ -46,21 +47,12 @@ func TestPruneUninstallReleasesFinalizers(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	so := spoke.DefaultManagerOptions()
-	so.MetricsAddr, so.ProbeAddr = "0", "0"
-	so.ClusterName = cluster
-	mgr, err := spoke.NewManager(ctx, hubConfig, plane.Config, so)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var running sync.WaitGroup
-	running.Go(func() {
-		if err := mgr.Start(ctx); err != nil {
+	running := spoketest.Start(t, hubConfig, plane.Config, cluster)
+	defer func() {
+		if stopped, err := running.Stopped(); stopped && err != nil {
 			t.Error(err)
 		}
-	})
-	defer running.Wait()
-	defer cancel()
+	}()
 
 	if err := localplane.ApplyManifests(ctx, managed, t.Name(),
 		`{apiVersion: policy.open-cluster-management.io/v1, kind: ConfigurationPolicy,
@@ -71,7 +63,7 @@ func TestPruneUninstallReleasesFinalizers(t *testing.T) {
 	}
 	made := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: data, Name: "made"}}
 	cp := &policyv1.ConfigurationPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: cluster, Name: "uninstall"}}
-	localplane.Eventually(t, 45*time.Second, "the policy creates its ConfigMap and holds the finalizer", func() string {
+	testkit.Eventually(t, 45*time.Second, "the policy creates its ConfigMap and holds the finalizer", func() string {
 		if err := managed.Get(ctx, client.ObjectKeyFromObject(made), made); err != nil {
 			return err.Error()
 		}
@@ -88,7 +80,7 @@ func TestPruneUninstallReleasesFinalizers(t *testing.T) {
 	if err := managed.Delete(ctx, crd); err != nil {
 		t.Fatal(err)
 	}
-	localplane.Eventually(t, 45*time.Second, "the CRD goes: its policies' finalizers are released", func() string {
+	testkit.Eventually(t, 45*time.Second, "the CRD goes: its policies' finalizers are released", func() string {
 		if exists(t, managed, crd) {
 			return "the CRD is still there, finalizers " + strings.Join(crd.Finalizers, ", ")
 		}

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 )
 
@@ -27,11 +28,11 @@ func TestParentActionInheritedExceptInformOnly(t *testing.T) {
 	root := strings.Replace(policyOf(ns, "i", withoutAction, ""),
 		"disabled: false", "disabled: false\n  remediationAction: enforce", 1) +
 		"  - objectDefinition: " + informOnly + "\n"
-	apply(t, hubC, root)
+	testkit.Apply(t, hubC, root)
 	bindToCluster(t, ns, "i")
 
 	bare := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: data, Name: "bare"}}
-	localplane.Eventually(t, 45*time.Second, "the template without remediationAction enforces", func() string {
+	testkit.Eventually(t, 45*time.Second, "the template without remediationAction enforces", func() string {
 		if !exists(t, spokeC, bare) {
 			return "the ConfigMap of the template without remediationAction was not created"
 		}
@@ -40,7 +41,7 @@ func TestParentActionInheritedExceptInformOnly(t *testing.T) {
 	if cp := spokeConfigPolicy(t, "inherit-bare"); cp == nil || cp.Spec.RemediationAction != "enforce" {
 		t.Fatalf("the template without remediationAction did not get the parent's: %+v", cp)
 	}
-	localplane.Eventually(t, 45*time.Second, "the InformOnly template is synced and evaluated", func() string {
+	testkit.Eventually(t, 45*time.Second, "the InformOnly template is synced and evaluated", func() string {
 		cp := spokeConfigPolicy(t, "inherit-only")
 		if cp == nil {
 			return "not synced"

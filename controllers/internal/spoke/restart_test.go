@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 )
 
@@ -16,7 +16,7 @@ func TestRestartResumes(t *testing.T) {
 	const ns, data = "restart", "restart-data"
 	configMap(t, data, "r1")
 	configMap(t, data, "r2")
-	apply(t, hubC, policyOf(ns, "r1", configPolicy("r1-cm", "inform", "musthave", data, "r1"), "")+"---"+
+	testkit.Apply(t, hubC, policyOf(ns, "r1", configPolicy("r1-cm", "inform", "musthave", data, "r1"), "")+"---"+
 		policyOf(ns, "r2", configPolicy("r2-cm", "inform", "musthave", data, "r2"), dependsOn("r1", policyv1.Compliant)))
 	bindToCluster(t, ns, "r1", "r2")
 	expectCompliance(t, ns, map[string]policyv1.ComplianceState{"r1": policyv1.Compliant, "r2": policyv1.Compliant})
@@ -32,14 +32,14 @@ func TestRestartResumes(t *testing.T) {
 	}()
 	deleteConfigMap(t, data, "r1")
 	configMap(t, data, "r2-new")
-	apply(t, hubC, policyOf(ns, "r2", configPolicy("r2-cm", "inform", "musthave", data, "r2-new"), dependsOn("r1", policyv1.Compliant)))
+	testkit.Apply(t, hubC, policyOf(ns, "r2", configPolicy("r2-cm", "inform", "musthave", data, "r2-new"), dependsOn("r1", policyv1.Compliant)))
 	restarted = true
 	if err := startSpoke(); err != nil {
 		t.Fatal(err)
 	}
 
 	expectCompliance(t, ns, map[string]policyv1.ComplianceState{"r1": policyv1.NonCompliant, "r2": policyv1.Pending})
-	localplane.Eventually(t, 45*time.Second, "r2's template removed while r1 is NonCompliant", func() string {
+	testkit.Eventually(t, 45*time.Second, "r2's template removed while r1 is NonCompliant", func() string {
 		if spokeConfigPolicy(t, "r2-cm") != nil {
 			return "r2-cm still exists"
 		}

@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/util/retry"
 
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 	"github.com/fleetpolicy/fleetpolicy/shared/templates"
 )
@@ -30,7 +31,7 @@ func enforceOnSpoke(t *testing.T, ns, name, dst, configurationPolicy string) {
 	if err := localplane.EnsureNamespace(context.Background(), spokeC, dst); err != nil {
 		t.Fatal(err)
 	}
-	apply(t, hubC, fmt.Sprintf(`
+	testkit.Apply(t, hubC, fmt.Sprintf(`
 apiVersion: policy.open-cluster-management.io/v1
 kind: Policy
 metadata: {name: %s, namespace: %s}
@@ -68,7 +69,7 @@ func sourceConfigMap(t *testing.T, ns, name string, data map[string]string) {
 // data[key] == want.
 func expectConfigMapValue(t *testing.T, ns, name, key, want string) {
 	t.Helper()
-	localplane.Eventually(t, 45*time.Second, fmt.Sprintf("ConfigMap %s/%s has %s=%q", ns, name, key, want), func() string {
+	testkit.Eventually(t, 45*time.Second, fmt.Sprintf("ConfigMap %s/%s has %s=%q", ns, name, key, want), func() string {
 		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
 		if !exists(t, spokeC, cm) {
 			return "it does not exist"
@@ -125,7 +126,7 @@ func TestManagedTemplatesResolveAndFollowTheirSources(t *testing.T) {
 
 	sourceConfigMap(t, src, "settings", map[string]string{"owner": "team-b", "replicas": "3"})
 	expectConfigMapValue(t, dst, "made", "owner", "team-b")
-	localplane.Eventually(t, 45*time.Second, "the Deployment follows the new replicas", func() string {
+	testkit.Eventually(t, 45*time.Second, "the Deployment follows the new replicas", func() string {
 		web := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: dst, Name: "web"}}
 		if !exists(t, spokeC, web) || web.Spec.Replicas == nil || *web.Spec.Replicas != 3 {
 			return fmt.Sprintf("replicas %v", web.Spec.Replicas)
@@ -220,7 +221,7 @@ func TestManagedTemplateErrorIsNonCompliant(t *testing.T) {
 `)
 	expectCompliance(t, ns, map[string]policyv1.ComplianceState{"e": policyv1.NonCompliant})
 	const want = "wrong number of args for fromConfigMap"
-	localplane.Eventually(t, 45*time.Second, "the error in the status and the history", func() string {
+	testkit.Eventually(t, 45*time.Second, "the error in the status and the history", func() string {
 		cp := spokeConfigPolicy(t, "merr-cp")
 		if cp == nil || len(cp.Status.CompliancyDetails) != 1 || len(cp.Status.CompliancyDetails[0].Conditions) != 1 ||
 			!strings.Contains(cp.Status.CompliancyDetails[0].Conditions[0].Message, want) {
@@ -259,7 +260,7 @@ func TestHubTemplateErrorAnnotation(t *testing.T) {
             metadata: {name: never, namespace: mhub-dst}
 `)
 	expectCompliance(t, ns, map[string]policyv1.ComplianceState{"h": policyv1.NonCompliant})
-	localplane.Eventually(t, 45*time.Second, "the hub's error in the history", func() string {
+	testkit.Eventually(t, 45*time.Second, "the hub's error in the history", func() string {
 		if msg := newestMessage(spokePolicy(t, ns, "h"), 0); msg != "template-error; error calling lookup: the ConfigMap is missing" {
 			return "newest history message " + msg
 		}
@@ -350,7 +351,7 @@ func TestDecryptsHubEncryptedValues(t *testing.T) {
 	// decrypted: NonCompliant with the library's error, nothing created.
 	enforceOnSpoke(t, ns, "wrong-iv", dst, encrypted("menc-wrong-iv", []byte("fedcba9876543210"), "undecrypted"))
 	expectCompliance(t, ns, map[string]policyv1.ComplianceState{"wrong-iv": policyv1.NonCompliant})
-	localplane.Eventually(t, 45*time.Second, "the decryption error in the history", func() string {
+	testkit.Eventually(t, 45*time.Second, "the decryption error in the history", func() string {
 		if msg := newestMessage(spokePolicy(t, ns, "wrong-iv"), 0); !strings.HasPrefix(msg, "NonCompliant; ") || !strings.Contains(msg, "padding") {
 			return "newest history message " + msg
 		}
@@ -379,7 +380,7 @@ func TestEncryptionKeyCopyFollowsTheHub(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	localplane.Eventually(t, 45*time.Second, "the copy holds the rotated keys", func() string {
+	testkit.Eventually(t, 45*time.Second, "the copy holds the rotated keys", func() string {
 		copied := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: cluster, Name: templates.EncryptionKeySecret}}
 		if !exists(t, spokeC, copied) {
 			return "no copy"

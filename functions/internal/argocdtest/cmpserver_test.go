@@ -447,24 +447,11 @@ func manifests(t *testing.T, stdout string) []map[string]any {
 		if obj == nil {
 			continue
 		}
-		if obj["apiVersion"] == nil || obj["kind"] == nil || nested(obj, "metadata", "name") == nil {
+		if obj["apiVersion"] == nil || obj["kind"] == nil || krmtest.Field(obj, "metadata", "name") == nil {
 			t.Fatalf("stdout document %d is not a Kubernetes object (apiVersion, kind, metadata.name): %v", i, obj)
 		}
 		objs = append(objs, obj)
 	}
-}
-
-// nested is the value at fields in obj, nil when absent.
-func nested(obj map[string]any, fields ...string) any {
-	var v any = obj
-	for _, f := range fields {
-		m, ok := v.(map[string]any)
-		if !ok {
-			return nil
-		}
-		v = m[f]
-	}
-	return v
 }
 
 // generateCommand is the plugin's generate command, relative to functions/;

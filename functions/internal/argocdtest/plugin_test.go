@@ -56,7 +56,7 @@ func objectKey(obj map[string]any) string {
 }
 
 func nestedString(obj map[string]any, fields ...string) string {
-	s, _ := nested(obj, fields...).(string)
+	s, _ := krmtest.Field(obj, fields...).(string)
 	return s
 }
 
@@ -120,7 +120,7 @@ func TestApplicationRendersOnlyTheManifests(t *testing.T) {
 	var got []string
 	for _, obj := range manifests(t, r.Stdout) {
 		got = append(got, objectKey(obj))
-		annotations, _ := nested(obj, "metadata", "annotations").(map[string]any)
+		annotations, _ := krmtest.Field(obj, "metadata", "annotations").(map[string]any)
 		for key := range annotations {
 			if strings.Contains(key, "config.kubernetes.io/") || strings.Contains(key, "config.k8s.io/") {
 				t.Errorf("%s carries the orchestration annotation %s", objectKey(obj), key)

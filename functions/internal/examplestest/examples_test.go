@@ -89,20 +89,20 @@ func TestExamples(t *testing.T) {
 				plans = append(plans, obj)
 			}
 		}
-		if len(plans) != 1 || nested(plans[0], "metadata", "name") != "payments" {
+		if len(plans) != 1 || krmtest.Field(plans[0], "metadata", "name") != "payments" {
 			t.Fatalf("the build holds the RolloutPlans %v, want only payments's", plans)
 		}
 		var waves [][]any
-		planned, _ := nested(plans[0], "spec", "waves").([]any)
+		planned, _ := krmtest.Field(plans[0], "spec", "waves").([]any)
 		for _, w := range planned {
 			wave, _ := w.(map[string]any)
-			clusters, _ := nested(wave, "clusters").([]any)
+			clusters, _ := krmtest.Field(wave, "clusters").([]any)
 			waves = append(waves, clusters)
 		}
 		if want := [][]any{{"emea-dublin"}, {"emea-frankfurt"}}; !reflect.DeepEqual(waves, want) {
 			t.Errorf("the plan's waves are %v, want %v", waves, want)
 		}
-		if annotations := nested(plans[0], "metadata", "annotations"); annotations != nil {
+		if annotations := krmtest.Field(plans[0], "metadata", "annotations"); annotations != nil {
 			t.Errorf("the plan has the annotations %v, want those of the stub (none)", annotations)
 		}
 	})
@@ -228,7 +228,7 @@ func TestExamples(t *testing.T) {
 				continue // the pipeline, and the hub's own objects, are not for the hub
 			}
 			for _, obj := range objects(t, path, content) {
-				if annotations, _ := nested(obj, "metadata", "annotations").(map[string]any); annotations["config.kubernetes.io/local-config"] != "true" {
+				if annotations, _ := krmtest.Field(obj, "metadata", "annotations").(map[string]any); annotations["config.kubernetes.io/local-config"] != "true" {
 					rendered = append(rendered, obj)
 				}
 			}
@@ -455,20 +455,7 @@ func objects(t *testing.T, src, stream string) []map[string]any {
 func byKey(objs []map[string]any) map[string]map[string]any {
 	out := make(map[string]map[string]any, len(objs))
 	for _, obj := range objs {
-		out[fmt.Sprintf("%v %v/%v", obj["kind"], nested(obj, "metadata", "namespace"), nested(obj, "metadata", "name"))] = obj
+		out[fmt.Sprintf("%v %v/%v", obj["kind"], krmtest.Field(obj, "metadata", "namespace"), krmtest.Field(obj, "metadata", "name"))] = obj
 	}
 	return out
-}
-
-// nested is the value at fields in obj, nil when absent.
-func nested(obj map[string]any, fields ...string) any {
-	var v any = obj
-	for _, f := range fields {
-		m, ok := v.(map[string]any)
-		if !ok {
-			return nil
-		}
-		v = m[f]
-	}
-	return v
 }

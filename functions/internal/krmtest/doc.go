@@ -7,8 +7,16 @@
 //     ResourceList). RunGolden runs the function in-process on each case;
 //     `go test ./<function>/ -update` rewrites expected.yaml from the actual
 //     output.
-//   - real orchestrators: BuildFunction builds a function's binary into a
-//     temporary directory; WriteKustomization and WriteKptPackage lay out a
+//   - in-process checks over every case: EachCase; fuzz targets: AddSeeds
+//     (the golden cases and the seeds every function shares), FuzzRun,
+//     CheckPassedThrough (items a function does not write pass unchanged).
+//   - real orchestrators: Orchestrators is the one checker of a function's
+//     golden cases through kustomize, kpt fn render and kpt fn eval, in the
+//     spirit of kyaml's frameworktestutil: a function names what its output
+//     must be (Build, Package; BuildUnchanged, Unchanged and CheckWritten
+//     are the common ones) and the checker owns the loop. Beneath it,
+//     BuildFunction builds a function's binary into a temporary directory;
+//     WriteKustomization and WriteKptPackage lay out a
 //     kustomization or a kpt package that runs it; KustomizeBuild, KptRender
 //     and KptEval run `kustomize build --enable-alpha-plugins --enable-exec`
 //     (the repository's bin/kustomize), `kpt fn render --allow-exec` and

@@ -31,6 +31,26 @@ func RunParsed(t testing.TB, f krm.Function, input []byte) (*fn.ResourceList, in
 	return rl, code
 }
 
+// Parse parses a ResourceList, failing t when it is not one.
+func Parse(t testing.TB, resourceList []byte) *fn.ResourceList {
+	t.Helper()
+	rl, err := fn.ParseResourceList(resourceList)
+	if err != nil {
+		t.Fatalf("not a ResourceList: %v\n%s", err, resourceList)
+	}
+	return rl
+}
+
+// ItemStrings are items as YAML documents, as they would be stored in a
+// package.
+func ItemStrings(items fn.KubeObjects) []string {
+	s := make([]string, len(items))
+	for i, item := range items {
+		s[i] = item.String()
+	}
+	return s
+}
+
 // FuzzRun is the part every function's fuzz target shares: f runs on input
 // (RunParsed's checks), and input that is not a ResourceList must fail. It
 // returns the input and output ResourceLists and the exit code; ok is false
@@ -46,6 +66,68 @@ func FuzzRun(t testing.TB, f krm.Function, input []byte) (in, out *fn.ResourceLi
 		return nil, out, code, false
 	}
 	return in, out, code, true
+}
+
+// AddSeeds adds to f's seed corpus the ResourceList of every golden case
+// under testdata but those skip reports (skip may be nil), AliasedItems, a
+// ResourceList whose items are no objects, and extra.
+func AddSeeds(f *testing.F, skip func(Case) bool, extra ...string) {
+	f.Helper()
+	for _, c := range Cases(f, "testdata") {
+		if skip == nil || !skip(c) {
+			f.Add(c.ResourceList(f))
+		}
+	}
+	f.Add([]byte(AliasedItems))
+	f.Add([]byte("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- 1\n- [a]\n"))
+	for _, seed := range extra {
+		f.Add([]byte(seed))
+	}
+}
+
+// CheckPassedThrough fails t unless the items of out that written reports
+// false for (written may be nil: none) are those of in, byte for byte and in
+// order: the items a function does not write pass through it unchanged.
+func CheckPassedThrough(t testing.TB, in, out fn.KubeObjects, written func(*fn.KubeObject) bool) {
+	t.Helper()
+	var kept, want []string
+	for _, item := range out {
+		if written == nil || !written(item) {
+			kept = append(kept, item.String())
+		}
+	}
+	for _, item := range in {
+		if written == nil || !written(item) {
+			want = append(want, item.String())
+		}
+	}
+	if len(kept) != len(want) {
+		t.Fatalf("%d items in, %d out", len(want), len(kept))
+	}
+	for i := range want {
+		if kept[i] != want[i] {
+			t.Fatalf("item %d changed:\n--- got\n%s\n--- want\n%s", i, kept[i], want[i])
+		}
+	}
+}
+
+// ItemsSection returns the lines of a ResourceList after "items:" up to the
+// next top-level field: the items as written, comments and quoting included.
+func ItemsSection(t testing.TB, rl []byte) []byte {
+	t.Helper()
+	start := bytes.Index(rl, []byte("\nitems:\n"))
+	if start < 0 {
+		t.Fatalf("no items in:\n%s", rl)
+	}
+	section := rl[start+len("\nitems:\n"):]
+	n := 0
+	for _, line := range bytes.SplitAfter(section, []byte("\n")) {
+		if len(line) > 0 && line[0] != ' ' && line[0] != '-' && line[0] != '#' {
+			break
+		}
+		n += len(line)
+	}
+	return section[:n]
 }
 
 // AliasedItems is a ResourceList whose items (a Policy, an OperatorPolicy, a

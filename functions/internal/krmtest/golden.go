@@ -128,6 +128,19 @@ func RunGolden(t *testing.T, dir string, f krm.Function) {
 	}
 }
 
+// EachCase runs f in process on every golden case under testdata, a subtest
+// each, and calls check with the case, the ResourceList f got, its output
+// and its exit code.
+func EachCase(t *testing.T, f krm.Function, check func(t *testing.T, c Case, in, out []byte, code int)) {
+	t.Helper()
+	for _, c := range Cases(t, "testdata") {
+		t.Run(c.Name, func(t *testing.T) {
+			out, _, code := c.Run(t, f)
+			check(t, c, c.ResourceList(t), out, code)
+		})
+	}
+}
+
 func mustRead(t testing.TB, path string) []byte {
 	t.Helper()
 	b, err := os.ReadFile(path)

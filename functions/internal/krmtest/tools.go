@@ -141,7 +141,7 @@ func WriteKustomization(t testing.TB, binary string, items, config []byte) strin
 	t.Helper()
 	dir := t.TempDir()
 	fnConfig := annotated(t, config, "config.kubernetes.io/function", "exec:\n  path: "+binary+"\n")
-	writeFiles(t, dir, map[string][]byte{
+	WriteFiles(t, dir, map[string][]byte{
 		"kustomization.yaml": []byte("resources:\n- resources.yaml\ntransformers:\n- fn-config.yaml\n"),
 		"resources.yaml":     items,
 		"fn-config.yaml":     fnConfig,
@@ -155,7 +155,7 @@ func WriteKustomization(t testing.TB, binary string, items, config []byte) strin
 func WritePlainKustomization(t testing.TB, items []byte) string {
 	t.Helper()
 	dir := t.TempDir()
-	writeFiles(t, dir, map[string][]byte{
+	WriteFiles(t, dir, map[string][]byte{
 		"kustomization.yaml": []byte("resources:\n- resources.yaml\n"),
 		"resources.yaml":     items,
 	})
@@ -178,7 +178,7 @@ func WriteKptPackage(t testing.TB, binary string, items, config []byte, stage st
 	}
 	files["Kptfile"] = []byte("apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: " + filepath.Base(dir) +
 		"\npipeline:\n  " + stage + ":\n" + fnStage)
-	writeFiles(t, dir, files)
+	WriteFiles(t, dir, files)
 	return dir
 }
 
@@ -189,10 +189,10 @@ func WriteKptPackage(t testing.TB, binary string, items, config []byte, stage st
 func WriteEvalPackage(t testing.TB, items, config []byte) (dir, configPath string) {
 	t.Helper()
 	dir = t.TempDir()
-	writeFiles(t, dir, map[string][]byte{"resources.yaml": items})
+	WriteFiles(t, dir, map[string][]byte{"resources.yaml": items})
 	if config != nil {
 		configDir := t.TempDir()
-		writeFiles(t, configDir, map[string][]byte{"fn-config.yaml": config})
+		WriteFiles(t, configDir, map[string][]byte{"fn-config.yaml": config})
 		configPath = filepath.Join(configDir, "fn-config.yaml")
 	}
 	return dir, configPath
@@ -234,10 +234,16 @@ func annotated(t testing.TB, doc []byte, key, value string) []byte {
 	return []byte(node.MustString())
 }
 
-func writeFiles(t testing.TB, dir string, files map[string][]byte) {
+// WriteFiles writes files under dir, by slash-separated relative path,
+// making the directories they need.
+func WriteFiles(t testing.TB, dir string, files map[string][]byte) {
 	t.Helper()
 	for name, content := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), content, 0o644); err != nil {
+		path := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, content, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/scheme"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/spoke"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 	"github.com/fleetpolicy/fleetpolicy/shared/replication"
 )
@@ -88,7 +89,7 @@ func BenchmarkSpokeTemplateSync(b *testing.B) {
 
 func benchmarkTemplateSync(b *testing.B) {
 	ctrl.SetLogger(logr.Discard()) // envtest logs through controller-runtime
-	fleet := localplane.StartFleetForTest(b, 1)
+	fleet := testkit.StartFleet(b, 1)
 	hub, managed := unlimited(b, fleet.Hub), unlimited(b, fleet.Spokes[0])
 	for _, step := range []func() error{
 		func() error { return localplane.EnsureCluster(b.Context(), hub, cluster) },

@@ -1,6 +1,7 @@
 // Package hubtest runs the hub controller inside a test: a manager against a
-// local API server, stopped when the test ends or when the test asks. It is
-// test support, imported by test files only.
+// local API server, stopped when the test ends or when the test asks (Start),
+// or for the whole of a package's tests (Run, from a TestMain). It is test
+// support, imported by test files only.
 package hubtest
 
 import (
@@ -34,12 +35,11 @@ func (r *Running) Stop() {
 	})
 }
 
-// Start builds and starts the hub against cfg with test options — no metrics or
-// probe listeners, restartable within one process, placement off (it needs
-// webhook certificates), replica status gathered for 50ms — which configure,
-// when not nil, may change. The hub stops when the test ends.
-func Start(t testing.TB, cfg *rest.Config, configure func(*hub.ManagerOptions)) *Running {
-	t.Helper()
+// Options are the hub's test options — no metrics or probe listeners,
+// restartable within one process, placement off (it needs webhook
+// certificates), replica status gathered for 50ms — which configure, when not
+// nil, may change.
+func Options(configure func(*hub.ManagerOptions)) hub.ManagerOptions {
 	o := hub.DefaultManagerOptions()
 	o.MetricsAddr, o.ProbeAddr = "0", "0"
 	o.SkipControllerNameValidation = true
@@ -48,8 +48,27 @@ func Start(t testing.TB, cfg *rest.Config, configure func(*hub.ManagerOptions)) 
 	if configure != nil {
 		configure(&o)
 	}
+	return o
+}
+
+// Run builds the hub against cfg with o and starts it until ctx ends. stopped
+// receives what the manager's Start returned once it has stopped.
+func Run(ctx context.Context, cfg *rest.Config, o hub.ManagerOptions) (mgr ctrl.Manager, stopped <-chan error, err error) {
+	mgr, err = hub.NewManager(ctx, cfg, o)
+	if err != nil {
+		return nil, nil, err
+	}
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	return mgr, done, nil
+}
+
+// Start builds and starts the hub against cfg with Options(configure). The
+// hub stops when the test ends.
+func Start(t testing.TB, cfg *rest.Config, configure func(*hub.ManagerOptions)) *Running {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	mgr, err := hub.NewManager(ctx, cfg, o)
+	mgr, stopped, err := Run(ctx, cfg, Options(configure))
 	if err != nil {
 		cancel()
 		t.Fatal(err)
@@ -57,7 +76,7 @@ func Start(t testing.TB, cfg *rest.Config, configure func(*hub.ManagerOptions)) 
 	r := &Running{Manager: mgr, cancel: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(r.done)
-		if err := mgr.Start(ctx); err != nil {
+		if err := <-stopped; err != nil {
 			// A runnable that outlived the grace period: show where it hangs.
 			var stacks strings.Builder
 			_ = pprof.Lookup("goroutine").WriteTo(&stacks, 1)

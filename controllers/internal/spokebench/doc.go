@@ -5,7 +5,7 @@
 // statuses directly, and the spoke's peak memory while it does so. Run it with
 //
 //	make build
-//	go test -run '^$' -bench BenchmarkSpokeTemplateSync -benchtime 1x -count 3 -timeout 30m ./controllers/internal/spoke/spokebench/
+//	go test -run '^$' -bench BenchmarkSpokeTemplateSync -benchtime 1x -count 3 -timeout 30m ./controllers/internal/spokebench/
 //
 // (`make bench` does): one result line per run, medians left to the report tool
 // (hack/benchreport).
