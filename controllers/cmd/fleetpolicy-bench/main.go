@@ -56,9 +56,11 @@
 //     default, and 100ms, what a user who wants a fast rollout would set).
 //     --runs runs, about a minute each. Each run at the first delay also rolls
 //     --rollout-parallel-roots roots (default 10) out at once over the same
-//     clusters; the figure is their total time against the single root's of the
-//     same run (x-one-root): roots whose rollouts progressed one after the
-//     other would take 10 times as long.
+//     clusters; the figures are their total time against the single root's of
+//     the same run (x-one-root): roots whose rollouts progressed one after the
+//     other would take 10 times as long; and the first root's median wave
+//     against the floor writers switching that wave of every root's replicas
+//     directly.
 //   - churn (compliance churn, the scenario OCM's own scale tests use): one
 //     root on --churn-clusters clusters (default 3,000). Once every replica has
 //     reported Compliant, every second for --churn-seconds seconds the next

@@ -35,7 +35,7 @@ func (b *bench) rollout(ctx context.Context, clusters, waves int, batchDelay tim
 	for r := range runs {
 		run := fmt.Sprintf("r%d-%s-%d", clusters, strings.ReplaceAll(batchDelay.String(), ".", "-"), r)
 		progress("rollout over %d clusters in %d waves, status batch delay %s, run %d of %d: floor", clusters, waves, batchDelay, r+1, runs)
-		floorWave, err := b.floorRollout(ctx, groups, run+"-floor")
+		floorWave, err := b.floorRollout(ctx, groups, run+"-floor", 1)
 		if err != nil {
 			return fmt.Errorf("status batch delay %s, run %d, floor: %w", batchDelay, r+1, err)
 		}
@@ -51,6 +51,11 @@ func (b *bench) rollout(ctx context.Context, clusters, waves int, batchDelay tim
 		if parallelRoots <= 1 {
 			continue
 		}
+		progress("rollout, run %d of %d: floor, %d roots at once", r+1, runs, parallelRoots)
+		manyFloorWave, err := b.floorRollout(ctx, groups, fmt.Sprintf("%s-x%d-floor", run, parallelRoots), parallelRoots)
+		if err != nil {
+			return fmt.Errorf("status batch delay %s, run %d, floor of %d roots: %w", batchDelay, r+1, parallelRoots, err)
+		}
 		progress("rollout, run %d of %d: hub, %d roots at once", r+1, runs, parallelRoots)
 		many, err := b.hubRollout(ctx, groups, fmt.Sprintf("%s-x%d", run, parallelRoots), batchDelay, spokeWriters, parallelRoots)
 		if err != nil {
@@ -58,6 +63,7 @@ func (b *bench) rollout(ctx context.Context, clusters, waves int, batchDelay tim
 				b.cleanup(ctx, fmt.Sprintf("%s-x%d", run, parallelRoots), clusters))
 		}
 		parallelName := fmt.Sprintf("HubRollout/roots=%d/clusters=%d/waves=%d/status-batch-delay=%s", parallelRoots, clusters, waves, batchDelay)
+		b.res.line(parallelName+"/wave", many.wave, withFloor(many.wave.Seconds(), manyFloorWave.Seconds(), "s/wave")...)
 		b.res.line(parallelName+"/total", many.total, figure{many.total.Seconds(), "s"},
 			figure{h.total.Seconds(), "one-root-s"}, figure{many.total.Seconds() / h.total.Seconds(), "x-one-root"})
 		b.res.line(parallelName+"/cpu", 0, figure{many.cpu.Seconds(), "cpu-s"})
@@ -83,12 +89,15 @@ func enforced(p *policyv1.Policy) int {
 	return 0
 }
 
-// floorRollout creates the rollout's replicas informing (not timed), then
-// switches them to enforce directly wave by wave, one PUT each, each wave until a
-// watch has seen it; it returns the median time of a wave and deletes the
-// replicas.
-func (b *bench) floorRollout(ctx context.Context, groups [][]string, run string) (time.Duration, error) {
-	root := rolloutRoot(rootNames(run, 1)[0], run)
+// floorRollout creates the replicas of roots rollout roots informing (not
+// timed), then switches them to enforce directly wave by wave (every root's
+// replicas of the wave), one PUT each, each wave until a watch has seen it; it
+// returns the median time of a wave and deletes the replicas.
+func (b *bench) floorRollout(ctx context.Context, groups [][]string, run string, roots int) (time.Duration, error) {
+	var rootPolicies []*policyv1.Policy
+	for _, name := range rootNames(run, roots) {
+		rootPolicies = append(rootPolicies, rolloutRoot(name, run))
+	}
 	count := newReplicaCount(enforced)
 	stopFollowing, err := follow(ctx, b.admin, run, count)
 	if err != nil {
@@ -101,29 +110,36 @@ func (b *bench) floorRollout(ctx context.Context, groups [][]string, run string)
 	for _, g := range groups {
 		all = append(all, g...)
 	}
-	if err := b.parallel(len(all), func(i int) error {
-		p := replication.Build(root, all[i], policyv1.Inform, nil)
-		err := b.admin.Create(ctx, p)
-		mu.Lock()
-		resourceVersions[all[i]] = p.ResourceVersion
-		mu.Unlock()
-		return err
-	}); err != nil {
+	// Replica i of a wave of n clusters is root i/n's on cluster i%n.
+	write := func(clusters []string, action policyv1.RemediationAction) func(i int) error {
+		return func(i int) error {
+			p := replication.Build(rootPolicies[i/len(clusters)], clusters[i%len(clusters)], action, nil)
+			key := replicaKey(p.Namespace, p.Name)
+			if action == policyv1.Inform {
+				err := b.admin.Create(ctx, p)
+				mu.Lock()
+				resourceVersions[key] = p.ResourceVersion
+				mu.Unlock()
+				return err
+			}
+			mu.Lock()
+			p.ResourceVersion = resourceVersions[key]
+			mu.Unlock()
+			return b.admin.Update(ctx, p)
+		}
+	}
+	if err := b.parallel(roots*len(all), write(all, policyv1.Inform)); err != nil {
 		return 0, err
 	}
 	var waves []time.Duration
 	switched := 0
 	for _, g := range groups {
 		start := time.Now()
-		if err := b.parallel(len(g), func(i int) error {
-			p := replication.Build(root, g[i], policyv1.Enforce, nil)
-			p.ResourceVersion = resourceVersions[g[i]]
-			return b.admin.Update(ctx, p)
-		}); err != nil {
+		if err := b.parallel(roots*len(g), write(g, policyv1.Enforce)); err != nil {
 			return 0, err
 		}
-		switched += len(g)
-		done, err := count.waitFor(switched, 1, waitTimeout(len(g)))
+		switched += roots * len(g)
+		done, err := count.waitFor(switched, 1, waitTimeout(roots*len(g)))
 		if err != nil {
 			return 0, err
 		}
