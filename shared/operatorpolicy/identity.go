@@ -50,12 +50,13 @@ func OperatorGroupName(p Policy) string {
 	return DefaultOperatorGroupName
 }
 
-// The spec.subscription fields the managed cluster defaults.
-const (
-	FieldSubscriptionNamespace       = "spec.subscription.namespace"
-	FieldSubscriptionChannel         = "spec.subscription.channel"
-	FieldSubscriptionSource          = "spec.subscription.source"
-	FieldSubscriptionSourceNamespace = "spec.subscription.sourceNamespace"
+// The spec.subscription fields the managed cluster defaults, as the field
+// paths of this package's errors print them.
+var (
+	FieldSubscriptionNamespace       = fieldSubscriptionNamespace.String()
+	FieldSubscriptionChannel         = fieldSubscription.Child("channel").String()
+	FieldSubscriptionSource          = fieldSubscription.Child("source").String()
+	FieldSubscriptionSourceNamespace = fieldSubscription.Child("sourceNamespace").String()
 )
 
 // ClusterDefaultedFields names the fields of s that are left to the managed
