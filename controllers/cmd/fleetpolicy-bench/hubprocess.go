@@ -49,8 +49,9 @@ func (b *bench) startHub(args ...string) (*hubProcess, error) {
 func waitReady(url string, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	last := "no answer"
+	probe := &http.Client{Timeout: time.Second} // a hung probe must not outlast timeout
 	for time.Now().Before(deadline) {
-		resp, err := http.Get(url)
+		resp, err := probe.Get(url)
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
