@@ -14,8 +14,9 @@ type ClusterPolicies struct {
 }
 
 // CycleThrough returns the path of a dependency cycle through p, a policy of
-// a managed cluster's namespace, as Cycle.Path renders it from p; "" when p is
-// on no cycle. It walks the graph of the policies p reaches through its
+// a managed cluster's namespace, or through one of the dependencies p
+// declares (on the policy or on its templates), as Cycle.Path renders it; ""
+// when p is on no cycle. It walks the graph of the policies p reaches through its
 // dependencies and reads only those (Get), unless a dependency names a
 // template: the template's policy is then found among all of them (List, read
 // at most once). A dependency on a policy or template that does not exist
@@ -69,10 +70,13 @@ func CycleThrough(p *policyv1.Policy, from ClusterPolicies) (string, error) {
 		c.Namespace = ""
 		graphed[i] = &c
 	}
+	// A cycle is p's when it passes through p itself or through a dependency
+	// p declared: two of p's templates' dependencies may close a cycle among
+	// templates that never passes through a Policy.
 	self := ObjectRef(policyv1.GroupVersion.String(), kindPolicy, "", p.Name)
 	for _, cycle := range Build(graphed, nil).Cycles() {
 		for _, e := range cycle.Edges {
-			if e.From == self {
+			if e.From == self || (e.declared() && e.Policy.Name == p.Name) {
 				return cycle.Path(), nil
 			}
 		}

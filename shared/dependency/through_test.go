@@ -55,6 +55,17 @@ func TestCycleThrough(t *testing.T) {
 			wantLists: 1,
 		},
 		{
+			name:  "two templates waiting for each other, never through a Policy",
+			start: "ns.a",
+			policies: []*policyv1.Policy{
+				replica("ns.a", nil, config("a-cfg", onConfig("b-cfg", C))),
+				replica("ns.b", nil, config("b-cfg", onConfig("a-cfg", C))),
+			},
+			want:      "ConfigurationPolicy a-cfg -> ConfigurationPolicy b-cfg -> ConfigurationPolicy a-cfg",
+			wantGets:  []string{"ns.b"},
+			wantLists: 1,
+		},
+		{
 			name:  "a cycle further on, not through the policy",
 			start: "ns.a",
 			policies: []*policyv1.Policy{
