@@ -35,10 +35,11 @@
 //
 // /readyz answers 200 only when the hub can act: every controller it
 // registered has synced the caches of what it watches and started its workers
-// (controllerStarts), so a write made once it is ready is acted on at once. A
-// process that leader election has not elected is ready as far as its
-// controllers go: it serves the placement webhook, whose engine has a check of
-// its own.
+// (controllerStarts), so a write made once it is ready is acted on at once.
+// Under leader election that check is left out: every process serves the
+// placement webhook, whose engine has a check of its own, and a standby that
+// wins the election must not drop out of the webhook's endpoints while its
+// caches sync.
 //
 // /explain and the metrics endpoint authenticate and authorize every caller
 // with the API server (controller-runtime's TokenReview and

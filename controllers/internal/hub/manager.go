@@ -144,7 +144,7 @@ func NewManager(ctx context.Context, cfg *rest.Config, o ManagerOptions) (ctrl.M
 			return nil, err
 		}
 	}
-	starts := newControllerStarts(mgr, o.LeaderElect)
+	starts := &controllerStarts{}
 	engine, err := setup(ctx, mgr, o.Options, explainServer, starts)
 	if err != nil {
 		return nil, err
@@ -153,9 +153,12 @@ func NewManager(ctx context.Context, cfg *rest.Config, o ManagerOptions) (ctrl.M
 		return nil, err
 	}
 	// Ready when the hub can act: every controller has synced its caches and
-	// started (see controllerStarts).
-	if err := mgr.AddReadyzCheck("controllers", starts.Check); err != nil {
-		return nil, err
+	// started (see controllerStarts). Not under leader election, where every
+	// process serves the webhook and a new leader must stay ready for it.
+	if !o.LeaderElect {
+		if err := mgr.AddReadyzCheck("controllers", starts.Check); err != nil {
+			return nil, err
+		}
 	}
 	if engine != nil {
 		if err := mgr.AddReadyzCheck("placement-engine", engine.Checker); err != nil {

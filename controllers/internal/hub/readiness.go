@@ -24,31 +24,13 @@ import (
 // (controller.Options.NewQueue, controller-runtime's own priority queue), is
 // the moment the controller can act.
 //
-// A process that leader election has not elected acts on nothing; it serves
-// the placement webhook and /explain like every hub process, so it is ready as
-// far as its controllers go (the placement engine's check still applies).
+// Under leader election the check is not registered (NewManager): every hub
+// process serves the placement webhook and /explain, whose readiness is the
+// placement engine's, and a standby that wins the election must not leave the
+// webhook's Service without endpoints while its caches sync.
 type controllerStarts struct {
-	elected func() bool
 	mu      sync.Mutex
 	pending []string
-}
-
-// newControllerStarts tracks mgr's controllers. Without leader election the
-// process acts as soon as its controllers start (mgr.Elected closes only once
-// they have been started, so it cannot tell).
-func newControllerStarts(mgr ctrl.Manager, leaderElection bool) *controllerStarts {
-	if !leaderElection {
-		return &controllerStarts{elected: func() bool { return true }}
-	}
-	elected := mgr.Elected()
-	return &controllerStarts{elected: func() bool {
-		select {
-		case <-elected:
-			return true
-		default:
-			return false
-		}
-	}}
 }
 
 // options returns o for the controller named name, with a queue that tells s
@@ -75,9 +57,6 @@ func (s *controllerStarts) started(name string) {
 
 // Check is the readiness check (healthz.Checker).
 func (s *controllerStarts) Check(*http.Request) error {
-	if !s.elected() {
-		return nil
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.pending) > 0 {
