@@ -91,7 +91,8 @@ func main() {
 	}
 	removeGenerated := func() {}
 	if o.Placement && o.WebhookCertDir == "" {
-		dir, generated, err := localWebhookCertDir()
+		// The variable every pod of a cluster has (rest.InClusterConfig reads it).
+		dir, generated, err := localWebhookCertDir(os.Getenv("KUBERNETES_SERVICE_HOST") != "")
 		if err != nil {
 			logger.Error(err, "no webhook certificate")
 			os.Exit(1)

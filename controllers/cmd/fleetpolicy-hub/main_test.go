@@ -43,7 +43,7 @@ func TestHubStartsOutOfCluster(t *testing.T) {
 	hub, err := localplane.StartProcess("fleetpolicy-hub", "build", []string{
 		"--kubeconfig", plane.KubeconfigPath,
 		"--health-probe-bind-address", probe, "--metrics-bind-address", metrics, "--webhook-port", webhookPort,
-	}, []string{"TMPDIR=" + tmp})
+	}, []string{"TMPDIR=" + tmp, "KUBERNETES_SERVICE_HOST="}) // out of a cluster even when the test runs in a pod
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,13 +17,19 @@ func controllerRuntimeCertDir() string {
 
 // localWebhookCertDir answers where the webhook's certificate is when
 // --webhook-cert-dir is not set: controller-runtime's default folder when it
-// holds tls.crt and tls.key, otherwise a new temporary folder with a
-// self-signed certificate for localhost, 127.0.0.1 and ::1 (generated is true;
-// the caller removes the folder).
-func localWebhookCertDir() (dir string, generated bool, err error) {
+// holds tls.crt and tls.key, otherwise, out of a cluster, a new temporary
+// folder with a self-signed certificate for localhost, 127.0.0.1 and ::1
+// (generated is true; the caller removes the folder). In a cluster
+// (inCluster) a missing certificate is an error: a self-signed one no API
+// server trusts would fail every admission once placement policies exist,
+// where a hub that does not start says what is wrong.
+func localWebhookCertDir(inCluster bool) (dir string, generated bool, err error) {
 	def := controllerRuntimeCertDir()
 	if bothExist(filepath.Join(def, "tls.crt"), filepath.Join(def, "tls.key")) {
 		return def, false, nil
+	}
+	if inCluster {
+		return "", false, fmt.Errorf("in a cluster the placement webhook needs a certificate: set --webhook-cert-dir to a folder with tls.crt and tls.key (or run with --placement=false)")
 	}
 	dir, err = os.MkdirTemp("", "fleetpolicy-hub-webhook-")
 	if err != nil {
