@@ -19,7 +19,7 @@
 //   - Installation of an approved plan: the CRDs the bundles own, the
 //     operators' Deployments (labelled as OLM labels them, with a status that is
 //     available unless SetDeploymentAvailable says otherwise), and the CSVs
-//     (labelled operators.coreos.com/<package>.<namespace>) in phase Succeeded,
+//     (labelled operators.coreos.com/<package>.<namespace>, cut to 63 characters as OLM cuts it) in phase Succeeded,
 //     or Installing while a Deployment is unavailable; a replaced CSV is
 //     deleted. The plan becomes Complete and the Subscriptions get installedCSV
 //     and state AtLatestKnown.

@@ -22,6 +22,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	"github.com/fleetpolicy/fleetpolicy/shared/operatorpolicy"
 )
 
 // Bundle is one operator version in a fake catalog.
@@ -420,7 +422,7 @@ func (o *OLM) installBundle(ctx context.Context, namespace string, b Bundle) err
 	csv := &operatorsv1alpha1.ClusterServiceVersion{
 		ObjectMeta: metav1.ObjectMeta{
 			Namespace: namespace, Name: b.CSV,
-			Labels: map[string]string{"operators.coreos.com/" + b.Package + "." + namespace: ""},
+			Labels: map[string]string{operatorpolicy.OperatorLabel(b.Package, namespace): ""},
 		},
 		Spec: operatorsv1alpha1.ClusterServiceVersionSpec{
 			DisplayName: b.Package,
