@@ -239,7 +239,12 @@ func isProgressive(s Strategy, root policyv1.RemediationAction) bool {
 // other than All), so that a PlacementDecision whose group index cannot be
 // read must stop it. Otherwise every bound cluster is reached at once, and the
 // index does not matter, as for OCM v0.19's propagator, which never reads it.
-func UsesGroupIndexes(spec *policyv1.PolicySpec) bool {
+func UsesGroupIndexes(spec *policyv1.PolicySpec) bool { return Progressive(spec) }
+
+// Progressive reports whether a root policy with spec rolls its enforcement
+// out progressively, as Step does: it enforces and its strategy, as written,
+// is neither unset nor All.
+func Progressive(spec *policyv1.PolicySpec) bool {
 	typ := spec.Rollout().Type
 	return spec.RemediationAction.IsEnforce() && typ != "" && typ != clusterv1alpha1.All
 }

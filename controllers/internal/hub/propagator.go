@@ -21,7 +21,6 @@ import (
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
-	clusterv1alpha1 "open-cluster-management.io/api/cluster/v1alpha1"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -442,8 +441,7 @@ func (p *Propagator) reportWave(root *policyv1.Policy, step rollout.StepResult) 
 		reached = append(reached, d.Name)
 		groups[fmt.Sprintf("%s/%s[%d]", d.Group.Placement, d.Group.GroupName, d.Group.GroupIndex)] = true
 	}
-	if len(reached) == 0 || !root.Spec.RemediationAction.IsEnforce() || root.Spec.Rollout().Type == "" ||
-		root.Spec.Rollout().Type == clusterv1alpha1.All {
+	if len(reached) == 0 || !rollout.Progressive(&root.Spec) {
 		return
 	}
 	shown := reached
