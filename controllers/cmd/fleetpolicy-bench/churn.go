@@ -23,6 +23,7 @@ import (
 
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/scheme"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
+	"github.com/fleetpolicy/fleetpolicy/shared/compliance"
 	"github.com/fleetpolicy/fleetpolicy/shared/replication"
 )
 
@@ -382,7 +383,8 @@ func runChurnFloor(kubeconfig, run string, batchDelay time.Duration) error {
 			return err
 		}
 		var root *policyv1.Policy
-		status := policyv1.PolicyStatus{ComplianceState: policyv1.Compliant}
+		var status policyv1.PolicyStatus
+		var states []policyv1.ComplianceState
 		for i := range policies.Items {
 			p := &policies.Items[i]
 			if !replication.IsReplica(p) {
@@ -391,9 +393,7 @@ func runChurnFloor(kubeconfig, run string, batchDelay time.Duration) error {
 			}
 			status.Status = append(status.Status, &policyv1.CompliancePerClusterStatus{
 				ClusterName: p.Namespace, ClusterNamespace: p.Namespace, ComplianceState: p.Status.ComplianceState})
-			if p.Status.ComplianceState != policyv1.Compliant {
-				status.ComplianceState = policyv1.NonCompliant
-			}
+			states = append(states, p.Status.ComplianceState)
 		}
 		if root == nil {
 			continue
@@ -401,6 +401,7 @@ func runChurnFloor(kubeconfig, run string, batchDelay time.Duration) error {
 		slices.SortFunc(status.Status, func(a, b *policyv1.CompliancePerClusterStatus) int {
 			return strings.Compare(a.ClusterName, b.ClusterName)
 		})
+		status.ComplianceState = compliance.Aggregate(states) // as the hub aggregates
 		root.Status = status
 		if err := writer.Status().Update(ctx, root); err != nil {
 			fmt.Fprintln(os.Stderr, "churn floor:", err) // a conflict: the next change writes again
