@@ -222,3 +222,24 @@ func Detail(compliant bool, reason, message string, at time.Time) policyv1.Templ
 		}},
 	}
 }
+
+// SameCondition reports whether two conditions say the same thing: type,
+// status, reason and message; their transition times aside.
+func SameCondition(a, b policyv1.Condition) bool {
+	return a.Type == b.Type && a.Status == b.Status && a.Reason == b.Reason && a.Message == b.Message
+}
+
+// KeepTransitionTimes gives each condition of fresh that says what the
+// condition at the same place of old says (SameCondition) old's
+// lastTransitionTime, as OCM's config-policy-controller keeps it: a
+// condition's time is when it last changed, not when the policy was last
+// written for another template's change.
+func KeepTransitionTimes(old, fresh []policyv1.TemplateStatus) {
+	for i := range min(len(old), len(fresh)) {
+		for j := range min(len(old[i].Conditions), len(fresh[i].Conditions)) {
+			if SameCondition(old[i].Conditions[j], fresh[i].Conditions[j]) {
+				fresh[i].Conditions[j].LastTransitionTime = old[i].Conditions[j].LastTransitionTime
+			}
+		}
+	}
+}

@@ -145,6 +145,7 @@ func (r *ConfigurationPolicyReconciler) Reconcile(ctx context.Context, req ctrl.
 	if sameEvaluation(cp.Status, status) {
 		return requeue, nil
 	}
+	configpolicy.KeepTransitionTimes(cp.Status.CompliancyDetails, status.CompliancyDetails)
 	// The event first: a failed status write evaluates again and says it
 	// again, while an event lost after the write would never be said.
 	if parent, ok := r.parent(ctx, cp); ok {
@@ -312,8 +313,7 @@ func sameEvaluation(old, fresh policyv1.ConfigurationPolicyStatus) bool {
 			return false
 		}
 		for j := range o.Conditions {
-			oc, fc := o.Conditions[j], f.Conditions[j]
-			if oc.Type != fc.Type || oc.Status != fc.Status || oc.Reason != fc.Reason || oc.Message != fc.Message {
+			if !configpolicy.SameCondition(o.Conditions[j], f.Conditions[j]) {
 				return false
 			}
 		}
