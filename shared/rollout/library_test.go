@@ -2,6 +2,7 @@ package rollout
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"reflect"
 	"slices"
@@ -185,4 +186,59 @@ func BenchmarkStepParallel(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestLibraryIdleDecidesNothing holds libraryIdle to OCM's rollout library: for
+// seeded random rollouts that are not progressive, with every cluster of the
+// fleet reached in one of the statuses Step hands the library and transition
+// times before, at and after now, whenever libraryIdle says the library has
+// nothing to decide, the library (through decide, as Step calls it) reaches no
+// cluster, times none out, reports no breach and asks for no recheck. Cases on
+// both sides of the answer are counted, so that the test cannot pass by never
+// calling the library idle, nor by never meeting a case where the library
+// decides something.
+func TestLibraryIdleDecidesNothing(t *testing.T) {
+	rng := rand.New(rand.NewPCG(20261125, 18))
+	applied := slices.Collect(maps.Values(appliedStatus))
+	slices.Sort(applied)
+	idle, busy := 0, 0
+	for i := range 4000 {
+		in := randomRollout(rng)
+		f, strategy := resolvedRollout(t, in)
+		progressive := isProgressive(strategy, in.RemediationAction)
+		if progressive {
+			continue
+		}
+		var existing []clustersdkv1alpha1.ClusterRolloutStatus
+		for _, name := range f.clusters {
+			if rng.IntN(40) == 0 {
+				continue // not reached yet
+			}
+			existing = append(existing, clustersdkv1alpha1.ClusterRolloutStatus{
+				ClusterName: name, GroupKey: f.libraryKey(f.groupOf[name]),
+				Status:             applied[rng.IntN(len(applied))],
+				LastTransitionTime: timePtr(now.Add(time.Duration(rng.IntN(5)-3) * 7 * time.Minute)),
+			})
+		}
+		spec := libraryStrategy(strategy, false, nil)
+		got, err := decide(f, spec, slices.Clone(existing), now)
+		if err != nil {
+			t.Fatalf("case %d: %v", i, err)
+		}
+		decidesSomething := len(got.ClustersTimeOut) > 0 || got.MaxFailureBreach || got.RecheckAfter != nil ||
+			slices.ContainsFunc(got.ClustersToRollout, func(c clustersdkv1alpha1.ClusterRolloutStatus) bool {
+				return c.Status == clustersdkv1alpha1.ToApply
+			})
+		if libraryIdle(false, strategy, len(f.clusters), existing, now) {
+			idle++
+			if decidesSomething {
+				t.Fatalf("case %d: libraryIdle, but the library decides %+v for strategy %+v and %+v", i, got, spec, existing)
+			}
+		} else if decidesSomething {
+			busy++
+		}
+	}
+	if idle < 200 || busy < 200 {
+		t.Fatalf("too few cases on one side: %d idle, %d where the library decides something", idle, busy)
+	}
 }

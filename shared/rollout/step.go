@@ -185,10 +185,13 @@ func Step(in StepInput) (StepResult, error) {
 		return result, nil
 	}
 
-	decided, err := decide(f, libraryStrategy(strategy, progressive, mandatory), existing, in.Now)
-	if err != nil {
-		// Unreachable for a strategy ResolveStrategy accepted; reported, not hidden.
-		return StepResult{}, fmt.Errorf("%s: OCM's rollout library: %w", strategy.path, err)
+	var decided clustersdkv1alpha1.RolloutResult
+	if !libraryIdle(progressive, strategy, len(f.clusters), existing, in.Now) {
+		decided, err = decide(f, libraryStrategy(strategy, progressive, mandatory), existing, in.Now)
+		if err != nil {
+			// Unreachable for a strategy ResolveStrategy accepted; reported, not hidden.
+			return StepResult{}, fmt.Errorf("%s: OCM's rollout library: %w", strategy.path, err)
+		}
 	}
 	for _, c := range decided.ClustersTimeOut {
 		p := &result.Clusters[position[c.ClusterName]].Progress
