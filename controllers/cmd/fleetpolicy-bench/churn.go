@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
@@ -336,8 +337,12 @@ const churnFloorFlag = "churn-floor"
 // measured against: it watches the run's replicas through a controller-runtime
 // cache (managed fields stripped, as the hub's) and, at most once per
 // batchDelay (the hub's default --status-batch-delay), after a replica changed,
-// writes the root's status.status (each cluster's compliance) and
-// status.compliant from its cache with one status update. It prints "ready"
+// writes the root's status.status and status.compliant from its cache with one
+// status update. Each cluster's entry has the fields the hub writes for a root
+// not rolled out progressively: the compliance and the cluster's rollout
+// progress (rolloutStatus Succeeded once the replica reported, Progressing
+// before; the root's generation; the time the rolloutStatus last changed), so
+// that both write, store and send the same root status. It prints "ready"
 // once its cache has synced and runs until it is killed.
 func runChurnFloor(kubeconfig, run string, batchDelay time.Duration) error {
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
@@ -383,20 +388,38 @@ func runChurnFloor(kubeconfig, run string, batchDelay time.Duration) error {
 			return err
 		}
 		var root *policyv1.Policy
+		for i := range policies.Items {
+			if !replication.IsReplica(&policies.Items[i]) {
+				root = policies.Items[i].DeepCopy()
+			}
+		}
+		if root == nil {
+			continue
+		}
+		was := map[string]*policyv1.CompliancePerClusterStatus{}
+		for _, e := range root.Status.Status {
+			was[e.ClusterName] = e
+		}
+		now := metav1.NewMicroTime(time.Now())
 		var status policyv1.PolicyStatus
 		var states []policyv1.ComplianceState
 		for i := range policies.Items {
 			p := &policies.Items[i]
 			if !replication.IsReplica(p) {
-				root = p.DeepCopy()
 				continue
 			}
-			status.Status = append(status.Status, &policyv1.CompliancePerClusterStatus{
-				ClusterName: p.Namespace, ClusterNamespace: p.Namespace, ComplianceState: p.Status.ComplianceState})
+			// The fields the hub writes per cluster (see the doc comment).
+			e := &policyv1.CompliancePerClusterStatus{ClusterName: p.Namespace, ClusterNamespace: p.Namespace,
+				ComplianceState: p.Status.ComplianceState, RolloutStatus: policyv1.RolloutProgressing,
+				RolloutGeneration: root.Generation, RolloutLastTransitionTime: &now}
+			if e.ComplianceState != "" {
+				e.RolloutStatus = policyv1.RolloutSucceeded
+			}
+			if w := was[e.ClusterName]; w != nil && w.RolloutStatus == e.RolloutStatus && w.RolloutLastTransitionTime != nil {
+				e.RolloutLastTransitionTime = w.RolloutLastTransitionTime
+			}
+			status.Status = append(status.Status, e)
 			states = append(states, p.Status.ComplianceState)
-		}
-		if root == nil {
-			continue
 		}
 		slices.SortFunc(status.Status, func(a, b *policyv1.CompliancePerClusterStatus) int {
 			return strings.Compare(a.ClusterName, b.ClusterName)

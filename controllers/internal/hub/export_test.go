@@ -17,3 +17,7 @@ func HubTemplateResolutionsTotal() float64 {
 	return testutil.ToFloat64(hubTemplateResolutions.WithLabelValues("success")) +
 		testutil.ToFloat64(hubTemplateResolutions.WithLabelValues("error"))
 }
+
+// StatusOnlyReconcilesTotal is the number of root reconciles that kept to the
+// root's status, for tests that prove when the hub takes that path.
+func StatusOnlyReconcilesTotal() float64 { return testutil.ToFloat64(statusOnlyReconciles) }

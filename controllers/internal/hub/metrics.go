@@ -13,6 +13,10 @@ var (
 		Name: "fleetpolicy_hub_root_reconcile_total",
 		Help: "Root policy reconciles by outcome (success, error, invalid).",
 	}, []string{"outcome"})
+	statusOnlyReconciles = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "fleetpolicy_hub_root_status_only_reconciles_total",
+		Help: "Root policy reconciles that only replica compliance reports brought back, which kept to the root's status (no replica plan).",
+	})
 	replicaWrites = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "fleetpolicy_hub_replica_writes_total",
 		Help: "Replica writes the API server accepted, by verb (create, update, delete).",
@@ -33,5 +37,5 @@ var (
 )
 
 func init() {
-	metrics.Registry.MustRegister(reconcileTotal, replicaWrites, propagationSeconds, replicasPerPolicy, hubTemplateResolutions)
+	metrics.Registry.MustRegister(reconcileTotal, statusOnlyReconciles, replicaWrites, propagationSeconds, replicasPerPolicy, hubTemplateResolutions)
 }

@@ -54,10 +54,11 @@ const (
 // Propagator reconciles root policies: their replicas and their status.
 type Propagator struct {
 	Client client.Client
-	// Replicas writes replicas as raw JSON and does not decode the server's
-	// answer: the informer brings the stored replica back anyway, and skipping
-	// the decode saves a third of the hub's CPU per write.
-	Replicas rest.Interface
+	// Policies writes replicas and root statuses as raw JSON and does not
+	// decode the server's answer: the informer brings the stored policy back
+	// anyway, and skipping the decode saves a third of the hub's CPU per
+	// replica write (and the decode of a root's whole status per status write).
+	Policies rest.Interface
 	Recorder events.EventRecorder
 	// Writers bounds the replica writes in flight for one root policy.
 	Writers int
@@ -66,6 +67,10 @@ type Propagator struct {
 	// Templates resolves hub templates; nil: a root with hub templates gets no
 	// replica and says so.
 	Templates *hubTemplates
+
+	// settled says which roots only replica status reports changed since their
+	// last full reconcile; nil: every reconcile is full.
+	settled *settledRoots
 }
 
 // replicaWrite is one write a reconcile decided on: the replica of cluster with
@@ -96,10 +101,21 @@ func (w replicaWrite) body(resourceVersion string) []byte {
 }
 
 // Reconcile brings one root policy's replicas and status in line with its bindings.
+//
+// When only replica status reports changed since the root's last full
+// reconcile (see settledRoots), and the rollout step reaches no cluster, the
+// reconcile is status-only: it still resolves the bindings and runs the
+// rollout step, whose progress the reports change, and writes the root's
+// status; it skips what reports cannot change: the RolloutPlan comparison and
+// the replica plan.
 func (p *Propagator) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	start := time.Now()
 	now := p.Clock.Now()
 	logger := log.FromContext(ctx)
+	var epoch uint64
+	if p.settled != nil {
+		epoch = p.settled.epoch(req.NamespacedName) // before anything is read
+	}
 
 	root := &policyv1.Policy{}
 	if err := p.Client.Get(ctx, req.NamespacedName, root); err != nil {
@@ -125,6 +141,7 @@ func (p *Propagator) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	var planCondition *metav1.Condition
 	var sets []policyv1beta1.PolicySet
 	var unknown []string
+	statusOnly := root != nil && p.settled != nil && p.settled.isSettled(epoch, root)
 	if root != nil {
 		if reason, problem, err := p.rootProblem(ctx, root); err != nil || problem != nil {
 			if err != nil {
@@ -157,7 +174,12 @@ func (p *Propagator) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		var fleet []rollout.DecisionGroup
 		step, fleet, err = p.step(root, resolution, groups, existing, now)
-		if err == nil {
+		// Reports change what is written only by making the step reach
+		// clusters: those of the next wave of a progressive rollout, or that
+		// the full reconcile did not. Such a reconcile (or one that drops
+		// clusters, which a change of the fleet's would have bumped) is full.
+		statusOnly = statusOnly && err == nil && len(step.Reached) == 0 && len(step.Removed) == 0
+		if err == nil && !statusOnly {
 			planCondition, err = p.planCondition(ctx, root, resolution, fleet)
 		}
 		if err != nil {
@@ -165,9 +187,15 @@ func (p *Propagator) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 	}
 
-	writes := p.plan(root, step.Clusters, sets, existing)
+	var writes []replicaWrite
+	if !statusOnly {
+		writes = p.plan(root, step.Clusters, sets, existing)
+	}
 	written, templateErrs, writeErr := p.write(ctx, root, writes)
 	if root == nil {
+		if p.settled != nil {
+			p.settled.forget(req.NamespacedName)
+		}
 		if p.Templates != nil {
 			p.Templates.forget(req.NamespacedName, nil)
 		}
@@ -185,12 +213,27 @@ func (p *Propagator) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 
 	templatesCondition, retryTemplates := p.reportTemplates(root, step.Clusters, templateErrs)
-	statusChanged, statusErr := p.updateRootStatus(ctx, root, resolution, step, existing,
-		conditionUpdate{ConditionRolloutPlanMatches, planCondition},
-		conditionUpdate{ConditionClustersUnknown, unknownClustersCondition(root, unknown)},
-		conditionUpdate{ConditionHubTemplatesResolved, templatesCondition})
+	conditions := []conditionUpdate{
+		{ConditionClustersUnknown, unknownClustersCondition(root, unknown)},
+		{ConditionHubTemplatesResolved, templatesCondition},
+	}
+	if !statusOnly {
+		conditions = append(conditions, conditionUpdate{ConditionRolloutPlanMatches, planCondition})
+	}
+	statusChanged, statusErr := p.updateRootStatus(ctx, root, resolution, step, existing, conditions...)
 	err = errors.Join(writeErr, statusErr)
 	reconcileTotal.WithLabelValues(outcome(err)).Inc()
+	if statusOnly {
+		statusOnlyReconciles.Inc()
+	}
+	if p.settled != nil {
+		// Settled: the replicas are as this step wants them, nothing is left to
+		// retry but maybe the status write (a conflict with the root's own
+		// newer version, whose spec changes bump the epoch), and the root has
+		// no hub templates, which may read anything, replicas included.
+		statusRetried := statusErr == nil || apierrors.IsConflict(statusErr)
+		p.settled.settle(root, epoch, writeErr == nil && statusRetried && written == 0 && !retryTemplates && !templates.UsesHubTemplates(root))
+	}
 	switch {
 	case err != nil && apierrors.IsConflict(statusErr) && writeErr == nil:
 		// The root changed since the cache saw it; its update event is queued,
@@ -198,7 +241,7 @@ func (p *Propagator) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{RequeueAfter: stepRequeueDelay}, nil
 	case err != nil:
 		return ctrl.Result{}, err
-	case statusChanged:
+	case statusChanged && !statusOnly:
 		// The step recorded new progress. The next step must see it even when no
 		// replica changes (a cluster reached again after a restart whose replica
 		// already carries, and has reported on, what this step wrote). A fixed
@@ -332,12 +375,13 @@ const ConditionClustersUnknown = "ClustersUnknown"
 // ManagedCluster, and returns those clusters sorted.
 func (p *Propagator) dropUnknownClusters(ctx context.Context, decisions binding.Decisions, groups map[binding.PlacementRef][]rollout.DecisionGroup) ([]string, error) {
 	known := map[string]bool{}
+	var cluster clusterv1.ManagedCluster // only its existence is read: no copy of the cache's
 	for _, clusters := range decisions {
 		for _, name := range clusters {
 			if _, seen := known[name]; seen {
 				continue
 			}
-			err := p.Client.Get(ctx, types.NamespacedName{Name: name}, &clusterv1.ManagedCluster{})
+			err := p.Client.Get(ctx, types.NamespacedName{Name: name}, &cluster, client.UnsafeDisableDeepCopy)
 			if err != nil && !apierrors.IsNotFound(err) {
 				return nil, err
 			}
@@ -650,14 +694,14 @@ func (p *Propagator) writeOne(ctx context.Context, w replicaWrite) error {
 		err = client.IgnoreNotFound(p.Client.Delete(ctx, w.actual))
 	case w.actual == nil:
 		verb = "create"
-		err = p.Replicas.Post().Namespace(w.cluster).Resource("policies").
+		err = p.Policies.Post().Namespace(w.cluster).Resource("policies").
 			Body(w.body("")).Do(ctx).Error()
 		if apierrors.IsAlreadyExists(err) {
 			return nil // the cache was behind; the create event brings the replica back here
 		}
 	default:
 		verb = "update"
-		err = p.Replicas.Put().Namespace(w.cluster).Resource("policies").Name(w.actual.Name).
+		err = p.Policies.Put().Namespace(w.cluster).Resource("policies").Name(w.actual.Name).
 			Body(w.body(w.actual.ResourceVersion)).Do(ctx).Error()
 		if apierrors.IsConflict(err) {
 			return nil // the cache was behind; the newer replica's event brings it back here
@@ -700,7 +744,13 @@ func (p *Propagator) updateRootStatus(ctx context.Context, root *policyv1.Policy
 	if equality.Semantic.DeepEqual(*status, root.Status) {
 		return false, nil
 	}
-	updated := root.DeepCopy()
+	updated := *root // shallow: only Status is replaced, and the copy is only encoded
 	updated.Status = *status
-	return true, p.Client.Status().Update(ctx, updated)
+	updated.APIVersion, updated.Kind = policyv1.GroupVersion.String(), "Policy"
+	body, err := json.Marshal(&updated)
+	if err != nil {
+		return false, err
+	}
+	return true, p.Policies.Put().Namespace(root.Namespace).Resource("policies").Name(root.Name).
+		SubResource("status").Body(body).Do(ctx).Error()
 }

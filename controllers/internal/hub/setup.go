@@ -94,7 +94,7 @@ func setup(ctx context.Context, mgr ctrl.Manager, opts Options, explain webhook.
 		return nil, err
 	}
 	c := mgr.GetClient()
-	replicas, err := apiutil.RESTClientForGVK(policyv1.GroupVersion.WithKind("Policy"), false, false, mgr.GetConfig(),
+	policies, err := apiutil.RESTClientForGVK(policyv1.GroupVersion.WithKind("Policy"), false, false, mgr.GetConfig(),
 		serializer.NewCodecFactory(mgr.GetScheme()), mgr.GetHTTPClient())
 	if err != nil {
 		return nil, err
@@ -114,29 +114,36 @@ func setup(ctx context.Context, mgr ctrl.Manager, opts Options, explain webhook.
 	}
 	propagator := &Propagator{
 		Client:    c,
-		Replicas:  replicas,
+		Policies:  policies,
 		Recorder:  mgr.GetEventRecorder("fleetpolicy-hub"),
 		Writers:   opts.ReplicaWriters,
 		Clock:     opts.Clock,
 		Templates: hubTemplates,
+		settled:   newSettledRoots(),
 	}
 	maps := &rootMapper{client: c}
+	// Every event but a replica's status report bumps the epoch of the roots
+	// it enqueues (see settledRoots).
+	settled := propagator.settled
+	mapped := func(mapFn handler.MapFunc) handler.EventHandler {
+		return handler.EnqueueRequestsFromMapFunc(settled.bumping(mapFn))
+	}
 	if err := ctrl.NewControllerManagedBy(mgr).
 		Named("propagator").
 		WithOptions(starts.options("propagator", controller.Options{MaxConcurrentReconciles: opts.RootConcurrency})).
-		Watches(&policyv1.Policy{}, policyHandler(opts.StatusBatchDelay)).
-		Watches(&policyv1.PlacementBinding{}, handler.EnqueueRequestsFromMapFunc(maps.forBinding)).
-		Watches(&policyv1beta1.PolicySet{}, handler.EnqueueRequestsFromMapFunc(maps.forPolicySet)).
-		Watches(&clusterv1beta1.PlacementDecision{}, handler.EnqueueRequestsFromMapFunc(maps.forPlacementDecision)).
-		Watches(&appsv1.PlacementRule{}, handler.EnqueueRequestsFromMapFunc(maps.forPlacementRule)).
+		Watches(&policyv1.Policy{}, policyHandler(opts.StatusBatchDelay, settled)).
+		Watches(&policyv1.PlacementBinding{}, mapped(maps.forBinding)).
+		Watches(&policyv1beta1.PolicySet{}, mapped(maps.forPolicySet)).
+		Watches(&clusterv1beta1.PlacementDecision{}, mapped(maps.forPlacementDecision)).
+		Watches(&appsv1.PlacementRule{}, mapped(maps.forPlacementRule)).
 		// Replicas go only to clusters that have a ManagedCluster: one that
 		// appears or leaves reaches the roots placed on it.
-		Watches(&clusterv1.ManagedCluster{}, handler.EnqueueRequestsFromMapFunc(maps.forManagedCluster),
+		Watches(&clusterv1.ManagedCluster{}, mapped(maps.forManagedCluster),
 			builder.WithPredicates(predicate.Funcs{UpdateFunc: func(event.UpdateEvent) bool { return false }})).
 		// A RolloutPlan is compared with the root policy of the same name.
-		Watches(&fleetv1alpha1.RolloutPlan{}, &handler.EnqueueRequestForObject{}).
+		Watches(&fleetv1alpha1.RolloutPlan{}, mapped(itself)).
 		// An object a hub template read changed: its root (see hubTemplates).
-		WatchesRawSource(source.Channel(hubTemplates.changed, &handler.EnqueueRequestForObject{})).
+		WatchesRawSource(source.Channel(hubTemplates.changed, mapped(itself))).
 		Complete(logging.QuietWhenStopping(propagator)); err != nil {
 		return nil, err
 	}
@@ -230,28 +237,31 @@ type queue = workqueue.TypedRateLimitingInterface[reconcile.Request]
 // policyHandler enqueues a root policy for its own events and for its replicas'.
 // A replica change that touches only status is enqueued after batchDelay, so that
 // a fleet reporting compliance is folded into few root status writes; any other
-// replica change (drift, deletion) is enqueued at once. A root's status-only
-// change is its own status write and is ignored.
-func policyHandler(batchDelay time.Duration) handler.EventHandler {
+// replica change (drift, deletion) bumps the root's epoch in settled and is
+// enqueued at once. A root's status-only change is its own status write and is
+// ignored.
+func policyHandler(batchDelay time.Duration, settled *settledRoots) handler.EventHandler {
 	rootOf := func(o client.Object) reconcile.Request {
 		if root, ok := replication.RootOf(o); ok {
 			return reconcile.Request{NamespacedName: root}
 		}
 		return reconcile.Request{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()}}
 	}
+	now := func(q queue, o client.Object) {
+		req := rootOf(o)
+		settled.bump(req.NamespacedName)
+		q.Add(req)
+	}
 	return handler.Funcs{
-		CreateFunc: func(_ context.Context, e event.CreateEvent, q queue) { q.Add(rootOf(e.Object)) },
-		DeleteFunc: func(_ context.Context, e event.DeleteEvent, q queue) { q.Add(rootOf(e.Object)) },
-		GenericFunc: func(_ context.Context, e event.GenericEvent, q queue) {
-			q.Add(rootOf(e.Object))
-		},
+		CreateFunc:  func(_ context.Context, e event.CreateEvent, q queue) { now(q, e.Object) },
+		DeleteFunc:  func(_ context.Context, e event.DeleteEvent, q queue) { now(q, e.Object) },
+		GenericFunc: func(_ context.Context, e event.GenericEvent, q queue) { now(q, e.Object) },
 		UpdateFunc: func(_ context.Context, e event.UpdateEvent, q queue) {
-			req := rootOf(e.ObjectNew)
 			switch {
 			case !statusOnlyChange(e.ObjectOld, e.ObjectNew):
-				q.Add(req)
+				now(q, e.ObjectNew)
 			case replication.IsReplica(e.ObjectNew):
-				q.AddAfter(req, batchDelay)
+				q.AddAfter(rootOf(e.ObjectNew), batchDelay)
 			}
 			// A root's own status change (written here) needs no reconcile.
 		},
