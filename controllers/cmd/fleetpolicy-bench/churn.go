@@ -16,12 +16,14 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/util/flowcontrol"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/scheme"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 	"github.com/fleetpolicy/fleetpolicy/shared/compliance"
@@ -351,16 +353,11 @@ func runChurnFloor(kubeconfig, run string, batchDelay time.Duration) error {
 	}
 	cfg.RateLimiter = flowcontrol.NewFakeAlwaysRateLimiter()
 	ctx := context.Background()
-	c, err := cache.New(cfg, cache.Options{Scheme: scheme.New(), DefaultTransform: cache.TransformStripManagedFields(),
-		DefaultLabelSelector: labels.SelectorFromSet(labels.Set{runLabel: run})})
+	c, informer, err := replicaCache(ctx, cfg, run)
 	if err != nil {
 		return err
 	}
 	writer, err := client.New(cfg, client.Options{Scheme: scheme.New()})
-	if err != nil {
-		return err
-	}
-	informer, err := c.GetInformer(ctx, &policyv1.Policy{})
 	if err != nil {
 		return err
 	}
@@ -431,6 +428,50 @@ func runChurnFloor(kubeconfig, run string, batchDelay time.Duration) error {
 			poke(nil)
 		}
 	}
+	return nil
+}
+
+// replicaCache is the floors' cache of run's policies (roots and replicas):
+// controller-runtime's, with managed fields stripped as the hub strips them.
+// It is not started.
+func replicaCache(ctx context.Context, cfg *rest.Config, run string) (cache.Cache, cache.Informer, error) {
+	c, err := cache.New(cfg, cache.Options{Scheme: scheme.New(), DefaultTransform: cache.TransformStripManagedFields(),
+		DefaultLabelSelector: labels.SelectorFromSet(labels.Set{runLabel: run})})
+	if err != nil {
+		return nil, nil, err
+	}
+	informer, err := c.GetInformer(ctx, &policyv1.Policy{})
+	return c, informer, err
+}
+
+// cacheFloorFlag makes this command the memory floor of one memory run (see
+// runCacheFloor) instead of the benchmark; the benchmark starts it.
+const cacheFloorFlag = "cache-floor"
+
+// runCacheFloor is the memory floor of the hub: a process that only caches
+// run's policies (replicaCache), as any controller keeping their status must.
+// Once its cache has synced it prints its peak RSS ("peak-rss N",
+// localplane.PeakRSS) and ends.
+func runCacheFloor(kubeconfig, run string) error {
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return err
+	}
+	cfg.RateLimiter = flowcontrol.NewFakeAlwaysRateLimiter()
+	ctx := context.Background()
+	c, _, err := replicaCache(ctx, cfg, run)
+	if err != nil {
+		return err
+	}
+	go func() { _ = c.Start(ctx) }()
+	if !c.WaitForCacheSync(ctx) {
+		return fmt.Errorf("the cache did not sync")
+	}
+	peak, err := localplane.PeakRSS(os.Getpid())
+	if err != nil {
+		return err
+	}
+	fmt.Println("peak-rss", peak)
 	return nil
 }
 

@@ -39,12 +39,12 @@ func (b *bench) hubTemplates(ctx context.Context, clusters, runs int) error {
 	name := fmt.Sprintf("HubTemplates/clusters=%d", clusters)
 	for r := range runs {
 		progress("hub templates on %d clusters, run %d of %d: untemplated", clusters, r+1, runs)
-		plain, err := b.hubPropagation(ctx, sc, fmt.Sprintf("t%d-%d-plain", clusters, r), rootPolicy)
+		plain, err := b.hubPropagation(ctx, sc, fmt.Sprintf("t%d-%d-plain", clusters, r), rootPolicy, false)
 		if err != nil {
 			return fmt.Errorf("run %d, untemplated: %w", r+1, err)
 		}
 		progress("hub templates on %d clusters, run %d of %d: two hub templates per replica", clusters, r+1, runs)
-		templated, err := b.hubPropagation(ctx, sc, fmt.Sprintf("t%d-%d-hub", clusters, r), templatedRootPolicy)
+		templated, err := b.hubPropagation(ctx, sc, fmt.Sprintf("t%d-%d-hub", clusters, r), templatedRootPolicy, false)
 		if err != nil {
 			return fmt.Errorf("run %d, templated: %w", r+1, err)
 		}

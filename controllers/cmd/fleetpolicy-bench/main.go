@@ -112,6 +112,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/hub"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/scheme"
 )
@@ -146,6 +147,8 @@ func main() {
 	flag.IntVar(&churn.seconds, "churn-seconds", 20, "seconds of compliance churn (churn suite)")
 	// The floor of a churn run, started by the benchmark as a child process.
 	asChurnFloor := flag.Bool(churnFloorFlag, false, "internal: be the floor of one churn run")
+	// The memory floor of a memory run, started by the benchmark as a child process.
+	asCacheFloor := flag.Bool(cacheFloorFlag, false, "internal: be the memory floor of one memory run")
 	// The floor of a propagation run, started by the benchmark as a child process.
 	asFloorWriter := flag.Bool(floorWriterFlag, false, "internal: be the floor writer of one propagation run")
 	var fw floorWriterArgs
@@ -160,9 +163,14 @@ func main() {
 		os.Exit(1)
 	}
 	if *asChurnFloor {
-		// The hub's default --status-batch-delay.
-		if err := runChurnFloor(flag.Lookup("kubeconfig").Value.String(), fw.run, time.Second); err != nil {
+		if err := runChurnFloor(flag.Lookup("kubeconfig").Value.String(), fw.run, hub.DefaultOptions().StatusBatchDelay); err != nil {
 			fail(fmt.Errorf("churn floor: %w", err))
+		}
+		return
+	}
+	if *asCacheFloor {
+		if err := runCacheFloor(flag.Lookup("kubeconfig").Value.String(), fw.run); err != nil {
+			fail(fmt.Errorf("cache floor: %w", err))
 		}
 		return
 	}

@@ -31,7 +31,7 @@ func (b *bench) propagation(ctx context.Context, sc scenario, runs int) error {
 			return fmt.Errorf("%s, run %d, floor: %w", sc.key(), r+1, err)
 		}
 		progress("propagation %s, run %d of %d: hub", sc.key(), r+1, runs)
-		h, err := b.hubPropagation(ctx, sc, run, rootPolicy)
+		h, err := b.hubPropagation(ctx, sc, run, rootPolicy, false)
 		if err != nil {
 			return fmt.Errorf("%s, run %d, hub: %w", sc.key(), r+1, err)
 		}
@@ -58,12 +58,13 @@ func (b *bench) memory(ctx context.Context, sc scenario, runs int) error {
 	name := "HubMemory/" + sc.key()
 	for r := range runs {
 		progress("memory %s, run %d of %d", sc.key(), r+1, runs)
-		h, err := b.hubPropagation(ctx, sc, fmt.Sprintf("m%dx%d-%d", sc.policies, sc.clusters, r), rootPolicy)
+		h, err := b.hubPropagation(ctx, sc, fmt.Sprintf("m%dx%d-%d", sc.policies, sc.clusters, r), rootPolicy, true)
 		if err != nil {
 			return fmt.Errorf("%s, run %d: %w", sc.key(), r+1, err)
 		}
 		progress("memory %s: create %.1fs, update %.1fs", sc.key(), h.create.Seconds(), h.update.Seconds())
 		b.res.line(name, 0, figure{mib(h.rssBytes), "MiB-peak-rss"})
+		b.res.line(name+"/x-cache", 0, withFloor(mib(h.rssBytes), mib(h.floorRSSBytes), "MiB-peak-rss")...)
 		b.res.line(name+"/cpu", 0, figure{h.cpu.Seconds(), "cpu-s"},
 			figure{h.cpu.Seconds() / (float64(sc.replicas()) / 1000), "cpu-s/1000-replicas"})
 	}
@@ -123,6 +124,9 @@ func (b *bench) floorPropagation(ctx context.Context, sc scenario, run string) (
 type propagationSample struct {
 	create, update, firstReplica, cpu time.Duration
 	rssBytes                          int64
+	// floorRSSBytes is the peak RSS of the memory floor (runCacheFloor) over
+	// the same replicas, when the run measured it.
+	floorRSSBytes int64
 	// startup is the hub's, from its start until /readyz answered 200.
 	startup time.Duration
 }
@@ -138,7 +142,7 @@ type rootMaker func(name, run string, version int) *policyv1.Policy
 // replica carries the update. Each time runs from when the API server accepted
 // the user's first write of the phase (its answer to the first root's create or
 // update). Then it stops the hub and cleans up.
-func (b *bench) hubPropagation(ctx context.Context, sc scenario, run string, root rootMaker) (propagationSample, error) {
+func (b *bench) hubPropagation(ctx context.Context, sc scenario, run string, root rootMaker, memoryFloor bool) (propagationSample, error) {
 	var s propagationSample
 	names := rootNames(run, sc.policies)
 	if err := b.setupPlacement(ctx, run, b.decisionsOver(sc.clusters), false); err != nil {
@@ -197,6 +201,15 @@ func (b *bench) hubPropagation(ctx context.Context, sc scenario, run string, roo
 	s.update = done.Sub(start)
 	s.cpu, s.rssBytes = hub.stop()
 	stopFollowing()
+	if memoryFloor {
+		floor, err := b.startFloorProcess(cacheFloorFlag, "--run", run)
+		if err != nil {
+			return s, err
+		}
+		if _, s.floorRSSBytes, err = floor.wait(); err != nil {
+			return s, fmt.Errorf("memory floor: %w", err)
+		}
+	}
 	return s, b.cleanup(ctx, run, sc.clusters)
 }
 

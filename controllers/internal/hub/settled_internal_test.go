@@ -1,0 +1,80 @@
+package hub
+
+import (
+	"context"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
+)
+
+// TestSettledRoots walks settledRoots through what the propagator does with
+// it: a root is settled only at the epoch its full reconcile started with,
+// for the uid and generation it had then, until it is unsettled or forgotten.
+func TestSettledRoots(t *testing.T) {
+	key := types.NamespacedName{Namespace: "ns", Name: "p"}
+	root := func(uid types.UID, generation int64) *policyv1.Policy {
+		return &policyv1.Policy{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name, UID: uid, Generation: generation}}
+	}
+	s := newSettledRoots()
+	if e := s.epoch(key); e != 0 || s.isSettled(e, root("u1", 1)) {
+		t.Fatalf("a new root: epoch %d, settled %v", e, s.isSettled(e, root("u1", 1)))
+	}
+
+	// A full reconcile starts at the current epoch; an event bumps it while the
+	// reconcile runs, so that its mark does not cover the event.
+	started := s.epoch(key)
+	s.bump(key)
+	s.settle(root("u1", 1), started, true)
+	if s.isSettled(s.epoch(key), root("u1", 1)) {
+		t.Fatal("settled although an event came after the reconcile started")
+	}
+	// The event's own reconcile settles it.
+	started = s.epoch(key)
+	s.settle(root("u1", 1), started, true)
+	for _, tc := range []struct {
+		name    string
+		epoch   uint64
+		root    *policyv1.Policy
+		settled bool
+	}{
+		{"same epoch, uid and generation", started, root("u1", 1), true},
+		{"later epoch", started + 1, root("u1", 1), false},
+		{"new generation", started, root("u1", 2), false},
+		{"root recreated under the name", started, root("u2", 1), false},
+	} {
+		if got := s.isSettled(tc.epoch, tc.root); got != tc.settled {
+			t.Errorf("%s: settled %v, want %v", tc.name, got, tc.settled)
+		}
+	}
+
+	s.settle(root("u1", 1), started, false)
+	if s.isSettled(started, root("u1", 1)) {
+		t.Fatal("still settled after a reconcile that did not settle")
+	}
+	s.settle(root("u1", 1), started, true)
+	s.forget(key)
+	if e := s.epoch(key); e != 0 || s.isSettled(e, root("u1", 1)) || s.isSettled(started, root("u1", 1)) {
+		t.Fatalf("a forgotten root: epoch %d, still settled", e)
+	}
+}
+
+// TestBumpingBumpsEveryMappedRoot: a watched event's map function bumps the
+// epoch of each root it enqueues, and of no other.
+func TestBumpingBumpsEveryMappedRoot(t *testing.T) {
+	s := newSettledRoots()
+	a, b, other := types.NamespacedName{Namespace: "ns", Name: "a"}, types.NamespacedName{Namespace: "ns", Name: "b"}, types.NamespacedName{Namespace: "ns", Name: "c"}
+	mapFn := s.bumping(func(context.Context, client.Object) []reconcile.Request {
+		return []reconcile.Request{{NamespacedName: a}, {NamespacedName: b}}
+	})
+	if got := mapFn(context.Background(), &policyv1.Policy{}); len(got) != 2 {
+		t.Fatalf("bumping changed the requests: %v", got)
+	}
+	if s.epoch(a) != 1 || s.epoch(b) != 1 || s.epoch(other) != 0 {
+		t.Fatalf("epochs a=%d b=%d other=%d, want 1 1 0", s.epoch(a), s.epoch(b), s.epoch(other))
+	}
+}
