@@ -12,8 +12,11 @@
 // state differs from what the cache holds, with a bounded pool of concurrent
 // writers. Replica status changes from spokes are batched (one root status write
 // per batch window), so a large fleet reporting compliance does not cause one
-// reconcile per replica. All state lives in API objects: a restarted controller
-// recomputes and resumes.
+// reconcile per replica; a reconcile that only such reports brought back, of a
+// root whose replicas are all as they should be, writes the root's status and
+// skips the replica plan (settledRoots). All state lives in API objects: a
+// restarted controller recomputes and resumes (settledRoots is only a
+// shortcut: a new process starts with every root unsettled).
 //
 // Replicas are written only for decided clusters that have a ManagedCluster
 // (the root's ClustersUnknown condition names the others), and a ManagedCluster
