@@ -347,13 +347,8 @@ const churnFloorFlag = "churn-floor"
 // that both write, store and send the same root status. It prints "ready"
 // once its cache has synced and runs until it is killed.
 func runChurnFloor(kubeconfig, run string, batchDelay time.Duration) error {
-	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-	if err != nil {
-		return err
-	}
-	cfg.RateLimiter = flowcontrol.NewFakeAlwaysRateLimiter()
 	ctx := context.Background()
-	c, informer, err := replicaCache(ctx, cfg, run)
+	cfg, c, informer, err := replicaCache(ctx, kubeconfig, run)
 	if err != nil {
 		return err
 	}
@@ -431,17 +426,23 @@ func runChurnFloor(kubeconfig, run string, batchDelay time.Duration) error {
 	return nil
 }
 
-// replicaCache is the floors' cache of run's policies (roots and replicas):
-// controller-runtime's, with managed fields stripped as the hub strips them.
-// It is not started.
-func replicaCache(ctx context.Context, cfg *rest.Config, run string) (cache.Cache, cache.Informer, error) {
+// replicaCache is the floors' client configuration for kubeconfig (no
+// client-side rate limit) and their cache of run's policies (roots and
+// replicas): controller-runtime's, with managed fields stripped as the hub
+// strips them. The cache is not started.
+func replicaCache(ctx context.Context, kubeconfig, run string) (*rest.Config, cache.Cache, cache.Informer, error) {
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	cfg.RateLimiter = flowcontrol.NewFakeAlwaysRateLimiter()
 	c, err := cache.New(cfg, cache.Options{Scheme: scheme.New(), DefaultTransform: cache.TransformStripManagedFields(),
 		DefaultLabelSelector: labels.SelectorFromSet(labels.Set{runLabel: run})})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	informer, err := c.GetInformer(ctx, &policyv1.Policy{})
-	return c, informer, err
+	return cfg, c, informer, err
 }
 
 // cacheFloorFlag makes this command the memory floor of one memory run (see
@@ -453,13 +454,8 @@ const cacheFloorFlag = "cache-floor"
 // Once its cache has synced it prints its peak RSS ("peak-rss N",
 // localplane.PeakRSS) and ends.
 func runCacheFloor(kubeconfig, run string) error {
-	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-	if err != nil {
-		return err
-	}
-	cfg.RateLimiter = flowcontrol.NewFakeAlwaysRateLimiter()
 	ctx := context.Background()
-	c, _, err := replicaCache(ctx, cfg, run)
+	_, c, _, err := replicaCache(ctx, kubeconfig, run)
 	if err != nil {
 		return err
 	}
