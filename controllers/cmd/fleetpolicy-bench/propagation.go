@@ -141,7 +141,8 @@ type rootMaker func(name, run string, version int) *policyv1.Policy
 // until a watch has seen every replica, then updates every root until every
 // replica carries the update. Each time runs from when the API server accepted
 // the user's first write of the phase (its answer to the first root's create or
-// update). Then it stops the hub and cleans up.
+// update). Then it stops the hub, with memoryFloor measures the memory floor
+// (runCacheFloor) over the same replicas, and cleans up.
 func (b *bench) hubPropagation(ctx context.Context, sc scenario, run string, root rootMaker, memoryFloor bool) (propagationSample, error) {
 	var s propagationSample
 	names := rootNames(run, sc.policies)
