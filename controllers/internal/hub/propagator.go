@@ -71,6 +71,10 @@ type Propagator struct {
 	// settled says which roots only replica status reports changed since their
 	// last full reconcile; nil: every reconcile is full.
 	settled *settledRoots
+	// statusWrites says which roots the cache still shows as they were before
+	// the propagator's own last status write; nil: reconciles do not wait for
+	// the cache.
+	statusWrites *statusWrites
 }
 
 // replicaWrite is one write a reconcile decided on: the replica of cluster with
@@ -129,6 +133,11 @@ func (p *Propagator) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return ctrl.Result{}, nil
 		}
 		root = nil
+	}
+	if root != nil && p.statusWrites != nil && p.statusWrites.behind(root, time.Now()) {
+		// The cache has not brought back this root's last status write: a
+		// status computed over the old one would be refused as a conflict.
+		return ctrl.Result{RequeueAfter: cacheCatchUp}, nil
 	}
 
 	existing, err := p.replicasOf(ctx, req.NamespacedName)
@@ -196,6 +205,9 @@ func (p *Propagator) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if p.settled != nil {
 			p.settled.forget(req.NamespacedName)
 		}
+		if p.statusWrites != nil {
+			p.statusWrites.forget(req.NamespacedName)
+		}
 		if p.Templates != nil {
 			p.Templates.forget(req.NamespacedName, nil)
 		}
@@ -221,6 +233,9 @@ func (p *Propagator) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		conditions = append(conditions, conditionUpdate{ConditionRolloutPlanMatches, planCondition})
 	}
 	statusChanged, statusErr := p.updateRootStatus(ctx, root, resolution, step, existing, conditions...)
+	if statusChanged && statusErr == nil && p.statusWrites != nil {
+		p.statusWrites.wrote(root, time.Now())
+	}
 	err = errors.Join(writeErr, statusErr)
 	reconcileTotal.WithLabelValues(outcome(err)).Inc()
 	if statusOnly {

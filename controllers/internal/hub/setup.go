@@ -113,13 +113,14 @@ func setup(ctx context.Context, mgr ctrl.Manager, opts Options, explain webhook.
 		return nil, err
 	}
 	propagator := &Propagator{
-		Client:    c,
-		Policies:  policies,
-		Recorder:  mgr.GetEventRecorder("fleetpolicy-hub"),
-		Writers:   opts.ReplicaWriters,
-		Clock:     opts.Clock,
-		Templates: hubTemplates,
-		settled:   newSettledRoots(),
+		Client:       c,
+		Policies:     policies,
+		Recorder:     mgr.GetEventRecorder("fleetpolicy-hub"),
+		Writers:      opts.ReplicaWriters,
+		Clock:        opts.Clock,
+		Templates:    hubTemplates,
+		settled:      newSettledRoots(),
+		statusWrites: newStatusWrites(),
 	}
 	maps := &rootMapper{client: c}
 	// Every event but a replica's status report bumps the epoch of the roots

@@ -1,0 +1,82 @@
+package hub
+
+import (
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
+)
+
+// statusWrites remembers, per root policy, the version of the root that the
+// propagator's last accepted status write replaced, so that a reconcile can
+// tell when the informer cache has not yet brought that write back.
+//
+// Such a reconcile would compute the root's status over the old one (whose
+// rollout progress the step reads back) and write it with the old
+// resourceVersion: the API server refuses the write as a conflict only after
+// it has taken in the whole status (600 KB at 3,000 clusters), and the changes
+// the write carried wait for another round. Under continuous compliance churn
+// one status write in ten met this. The reconcile waits for the cache instead
+// (cacheCatchUp), for at most ownWriteTimeout after the write: a write whose
+// watch event never comes (the root deleted and recreated, say) then meets the
+// conflict as before.
+type statusWrites struct {
+	mu      sync.Mutex
+	replace map[types.NamespacedName]statusWrite
+}
+
+// statusWrite is a status write the API server accepted: it replaced the
+// root of uid at resourceVersion, at the time at.
+type statusWrite struct {
+	uid             types.UID
+	resourceVersion string
+	at              time.Time
+}
+
+// cacheCatchUp is how long a reconcile that found the cache behind the
+// propagator's own status write waits before it looks again.
+const cacheCatchUp = 20 * time.Millisecond
+
+// ownWriteTimeout bounds the wait for the cache to bring a status write back.
+const ownWriteTimeout = 2 * time.Second
+
+func newStatusWrites() *statusWrites {
+	return &statusWrites{replace: map[types.NamespacedName]statusWrite{}}
+}
+
+// wrote records that a status write over root, as read from the cache, was
+// accepted at now.
+func (s *statusWrites) wrote(root *policyv1.Policy, now time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.replace[client.ObjectKeyFromObject(root)] = statusWrite{uid: root.UID, resourceVersion: root.ResourceVersion, at: now}
+}
+
+// behind reports whether root, as the cache has it at now, is still the
+// version the last accepted status write replaced (and the write is younger
+// than ownWriteTimeout). Once the cache has moved on, or the wait timed out,
+// the write is forgotten.
+func (s *statusWrites) behind(root *policyv1.Policy, now time.Time) bool {
+	key := client.ObjectKeyFromObject(root)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	w, ok := s.replace[key]
+	if !ok {
+		return false
+	}
+	if w.uid == root.UID && w.resourceVersion == root.ResourceVersion && now.Sub(w.at) < ownWriteTimeout {
+		return true
+	}
+	delete(s.replace, key)
+	return false
+}
+
+// forget drops what is known of a root that is gone.
+func (s *statusWrites) forget(root types.NamespacedName) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.replace, root)
+}
