@@ -108,10 +108,11 @@ func (w replicaWrite) body(resourceVersion string) []byte {
 //
 // When only replica status reports changed since the root's last full
 // reconcile (see settledRoots), and the rollout step reaches no cluster, the
-// reconcile is status-only: it still resolves the bindings and runs the
-// rollout step, whose progress the reports change, and writes the root's
-// status; it skips what reports cannot change: the RolloutPlan comparison and
-// the replica plan.
+// reconcile is status-only: it runs the rollout step, whose progress the
+// reports change, and writes the root's status; it skips what reports cannot
+// change: the RolloutPlan comparison, the replica plan, and resolving the
+// bindings again (the first status-only reconcile of an epoch resolves them
+// and keeps the result for the next, settledRoots.keep).
 func (p *Propagator) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	start := time.Now()
 	now := p.Clock.Now()
@@ -158,29 +159,25 @@ func (p *Propagator) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			}
 			return p.reportInvalid(ctx, root, reason, problem)
 		}
-		var bindings []policyv1.PlacementBinding
-		sets, bindings, err = p.bindingInputs(ctx, root)
-		if err != nil {
-			return ctrl.Result{}, err
+		var bound *boundInputs
+		if statusOnly {
+			// Nothing the bindings resolve from changed since the epoch.
+			bound = p.settled.bound(epoch, root)
 		}
-		decisions, groups, problem, err := p.decisions(ctx, root, sets, bindings)
-		if err != nil || problem != nil {
-			if err != nil {
-				return ctrl.Result{}, err
+		kept := bound != nil
+		if !kept {
+			var invalid bool
+			var result ctrl.Result
+			sets, bound, invalid, result, err = p.resolveBindings(ctx, root)
+			if err != nil || invalid {
+				return result, err
 			}
-			// Bad input: as for a bad binding, the replicas stay as they are
-			// until the PlacementDecision is fixed (its change enqueues the root).
-			return p.reportInvalid(ctx, root, reasonPlacementDecisionInvalid, problem)
+			if statusOnly {
+				p.settled.keep(root, epoch, bound)
+			}
 		}
-		if unknown, err = p.dropUnknownClusters(ctx, decisions, groups); err != nil {
-			return ctrl.Result{}, err
-		}
-		resolution, err = binding.Resolve(root, sets, bindings, decisions)
-		if err != nil {
-			// Bad input: keep every replica as it is and say why on the root. A fix
-			// to the binding enqueues the root again.
-			return p.reportInvalid(ctx, root, reasonBindingInvalid, err)
-		}
+		resolution, unknown = bound.resolution, bound.unknown
+		groups := bound.groups
 		var fleet []rollout.DecisionGroup
 		step, fleet, err = p.step(root, resolution, groups, existing, now)
 		// Reports change what is written only by making the step reach
@@ -193,6 +190,13 @@ func (p *Propagator) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		if err != nil {
 			return p.reportInvalid(ctx, root, reasonRolloutInvalid, err)
+		}
+		if kept && !statusOnly {
+			// The replica plan expands the root's PolicySets, which the kept
+			// resolution does not hold.
+			if sets, _, err = p.bindingInputs(ctx, root); err != nil {
+				return ctrl.Result{}, err
+			}
 		}
 	}
 
@@ -269,6 +273,48 @@ func (p *Propagator) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{RequeueAfter: templateRetryDelay}, nil
 	}
 	return ctrl.Result{}, nil
+}
+
+// boundInputs is what a root's bindings resolved to: the bound clusters, the
+// decision groups of its placements (clusters without a ManagedCluster
+// dropped), and those clusters.
+type boundInputs struct {
+	resolution *binding.Resolution
+	groups     map[binding.PlacementRef][]rollout.DecisionGroup
+	unknown    []string
+}
+
+// resolveBindings reads the root's PolicySets, bindings and their placements'
+// decisions and resolves them. Bad input is reported on the root (invalid,
+// with the reconcile's result).
+func (p *Propagator) resolveBindings(ctx context.Context, root *policyv1.Policy) (
+	sets []policyv1beta1.PolicySet, bound *boundInputs, invalid bool, result ctrl.Result, err error) {
+	sets, bindings, err := p.bindingInputs(ctx, root)
+	if err != nil {
+		return nil, nil, false, ctrl.Result{}, err
+	}
+	decisions, groups, problem, err := p.decisions(ctx, root, sets, bindings)
+	if err != nil {
+		return nil, nil, false, ctrl.Result{}, err
+	}
+	if problem != nil {
+		// Bad input: as for a bad binding, the replicas stay as they are
+		// until the PlacementDecision is fixed (its change enqueues the root).
+		result, err = p.reportInvalid(ctx, root, reasonPlacementDecisionInvalid, problem)
+		return nil, nil, true, result, err
+	}
+	unknown, err := p.dropUnknownClusters(ctx, decisions, groups)
+	if err != nil {
+		return nil, nil, false, ctrl.Result{}, err
+	}
+	resolution, err := binding.Resolve(root, sets, bindings, decisions)
+	if err != nil {
+		// Bad input: keep every replica as it is and say why on the root. A fix
+		// to the binding enqueues the root again.
+		result, err = p.reportInvalid(ctx, root, reasonBindingInvalid, err)
+		return nil, nil, true, result, err
+	}
+	return sets, &boundInputs{resolution: resolution, groups: groups, unknown: unknown}, false, ctrl.Result{}, nil
 }
 
 // stepRequeueDelay is how long after recording progress the next rollout step

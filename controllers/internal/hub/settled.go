@@ -25,19 +25,27 @@ import (
 // anything), reports change what its replicas should be only by making the
 // rollout step reach clusters; a step that reaches none changes the root's
 // status alone, so the reconcile skips the RolloutPlan comparison and the
-// replica plan (see Propagator.Reconcile). An event missed here costs at most
-// one reconcile: the event's own request runs with the bumped epoch.
+// replica plan (see Propagator.Reconcile) and, after the first status-only
+// reconcile of an epoch, resolving the bindings (keep). An event missed here
+// costs at most one reconcile: the event's own request runs with the bumped
+// epoch.
 type settledRoots struct {
 	mu      sync.Mutex
 	epochs  map[types.NamespacedName]uint64
 	settled map[types.NamespacedName]settledAt
 }
 
-// settledAt is the epoch, uid and generation a root settled at.
+// settledAt is the epoch, uid and generation a root settled at, and what its
+// bindings resolved to at that epoch once a status-only reconcile kept it.
 type settledAt struct {
 	epoch      uint64
 	uid        types.UID
 	generation int64
+	bound      *boundInputs
+}
+
+func (a settledAt) same(b settledAt) bool {
+	return a.epoch == b.epoch && a.uid == b.uid && a.generation == b.generation
 }
 
 func newSettledRoots() *settledRoots {
@@ -62,19 +70,49 @@ func (s *settledRoots) epoch(root types.NamespacedName) uint64 {
 func (s *settledRoots) isSettled(epoch uint64, root *policyv1.Policy) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.settled[client.ObjectKeyFromObject(root)] == settledAt{epoch: epoch, uid: root.UID, generation: root.Generation}
+	return s.settled[client.ObjectKeyFromObject(root)].same(settledAt{epoch: epoch, uid: root.UID, generation: root.Generation})
 }
 
-// settle marks root settled at epoch, or not settled.
+// bound is what root's bindings resolved to at epoch, if root is settled at
+// epoch and a status-only reconcile kept it; nil otherwise.
+func (s *settledRoots) bound(epoch uint64, root *policyv1.Policy) *boundInputs {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	at := s.settled[client.ObjectKeyFromObject(root)]
+	if !at.same(settledAt{epoch: epoch, uid: root.UID, generation: root.Generation}) {
+		return nil
+	}
+	return at.bound
+}
+
+// keep records what root's bindings resolved to at epoch, for the next
+// status-only reconcile, if root is still settled at epoch. Nothing they
+// resolve from has changed since then: every such change bumps the epoch.
+func (s *settledRoots) keep(root *policyv1.Policy, epoch uint64, bound *boundInputs) {
+	key := client.ObjectKeyFromObject(root)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if at := s.settled[key]; at.same(settledAt{epoch: epoch, uid: root.UID, generation: root.Generation}) {
+		at.bound = bound
+		s.settled[key] = at
+	}
+}
+
+// settle marks root settled at epoch (keeping what a status-only reconcile
+// kept at that epoch), or not settled.
 func (s *settledRoots) settle(root *policyv1.Policy, epoch uint64, settled bool) {
 	key := client.ObjectKeyFromObject(root)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if settled {
-		s.settled[key] = settledAt{epoch: epoch, uid: root.UID, generation: root.Generation}
-	} else {
+	if !settled {
 		delete(s.settled, key)
+		return
 	}
+	at := settledAt{epoch: epoch, uid: root.UID, generation: root.Generation}
+	if was := s.settled[key]; was.same(at) {
+		at.bound = was.bound
+	}
+	s.settled[key] = at
 }
 
 // forget drops what is known of a root that is gone. Its epoch is dropped

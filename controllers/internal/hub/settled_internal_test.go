@@ -78,3 +78,53 @@ func TestBumpingBumpsEveryMappedRoot(t *testing.T) {
 		t.Fatalf("epochs a=%d b=%d other=%d, want 1 1 0", s.epoch(a), s.epoch(b), s.epoch(other))
 	}
 }
+
+// TestSettledRootsKeepTheirBindings: what a status-only reconcile kept of a
+// root's bindings is handed back only at the epoch, uid and generation it was
+// kept at, survives the reconcile's own settle at that epoch, and is dropped
+// with the mark.
+func TestSettledRootsKeepTheirBindings(t *testing.T) {
+	key := types.NamespacedName{Namespace: "ns", Name: "p"}
+	root := func(uid types.UID, generation int64) *policyv1.Policy {
+		return &policyv1.Policy{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name, UID: uid, Generation: generation}}
+	}
+	bound := &boundInputs{unknown: []string{"gone"}}
+	s := newSettledRoots()
+	s.keep(root("u1", 1), 0, bound)
+	if got := s.bound(0, root("u1", 1)); got != nil {
+		t.Fatal("kept for a root that was not settled")
+	}
+
+	s.settle(root("u1", 1), 0, true)
+	if got := s.bound(0, root("u1", 1)); got != nil {
+		t.Fatal("a full reconcile's mark hands back bindings it never kept")
+	}
+	s.keep(root("u1", 1), 0, bound)
+	s.settle(root("u1", 1), 0, true) // the status-only reconcile ends
+	for _, tc := range []struct {
+		name  string
+		epoch uint64
+		root  *policyv1.Policy
+		want  *boundInputs
+	}{
+		{"same epoch, uid and generation", 0, root("u1", 1), bound},
+		{"later epoch", 1, root("u1", 1), nil},
+		{"new generation", 0, root("u1", 2), nil},
+		{"root recreated under the name", 0, root("u2", 1), nil},
+	} {
+		if got := s.bound(tc.epoch, tc.root); got != tc.want {
+			t.Errorf("%s: bound %v, want %v", tc.name, got, tc.want)
+		}
+	}
+
+	s.bump(key)
+	s.settle(root("u1", 1), 1, true) // a full reconcile at the new epoch
+	if got := s.bound(1, root("u1", 1)); got != nil {
+		t.Fatal("bindings kept at an older epoch handed back at a newer one")
+	}
+	s.keep(root("u1", 1), 1, bound)
+	s.settle(root("u1", 1), 1, false)
+	if got := s.bound(1, root("u1", 1)); got != nil {
+		t.Fatal("bindings handed back for a root no longer settled")
+	}
+}
