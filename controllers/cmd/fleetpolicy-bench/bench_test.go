@@ -193,3 +193,30 @@ func TestWaveTime(t *testing.T) {
 		t.Fatalf("an out-of-order wave must be an error naming it, got %v", err)
 	}
 }
+
+// TestCountStatusWrites: only Policy status updates count, accepted (200) and
+// refused as conflicts (409), summed over the API server's label sets.
+func TestCountStatusWrites(t *testing.T) {
+	const metrics = `# HELP apiserver_request_total [STABLE] Counter of apiserver requests.
+# TYPE apiserver_request_total counter
+apiserver_request_total{code="200",component="apiserver",dry_run="",group="policy.open-cluster-management.io",resource="policies",scope="resource",subresource="status",verb="PUT",version="v1"} 61
+apiserver_request_total{code="200",component="apiserver",dry_run="",group="policy.open-cluster-management.io",resource="policies",scope="namespace",subresource="status",verb="PUT",version="v1"} 2
+apiserver_request_total{code="409",component="apiserver",dry_run="",group="policy.open-cluster-management.io",resource="policies",scope="resource",subresource="status",verb="PUT",version="v1"} 4
+apiserver_request_total{code="200",component="apiserver",dry_run="",group="policy.open-cluster-management.io",resource="policies",scope="resource",subresource="status",verb="PATCH",version="v1"} 18000
+apiserver_request_total{code="200",component="apiserver",dry_run="",group="policy.open-cluster-management.io",resource="policies",scope="resource",subresource="",verb="PUT",version="v1"} 3000
+apiserver_request_total{code="409",component="apiserver",dry_run="",group="",resource="configmaps",scope="resource",subresource="status",verb="PUT",version="v1"} 7
+# HELP etcd_request_duration_seconds Etcd request latency in seconds.
+# TYPE etcd_request_duration_seconds gauge
+etcd_request_duration_seconds{operation="update",type="policies"} 0.5
+`
+	got, err := countStatusWrites([]byte(metrics))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (statusWriteCount{accepted: 63, conflicts: 4}); got != want {
+		t.Fatalf("countStatusWrites = %+v, want %+v", got, want)
+	}
+	if _, err := countStatusWrites([]byte("apiserver_request_total{code=\"200\" 1\n")); err == nil {
+		t.Fatal("metrics that are not Prometheus text were read")
+	}
+}

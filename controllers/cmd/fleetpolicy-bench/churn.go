@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -11,11 +12,14 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
@@ -45,6 +49,9 @@ type churnSample struct {
 	lags    []time.Duration // one per status change the root showed
 	changes int             // status changes written
 	cpu     time.Duration   // the process's CPU from the first change until the root showed the last
+	// writes counts the process's root status writes over the same span,
+	// those the API server accepted and those it refused as conflicts.
+	writes statusWriteCount
 }
 
 // churn runs the compliance churn suite runs times: the floor, then the hub.
@@ -74,6 +81,9 @@ func (b *bench) churn(ctx context.Context, cs churnSettings, runs int) error {
 		}
 		b.res.line(name+"/cpu", 0, withFloor(h.cpu.Seconds()/(float64(h.changes)/1000),
 			floor.cpu.Seconds()/(float64(floor.changes)/1000), "cpu-s/1000-changes")...)
+		b.res.line(name+"/status-writes", 0,
+			figure{h.writes.accepted, "writes"}, figure{floor.writes.accepted, "floor-writes"},
+			figure{h.writes.conflicts, "conflicts"}, figure{floor.writes.conflicts, "floor-conflicts"})
 	}
 	return nil
 }
@@ -171,6 +181,10 @@ func (b *bench) churnRun(ctx context.Context, cs churnSettings, run string, star
 	if err != nil {
 		return s, err
 	}
+	writesBefore, err := b.statusWrites(ctx)
+	if err != nil {
+		return s, err
+	}
 	next := 0
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
@@ -198,10 +212,63 @@ func (b *bench) churnRun(ctx context.Context, cs churnSettings, run string, star
 	if err != nil {
 		return s, err
 	}
+	writesAfter, err := b.statusWrites(ctx)
+	if err != nil {
+		return s, err
+	}
 	s.cpu, s.lags = cpuAfter-cpuBefore, shown.lags()
+	s.writes = statusWriteCount{accepted: writesAfter.accepted - writesBefore.accepted,
+		conflicts: writesAfter.conflicts - writesBefore.conflicts}
 	stopWatching()
 	proc.stop()
 	return s, b.cleanup(ctx, run, cs.clusters)
+}
+
+// statusWriteCount counts writes of Policy statuses (PUT .../status).
+type statusWriteCount struct{ accepted, conflicts float64 }
+
+// statusWrites reads from the API server's metrics (apiserver_request_total)
+// how many Policy status updates it has answered so far, accepted (200) and
+// refused as conflicts (409). In a churn run only the process keeping the
+// root status updates a Policy's status (the benchmark patches replicas').
+func (b *bench) statusWrites(ctx context.Context) (statusWriteCount, error) {
+	var n statusWriteCount
+	cs, err := kubernetes.NewForConfig(b.plane.Config)
+	if err != nil {
+		return n, err
+	}
+	raw, err := cs.RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		return n, fmt.Errorf("the API server's metrics: %w", err)
+	}
+	return countStatusWrites(raw)
+}
+
+// countStatusWrites counts the Policy status updates in the API server's
+// metrics text (see statusWrites).
+func countStatusWrites(raw []byte) (statusWriteCount, error) {
+	var n statusWriteCount
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(bytes.NewReader(raw))
+	if err != nil {
+		return n, fmt.Errorf("the API server's metrics: %w", err)
+	}
+	for _, m := range families["apiserver_request_total"].GetMetric() {
+		l := map[string]string{}
+		for _, p := range m.GetLabel() {
+			l[p.GetName()] = p.GetValue()
+		}
+		if l["resource"] != "policies" || l["subresource"] != "status" || l["verb"] != "PUT" {
+			continue
+		}
+		switch l["code"] {
+		case "200":
+			n.accepted += m.GetCounter().GetValue()
+		case "409":
+			n.conflicts += m.GetCounter().GetValue()
+		}
+	}
+	return n, nil
 }
 
 // rootStatusLag pairs the status changes the benchmark wrote with the root

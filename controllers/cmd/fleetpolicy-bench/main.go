@@ -72,9 +72,11 @@
 //     by this command as spokes write it (a status merge patch per replica).
 //     Figures: the lag from the API server's answer to each status write until
 //     a watch of the root sees the cluster's new state in the root's status
-//     (p50 and p99), and the CPU per 1,000 changes of the process keeping the
+//     (p50 and p99), the CPU per 1,000 changes of the process keeping the
 //     root status (read from /proc before the first change and after the root
-//     showed the last). The floor (runChurnFloor, a child process) only
+//     showed the last), and over the same span its root status writes that the
+//     API server accepted and refused as conflicts (status-writes, from the API
+//     server's apiserver_request_total; no target). The floor (runChurnFloor, a child process) only
 //     watches the replicas through a controller-runtime cache and, one batch
 //     delay (the hub's default, 1s) after a change, writes the root's
 //     status.status from its cache, with the per-cluster fields the hub

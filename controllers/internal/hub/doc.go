@@ -14,9 +14,13 @@
 // per batch window), so a large fleet reporting compliance does not cause one
 // reconcile per replica; a reconcile that only such reports brought back, of a
 // root whose replicas are all as they should be, writes the root's status and
-// skips the replica plan (settledRoots). All state lives in API objects: a
-// restarted controller recomputes and resumes (settledRoots is only a
-// shortcut: a new process starts with every root unsettled).
+// skips the replica plan, and after the first such reconcile of an epoch
+// resolving the bindings too (settledRoots). A reconcile that finds the cache
+// still showing a root as the hub's own last status write replaced it waits
+// for the cache (statusWrites) instead of writing over the old root into a
+// conflict. All state lives in API objects: a restarted controller recomputes
+// and resumes (settledRoots and statusWrites are only shortcuts: a new process
+// starts with every root unsettled).
 //
 // Replicas are written only for decided clusters that have a ManagedCluster
 // (the root's ClustersUnknown condition names the others), and a ManagedCluster
