@@ -75,6 +75,9 @@ type Propagator struct {
 	// the propagator's own last status write; nil: reconciles do not wait for
 	// the cache.
 	statusWrites *statusWrites
+	// inFlight holds the replica writes the cache has not brought back yet,
+	// which a reconcile does not make again; nil: every difference is written.
+	inFlight *replicasInFlight
 }
 
 // replicaWrite is one write a reconcile decided on: the replica of cluster with
@@ -92,6 +95,14 @@ type replicaWrite struct {
 }
 
 func (w replicaWrite) isDelete() bool { return w.replicas == nil && w.desired == nil }
+
+// namespace is the cluster namespace the write goes to.
+func (w replicaWrite) namespace() string {
+	if w.actual != nil {
+		return w.actual.Namespace
+	}
+	return w.cluster
+}
 
 // body is the replica to write, as JSON, with resourceVersion set.
 func (w replicaWrite) body(resourceVersion string) []byte {
@@ -201,11 +212,16 @@ func (p *Propagator) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 
 	var writes []replicaWrite
+	inFlight := 0
 	if !statusOnly {
 		writes = p.plan(root, step.Clusters, sets, existing)
+		writes, inFlight = p.dropInFlight(req.NamespacedName, writes)
 	}
-	written, templateErrs, writeErr := p.write(ctx, root, writes)
+	written, templateErrs, writeErr := p.write(ctx, req.NamespacedName, root, writes)
 	if root == nil {
+		if p.inFlight != nil && len(existing) == 0 {
+			p.inFlight.forget(req.NamespacedName)
+		}
 		if p.settled != nil {
 			p.settled.forget(req.NamespacedName)
 		}
@@ -251,7 +267,7 @@ func (p *Propagator) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		// newer version, whose spec changes bump the epoch), and the root has
 		// no hub templates, which may read anything, replicas included.
 		statusRetried := statusErr == nil || apierrors.IsConflict(statusErr)
-		p.settled.settle(root, epoch, writeErr == nil && statusRetried && written == 0 && !retryTemplates && !templates.UsesHubTemplates(root))
+		p.settled.settle(root, epoch, writeErr == nil && statusRetried && written == 0 && inFlight == 0 && !retryTemplates && !templates.UsesHubTemplates(root))
 	}
 	switch {
 	case err != nil && apierrors.IsConflict(statusErr) && writeErr == nil:
@@ -271,8 +287,32 @@ func (p *Propagator) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{RequeueAfter: max(*step.RequeueAfter, 100*time.Millisecond)}, nil
 	case retryTemplates:
 		return ctrl.Result{RequeueAfter: templateRetryDelay}, nil
+	case inFlight > 0:
+		// Their watch events enqueue the root; this bounds the wait for one
+		// that never comes.
+		return ctrl.Result{RequeueAfter: inFlightTimeout}, nil
 	}
 	return ctrl.Result{}, nil
+}
+
+// dropInFlight removes from writes those of replicas whose last accepted
+// write the cache has not brought back (replicasInFlight), and counts them.
+func (p *Propagator) dropInFlight(root types.NamespacedName, writes []replicaWrite) ([]replicaWrite, int) {
+	if p.inFlight == nil {
+		return writes, 0
+	}
+	now := time.Now()
+	kept := writes[:0]
+	for _, w := range writes {
+		cached := ""
+		if w.actual != nil {
+			cached = w.actual.ResourceVersion
+		}
+		if !p.inFlight.pending(root, w.namespace(), cached, now) {
+			kept = append(kept, w)
+		}
+	}
+	return kept, len(writes) - len(kept)
 }
 
 // boundInputs is what a root's bindings resolved to: the bound clusters, the
@@ -674,11 +714,13 @@ func setPointers(sets []policyv1beta1.PolicySet) []*policyv1beta1.PolicySet {
 	return out
 }
 
-// write performs the writes with at most p.Writers in flight, resolving the
-// hub templates of templated candidates first (a cluster whose templates fail
-// gets no write: its replica keeps its last good spec, or is not created). It
-// returns the number of writes issued and the template errors by cluster.
-func (p *Propagator) write(ctx context.Context, root *policyv1.Policy, writes []replicaWrite) (int, map[string]error, error) {
+// write performs the writes of the replicas of root (named key) with at most
+// p.Writers in flight, resolving the hub templates of templated candidates
+// first (a cluster whose templates fail gets no write: its replica keeps its
+// last good spec, or is not created), and records each accepted write in
+// p.inFlight. It returns the number of writes issued and the template errors
+// by cluster.
+func (p *Propagator) write(ctx context.Context, key types.NamespacedName, root *policyv1.Policy, writes []replicaWrite) (int, map[string]error, error) {
 	if len(writes) == 0 {
 		return 0, nil, nil
 	}
@@ -712,6 +754,13 @@ func (p *Propagator) write(ctx context.Context, root *policyv1.Policy, writes []
 				written++
 				mu.Unlock()
 				if err == nil {
+					if p.inFlight != nil {
+						replaced := ""
+						if w.actual != nil {
+							replaced = w.actual.ResourceVersion
+						}
+						p.inFlight.wrote(key, w.namespace(), replaced, time.Now())
+					}
 					continue
 				}
 				mu.Lock()

@@ -121,6 +121,7 @@ func setup(ctx context.Context, mgr ctrl.Manager, opts Options, explain webhook.
 		Templates:    hubTemplates,
 		settled:      newSettledRoots(),
 		statusWrites: newStatusWrites(),
+		inFlight:     newReplicasInFlight(),
 	}
 	maps := &rootMapper{client: c}
 	// Every event but a replica's status report bumps the epoch of the roots
@@ -132,7 +133,7 @@ func setup(ctx context.Context, mgr ctrl.Manager, opts Options, explain webhook.
 	if err := ctrl.NewControllerManagedBy(mgr).
 		Named("propagator").
 		WithOptions(starts.options("propagator", controller.Options{MaxConcurrentReconciles: opts.RootConcurrency})).
-		Watches(&policyv1.Policy{}, policyHandler(opts.StatusBatchDelay, settled)).
+		Watches(&policyv1.Policy{}, policyHandler(opts.StatusBatchDelay, settled, propagator.inFlight)).
 		Watches(&policyv1.PlacementBinding{}, mapped(maps.forBinding)).
 		Watches(&policyv1beta1.PolicySet{}, mapped(maps.forPolicySet)).
 		Watches(&clusterv1beta1.PlacementDecision{}, mapped(maps.forPlacementDecision)).
@@ -240,8 +241,8 @@ type queue = workqueue.TypedRateLimitingInterface[reconcile.Request]
 // a fleet reporting compliance is folded into few root status writes; any other
 // replica change (drift, deletion) bumps the root's epoch in settled and is
 // enqueued at once. A root's status-only change is its own status write and is
-// ignored.
-func policyHandler(batchDelay time.Duration, settled *settledRoots) handler.EventHandler {
+// ignored. Every replica event tells inFlight what the cache now holds.
+func policyHandler(batchDelay time.Duration, settled *settledRoots, inFlight *replicasInFlight) handler.EventHandler {
 	rootOf := func(o client.Object) reconcile.Request {
 		if root, ok := replication.RootOf(o); ok {
 			return reconcile.Request{NamespacedName: root}
@@ -254,10 +255,17 @@ func policyHandler(batchDelay time.Duration, settled *settledRoots) handler.Even
 		q.Add(req)
 	}
 	return handler.Funcs{
-		CreateFunc:  func(_ context.Context, e event.CreateEvent, q queue) { now(q, e.Object) },
-		DeleteFunc:  func(_ context.Context, e event.DeleteEvent, q queue) { now(q, e.Object) },
+		CreateFunc: func(_ context.Context, e event.CreateEvent, q queue) {
+			inFlight.seen(e.Object, false)
+			now(q, e.Object)
+		},
+		DeleteFunc: func(_ context.Context, e event.DeleteEvent, q queue) {
+			inFlight.seen(e.Object, true)
+			now(q, e.Object)
+		},
 		GenericFunc: func(_ context.Context, e event.GenericEvent, q queue) { now(q, e.Object) },
 		UpdateFunc: func(_ context.Context, e event.UpdateEvent, q queue) {
+			inFlight.seen(e.ObjectNew, false)
 			switch {
 			case !statusOnlyChange(e.ObjectOld, e.ObjectNew):
 				now(q, e.ObjectNew)
