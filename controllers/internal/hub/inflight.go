@@ -26,7 +26,9 @@ import (
 // The timeout is long because under load the hub's informer falls behind its
 // own writes: at 20 × 1,000 replicas created in 45 s it was more than 10 s
 // behind at the end, and a shorter timeout had every root create again what
-// the cache had not shown yet.
+// the cache had not shown yet. An entry whose event came before the write's
+// answer stays until a plan considers its replica again or its root is gone:
+// there is at most one entry per replica.
 type replicasInFlight struct {
 	mu     sync.Mutex
 	byRoot map[types.NamespacedName]map[string]inFlightWrite
