@@ -23,10 +23,13 @@ import (
 // in flight from its acceptance until the cache shows the replica at another
 // version than the one the write replaced (or gone, for a delete), or for at
 // most inFlightTimeout: a write whose event never comes is then made again.
-// The timeout is long because under load the hub's informer falls behind its
-// own writes: at 20 × 1,000 replicas created in 45 s it was more than 10 s
-// behind at the end, and a shorter timeout had every root create again what
-// the cache had not shown yet. An entry whose event came before the write's
+// The timeout is long because under load the hub's informer falls far
+// behind its own writes: at 20 × 1,000 replicas created in 45 s it was more
+// than 10 s behind at the end, and at 100 × 1,000 (four minutes of creates)
+// more than a minute, and each shorter timeout had the roots create again
+// nearly every replica the cache had not shown yet. An event that is due
+// always comes (a relist delivers what a broken watch missed), so the
+// timeout only bounds what a lost one would cost. An entry whose event came before the write's
 // answer stays until a plan considers its replica again or its root is gone:
 // there is at most one entry per replica.
 type replicasInFlight struct {
@@ -42,7 +45,7 @@ type inFlightWrite struct {
 }
 
 // inFlightTimeout bounds how long an accepted write waits for its watch event.
-const inFlightTimeout = time.Minute
+const inFlightTimeout = 5 * time.Minute
 
 func newReplicasInFlight() *replicasInFlight {
 	return &replicasInFlight{byRoot: map[types.NamespacedName]map[string]inFlightWrite{}}

@@ -21,8 +21,10 @@ import (
 // the write carried wait for another round. Under continuous compliance churn
 // one status write in ten met this. The reconcile waits for the cache instead
 // (cacheCatchUp), for at most ownWriteTimeout after the write: a write whose
-// watch event never comes (the root deleted and recreated, say) then meets the
-// conflict as before.
+// watch event never comes then meets the conflict as before. The bound is
+// long for the reason replicasInFlight's is: at 100 × 1,000 replicas the
+// informer fell more than a minute behind, and with a 2 s bound 440 root
+// status writes met a conflict.
 type statusWrites struct {
 	mu      sync.Mutex
 	replace map[types.NamespacedName]statusWrite
@@ -41,7 +43,7 @@ type statusWrite struct {
 const cacheCatchUp = 20 * time.Millisecond
 
 // ownWriteTimeout bounds the wait for the cache to bring a status write back.
-const ownWriteTimeout = 2 * time.Second
+const ownWriteTimeout = 5 * time.Minute
 
 func newStatusWrites() *statusWrites {
 	return &statusWrites{replace: map[types.NamespacedName]statusWrite{}}
