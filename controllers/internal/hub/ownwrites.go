@@ -39,8 +39,12 @@ type statusWrite struct {
 }
 
 // cacheCatchUp is how long a reconcile that found the cache behind the
-// propagator's own status write waits before it looks again.
-const cacheCatchUp = 20 * time.Millisecond
+// propagator's own status write, accepted age ago, waits before it looks
+// again: a quarter of the age, from 20 ms to 1 s, so that a cache a minute
+// behind is not asked fifty times a second.
+func cacheCatchUp(age time.Duration) time.Duration {
+	return min(max(age/4, 20*time.Millisecond), time.Second)
+}
 
 // ownWriteTimeout bounds the wait for the cache to bring a status write back.
 const ownWriteTimeout = 5 * time.Minute
@@ -59,21 +63,21 @@ func (s *statusWrites) wrote(root *policyv1.Policy, now time.Time) {
 
 // behind reports whether root, as the cache has it at now, is still the
 // version the last accepted status write replaced (and the write is younger
-// than ownWriteTimeout). Once the cache has moved on, or the wait timed out,
-// the write is forgotten.
-func (s *statusWrites) behind(root *policyv1.Policy, now time.Time) bool {
+// than ownWriteTimeout), and how long ago that write was accepted. Once the
+// cache has moved on, or the wait timed out, the write is forgotten.
+func (s *statusWrites) behind(root *policyv1.Policy, now time.Time) (bool, time.Duration) {
 	key := client.ObjectKeyFromObject(root)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	w, ok := s.replace[key]
 	if !ok {
-		return false
+		return false, 0
 	}
-	if w.uid == root.UID && w.resourceVersion == root.ResourceVersion && now.Sub(w.at) < ownWriteTimeout {
-		return true
+	if age := now.Sub(w.at); w.uid == root.UID && w.resourceVersion == root.ResourceVersion && age < ownWriteTimeout {
+		return true, age
 	}
 	delete(s.replace, key)
-	return false
+	return false, 0
 }
 
 // forget drops what is known of a root that is gone.

@@ -32,14 +32,15 @@ func TestStatusWrites(t *testing.T) {
 		{"the write's event never came", root("u1", "10"), at.Add(ownWriteTimeout), false},
 	} {
 		s := newStatusWrites()
-		if s.behind(root("u1", "10"), at) {
+		if behind, _ := s.behind(root("u1", "10"), at); behind {
 			t.Fatalf("%s: behind before any write", tc.name)
 		}
 		s.wrote(root("u1", "10"), at)
-		if got := s.behind(tc.cached, tc.now); got != tc.behind {
-			t.Errorf("%s: behind %v, want %v", tc.name, got, tc.behind)
+		got, age := s.behind(tc.cached, tc.now)
+		if got != tc.behind || (got && age != tc.now.Sub(at)) {
+			t.Errorf("%s: behind %v for %s, want %v for %s", tc.name, got, age, tc.behind, tc.now.Sub(at))
 		}
-		if !tc.behind && s.behind(root("u1", "10"), at.Add(time.Second)) {
+		if behind, _ := s.behind(root("u1", "10"), at.Add(time.Second)); !tc.behind && behind {
 			t.Errorf("%s: the write was not forgotten once the cache moved on", tc.name)
 		}
 	}
@@ -47,7 +48,15 @@ func TestStatusWrites(t *testing.T) {
 	s := newStatusWrites()
 	s.wrote(root("u1", "10"), at)
 	s.forget(key)
-	if s.behind(root("u1", "10"), at.Add(time.Second)) {
+	if behind, _ := s.behind(root("u1", "10"), at.Add(time.Second)); behind {
 		t.Fatal("a forgotten root still waits")
+	}
+	for age, want := range map[time.Duration]time.Duration{
+		0: 20 * time.Millisecond, 40 * time.Millisecond: 20 * time.Millisecond,
+		time.Second: 250 * time.Millisecond, time.Minute: time.Second,
+	} {
+		if got := cacheCatchUp(age); got != want {
+			t.Errorf("cacheCatchUp(%s) = %s, want %s", age, got, want)
+		}
 	}
 }

@@ -146,10 +146,12 @@ func (p *Propagator) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		root = nil
 	}
-	if root != nil && p.statusWrites != nil && p.statusWrites.behind(root, time.Now()) {
-		// The cache has not brought back this root's last status write: a
-		// status computed over the old one would be refused as a conflict.
-		return ctrl.Result{RequeueAfter: cacheCatchUp}, nil
+	if root != nil && p.statusWrites != nil {
+		if behind, age := p.statusWrites.behind(root, time.Now()); behind {
+			// The cache has not brought back this root's last status write: a
+			// status computed over the old one would be refused as a conflict.
+			return ctrl.Result{RequeueAfter: cacheCatchUp(age)}, nil
+		}
 	}
 
 	existing, err := p.replicasOf(ctx, req.NamespacedName)
