@@ -61,7 +61,7 @@ func TestReplicasInFlight(t *testing.T) {
 		if got := r.pending(tc.root, tc.cluster, tc.cached, at.Add(tc.after)); got != tc.pending {
 			t.Errorf("%s: pending %v, want %v", tc.name, got, tc.pending)
 		}
-		if !tc.pending && r.pending(root, "c1", tc.replaced, at.Add(time.Second)) && tc.root == root && tc.cluster == "c1" {
+		if !tc.pending && tc.root == root && tc.cluster == "c1" && r.pending(root, "c1", tc.replaced, at.Add(time.Second)) {
 			t.Errorf("%s: the write is still in flight once it was over", tc.name)
 		}
 	}
