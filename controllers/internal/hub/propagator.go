@@ -179,11 +179,14 @@ func (p *Propagator) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		kept := bound != nil
 		if !kept {
-			var invalid bool
-			var result ctrl.Result
-			sets, bound, invalid, result, err = p.resolveBindings(ctx, root)
-			if err != nil || invalid {
-				return result, err
+			var bad *badInput
+			if sets, bound, bad, err = p.resolveBindings(ctx, root); err != nil {
+				return ctrl.Result{}, err
+			}
+			if bad != nil {
+				// The replicas stay as they are until the input is fixed (its
+				// change enqueues the root).
+				return p.reportInvalid(ctx, root, bad.reason, bad.problem)
 			}
 			if statusOnly {
 				p.settled.keep(root, epoch, bound)
@@ -326,37 +329,36 @@ type boundInputs struct {
 	unknown    []string
 }
 
+// badInput is bad input found resolving a root's bindings, to report on the
+// root (reportInvalid) with its reason.
+type badInput struct {
+	reason  string
+	problem error
+}
+
 // resolveBindings reads the root's PolicySets, bindings and their placements'
-// decisions and resolves them. Bad input is reported on the root (invalid,
-// with the reconcile's result).
-func (p *Propagator) resolveBindings(ctx context.Context, root *policyv1.Policy) (
-	sets []policyv1beta1.PolicySet, bound *boundInputs, invalid bool, result ctrl.Result, err error) {
+// decisions and resolves them, or says what in them is bad input.
+func (p *Propagator) resolveBindings(ctx context.Context, root *policyv1.Policy) ([]policyv1beta1.PolicySet, *boundInputs, *badInput, error) {
 	sets, bindings, err := p.bindingInputs(ctx, root)
 	if err != nil {
-		return nil, nil, false, ctrl.Result{}, err
+		return nil, nil, nil, err
 	}
 	decisions, groups, problem, err := p.decisions(ctx, root, sets, bindings)
 	if err != nil {
-		return nil, nil, false, ctrl.Result{}, err
+		return nil, nil, nil, err
 	}
 	if problem != nil {
-		// Bad input: as for a bad binding, the replicas stay as they are
-		// until the PlacementDecision is fixed (its change enqueues the root).
-		result, err = p.reportInvalid(ctx, root, reasonPlacementDecisionInvalid, problem)
-		return nil, nil, true, result, err
+		return nil, nil, &badInput{reasonPlacementDecisionInvalid, problem}, nil
 	}
 	unknown, err := p.dropUnknownClusters(ctx, decisions, groups)
 	if err != nil {
-		return nil, nil, false, ctrl.Result{}, err
+		return nil, nil, nil, err
 	}
 	resolution, err := binding.Resolve(root, sets, bindings, decisions)
 	if err != nil {
-		// Bad input: keep every replica as it is and say why on the root. A fix
-		// to the binding enqueues the root again.
-		result, err = p.reportInvalid(ctx, root, reasonBindingInvalid, err)
-		return nil, nil, true, result, err
+		return nil, nil, &badInput{reasonBindingInvalid, err}, nil
 	}
-	return sets, &boundInputs{resolution: resolution, groups: groups, unknown: unknown}, false, ctrl.Result{}, nil
+	return sets, &boundInputs{resolution: resolution, groups: groups, unknown: unknown}, nil, nil
 }
 
 // stepRequeueDelay is how long after recording progress the next rollout step
