@@ -11,6 +11,7 @@ require (
 	github.com/stolostron/go-template-utils/v7 v7.3.0
 	github.com/stolostron/kubernetes-dependency-watches v0.10.2
 	golang.org/x/oauth2 v0.36.0
+	golang.org/x/sync v0.23.0
 	k8s.io/api v0.35.4
 	k8s.io/apiextensions-apiserver v0.35.4
 	k8s.io/apimachinery v0.35.4
@@ -114,7 +115,6 @@ require (
 	golang.org/x/crypto v0.57.0 // indirect
 	golang.org/x/exp v0.0.0-20250620022241-b7579e27df2b // indirect
 	golang.org/x/net v0.60.0 // indirect
-	golang.org/x/sync v0.23.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
 	golang.org/x/term v0.46.0 // indirect
 	golang.org/x/text v0.42.0 // indirect

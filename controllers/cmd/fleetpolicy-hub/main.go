@@ -52,6 +52,7 @@ func main() {
 	flag.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader election lease (default: the in-cluster namespace)")
 	flag.IntVar(&o.RootConcurrency, "root-concurrency", o.RootConcurrency, "root policies reconciled at once")
 	flag.IntVar(&o.ReplicaWriters, "replica-writers", o.ReplicaWriters, "replica writes in flight per root policy")
+	flag.IntVar(&o.ReplicaWritesInFlight, "replica-writes-in-flight", o.ReplicaWritesInFlight, "replica writes in flight across all root policies (0: root-concurrency × replica-writers)")
 	flag.DurationVar(&o.StatusBatchDelay, "status-batch-delay", o.StatusBatchDelay, "how long replica status changes are gathered before a root status update")
 	flag.Float64Var(&qps, "kube-api-qps", float64(o.QPS), "client-side sustained requests per second to the hub API server")
 	flag.IntVar(&o.Burst, "kube-api-burst", o.Burst, "client-side request burst to the hub API server")

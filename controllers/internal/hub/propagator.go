@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sync/semaphore"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -62,6 +63,9 @@ type Propagator struct {
 	Recorder events.EventRecorder
 	// Writers bounds the replica writes in flight for one root policy.
 	Writers int
+	// writeSlots bounds the replica writes in flight across every root
+	// policy; nil: only Writers does.
+	writeSlots *semaphore.Weighted
 	// Clock is the time of rollout steps.
 	Clock clock.PassiveClock
 	// Templates resolves hub templates; nil: a root with hub templates gets no
@@ -753,7 +757,7 @@ func (p *Propagator) write(ctx context.Context, key types.NamespacedName, root *
 						continue
 					}
 				}
-				err := p.writeOne(ctx, w)
+				err := p.writeInSlot(ctx, w)
 				mu.Lock()
 				written++
 				mu.Unlock()
@@ -797,6 +801,18 @@ func (p *Propagator) write(ctx context.Context, key types.NamespacedName, root *
 		errs = append(errs, fmt.Errorf("%d cluster namespaces missing", len(missingNamespaces)))
 	}
 	return written, templateErrs, errors.Join(errs...)
+}
+
+// writeInSlot is writeOne once one of the hub-wide write slots is free.
+func (p *Propagator) writeInSlot(ctx context.Context, w replicaWrite) error {
+	if p.writeSlots == nil {
+		return p.writeOne(ctx, w)
+	}
+	if err := p.writeSlots.Acquire(ctx, 1); err != nil {
+		return err
+	}
+	defer p.writeSlots.Release(1)
+	return p.writeOne(ctx, w)
 }
 
 func (p *Propagator) writeOne(ctx context.Context, w replicaWrite) error {

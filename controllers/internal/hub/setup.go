@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"time"
 
+	"golang.org/x/sync/semaphore"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -46,6 +47,12 @@ type Options struct {
 	RootConcurrency int
 	// ReplicaWriters bounds the replica writes in flight per root reconcile.
 	ReplicaWriters int
+	// ReplicaWritesInFlight bounds the replica writes in flight across every
+	// root reconcile (0: RootConcurrency × ReplicaWriters). An API server
+	// that already has as many writes as it can run at once answers more of
+	// them slower, not sooner: past its own concurrency, more writes in
+	// flight only lower its throughput.
+	ReplicaWritesInFlight int
 	// StatusBatchDelay is how long replica status changes are gathered before the
 	// root's status is recomputed.
 	StatusBatchDelay time.Duration
@@ -81,9 +88,18 @@ type Options struct {
 
 // DefaultOptions are the defaults of the hub binary's flags.
 func DefaultOptions() Options {
-	return Options{RootConcurrency: 4, ReplicaWriters: 16, StatusBatchDelay: time.Second,
+	return Options{RootConcurrency: 4, ReplicaWriters: 16, ReplicaWritesInFlight: 16, StatusBatchDelay: time.Second,
 		Placement: true, PlacementTimeout: 3 * time.Second, PlacementRetries: 3, ExplainConcurrency: 4,
 		SchedulePlacementRules: true}
+}
+
+// writeSlots is the hub-wide bound on replica writes in flight
+// (Options.ReplicaWritesInFlight), nil when it would bound nothing.
+func writeSlots(opts Options) *semaphore.Weighted {
+	if opts.ReplicaWritesInFlight <= 0 || opts.ReplicaWritesInFlight >= opts.RootConcurrency*opts.ReplicaWriters {
+		return nil
+	}
+	return semaphore.NewWeighted(int64(opts.ReplicaWritesInFlight))
 }
 
 // setup registers the indexes and the hub controllers with the manager, and
@@ -117,6 +133,7 @@ func setup(ctx context.Context, mgr ctrl.Manager, opts Options, explain webhook.
 		Policies:     policies,
 		Recorder:     mgr.GetEventRecorder("fleetpolicy-hub"),
 		Writers:      opts.ReplicaWriters,
+		writeSlots:   writeSlots(opts),
 		Clock:        opts.Clock,
 		Templates:    hubTemplates,
 		settled:      newSettledRoots(),
