@@ -120,21 +120,9 @@ func NewManager(ctx context.Context, cfg *rest.Config, o ManagerOptions) (ctrl.M
 		RetryPeriod:             o.RetryPeriod,
 		// A hub that loses its lease stops at once, so two never act together.
 		LeaderElectionReleaseOnCancel: true,
-		// Managed fields are never read, and replicas are cached as digests:
-		// both keep the cache small (see slimPolicies).
-		Controller:    config.Controller{SkipNameValidation: &o.SkipControllerNameValidation},
-		WebhookServer: webhookServer,
-		Cache: cache.Options{
-			DefaultTransform: cache.TransformStripManagedFields(),
-			ByObject: map[client.Object]cache.ByObject{
-				&policyv1.Policy{}: {Transform: slimPolicies},
-				// Only placement policies are read: do not cache the hub's ConfigMaps.
-				&corev1.ConfigMap{}: {Namespaces: map[string]cache.Config{placement.Namespace: {}}},
-				// Only the clusters' policy-encryption-key Secrets are read
-				// through the cache (hub templates read theirs themselves).
-				&corev1.Secret{}: {Field: fields.OneTermEqualSelector("metadata.name", templates.EncryptionKeySecret)},
-			},
-		},
+		Controller:                    config.Controller{SkipNameValidation: &o.SkipControllerNameValidation},
+		WebhookServer:                 webhookServer,
+		Cache:                         cacheOptions(),
 	})
 	if err != nil {
 		return nil, err
@@ -166,4 +154,21 @@ func NewManager(ctx context.Context, cfg *rest.Config, o ManagerOptions) (ctrl.M
 		}
 	}
 	return mgr, nil
+}
+
+// cacheOptions are what the hub's informer cache holds: managed fields are
+// never read, and replicas are cached as digests, both to keep the cache
+// small (see slimPolicies).
+func cacheOptions() cache.Options {
+	return cache.Options{
+		DefaultTransform: cache.TransformStripManagedFields(),
+		ByObject: map[client.Object]cache.ByObject{
+			&policyv1.Policy{}: {Transform: slimPolicies},
+			// Only placement policies are read: do not cache the hub's ConfigMaps.
+			&corev1.ConfigMap{}: {Namespaces: map[string]cache.Config{placement.Namespace: {}}},
+			// Only the clusters' policy-encryption-key Secrets are read
+			// through the cache (hub templates read theirs themselves).
+			&corev1.Secret{}: {Field: fields.OneTermEqualSelector("metadata.name", templates.EncryptionKeySecret)},
+		},
+	}
 }
