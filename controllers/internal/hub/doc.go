@@ -10,7 +10,12 @@
 // policies it can affect; reconciling a root computes its bindings in memory from
 // the informer cache and writes only the (policy, cluster) replicas whose desired
 // state differs from what the cache holds, with a bounded pool of concurrent
-// writers. Replica status changes from spokes are batched (one root status write
+// writers per root and a hub-wide bound on the writes in flight
+// (ReplicaWritesInFlight: more writes than the API server runs at once lower
+// its throughput). A replica write the API server accepted is not made again
+// until the cache shows the replica at another version (replicasInFlight): the
+// hub's own events bring a root back while the informer has seen only part
+// of its writes. Replica status changes from spokes are batched (one root status write
 // per batch window), so a large fleet reporting compliance does not cause one
 // reconcile per replica; a reconcile that only such reports brought back, of a
 // root whose replicas are all as they should be, writes the root's status and
@@ -19,8 +24,8 @@
 // still showing a root as the hub's own last status write replaced it waits
 // for the cache (statusWrites) instead of writing over the old root into a
 // conflict. All state lives in API objects: a restarted controller recomputes
-// and resumes (settledRoots and statusWrites are only shortcuts: a new process
-// starts with every root unsettled).
+// and resumes (settledRoots, statusWrites and replicasInFlight are only
+// shortcuts: a new process starts with every root unsettled).
 //
 // Replicas are written only for decided clusters that have a ManagedCluster
 // (the root's ClustersUnknown condition names the others), and a ManagedCluster
