@@ -6,8 +6,10 @@
 // burst lets a 3,000-cluster propagation go out at the speed of the API server,
 // so the client-side limit is not what paces a rollout; the sustained QPS still
 // stops a runaway loop from flooding the server. The API server's own priority
-// and fairness is the primary protection. Writes per root policy are bounded by
-// --replica-writers.
+// and fairness is the primary protection. Replica writes in flight are bounded
+// per root policy by --replica-writers and across all of them by
+// --replica-writes-in-flight. A count or duration no hub could use (a negative
+// bound, no workers) is refused at startup with exit code 2, naming the flag.
 //
 // Out of cluster, with no --webhook-cert-dir and no certificate in
 // controller-runtime's default folder, the placement webhook and /explain are
@@ -19,10 +21,13 @@
 package main
 
 import (
+	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"runtime/debug"
 	"runtime/pprof"
+	"strings"
 	"time"
 
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -37,6 +42,32 @@ import (
 // 78 MiB for the same CPU; across runs the peak still varies (docs/performance.md).
 // GOGC, when set, wins.
 const defaultGCPercent = 60
+
+// checkFlags refuses the counts and durations a flag takes but the hub could
+// only misread: a negative bound is not "no bound", a zero number of workers is
+// not a default. Each error names the flag.
+func checkFlags(o hub.ManagerOptions) error {
+	var bad []string
+	atLeast := func(name string, v, least int) {
+		if v < least {
+			bad = append(bad, fmt.Sprintf("--%s must be at least %d, not %d", name, least, v))
+		}
+	}
+	atLeast("root-concurrency", o.RootConcurrency, 1)
+	atLeast("replica-writers", o.ReplicaWriters, 1)
+	atLeast("replica-writes-in-flight", o.ReplicaWritesInFlight, 0)
+	atLeast("explain-concurrency", o.ExplainConcurrency, 1)
+	if o.StatusBatchDelay < 0 {
+		bad = append(bad, fmt.Sprintf("--status-batch-delay must not be negative, not %s", o.StatusBatchDelay))
+	}
+	if o.PlacementTimeout <= 0 {
+		bad = append(bad, fmt.Sprintf("--placement-timeout must be positive, not %s", o.PlacementTimeout))
+	}
+	if len(bad) > 0 {
+		return errors.New(strings.Join(bad, "; "))
+	}
+	return nil
+}
 
 func main() {
 	if os.Getenv("GOGC") == "" {
@@ -69,6 +100,10 @@ func main() {
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
+	if err := checkFlags(o); err != nil {
+		fmt.Fprintln(os.Stderr, "fleetpolicy-hub:", err)
+		os.Exit(2) // as the flag package does for a flag it cannot parse
+	}
 	o.QPS = float32(qps)
 	o.KeyRotation = time.Duration(*keyRotationDays) * 24 * time.Hour
 	ctrl.SetLogger(logging.Bounded(zap.New(zap.UseFlagOptions(&zapOpts))))

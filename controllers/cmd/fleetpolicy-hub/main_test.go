@@ -12,6 +12,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/hub"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
@@ -106,5 +107,62 @@ spec:
 	case <-hub.Exited():
 		t.Fatalf("the hub exited:\n%s", hub.LogTail(30))
 	default:
+	}
+}
+
+// TestCheckFlags: every count or duration the hub could only misread is
+// refused, naming the flag; the defaults and the documented zeroes pass.
+func TestCheckFlags(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		set  func(o *hub.ManagerOptions)
+		want string // "" passes
+	}{
+		{"defaults", func(*hub.ManagerOptions) {}, ""},
+		{"no hub-wide bound (0)", func(o *hub.ManagerOptions) { o.ReplicaWritesInFlight = 0 }, ""},
+		{"no batch delay (0)", func(o *hub.ManagerOptions) { o.StatusBatchDelay = 0 }, ""},
+		{"negative hub-wide bound", func(o *hub.ManagerOptions) { o.ReplicaWritesInFlight = -1 }, "--replica-writes-in-flight must be at least 0, not -1"},
+		{"no root workers", func(o *hub.ManagerOptions) { o.RootConcurrency = 0 }, "--root-concurrency must be at least 1, not 0"},
+		{"no replica writers", func(o *hub.ManagerOptions) { o.ReplicaWriters = -3 }, "--replica-writers must be at least 1, not -3"},
+		{"no explain slots", func(o *hub.ManagerOptions) { o.ExplainConcurrency = 0 }, "--explain-concurrency must be at least 1, not 0"},
+		{"negative batch delay", func(o *hub.ManagerOptions) { o.StatusBatchDelay = -time.Second }, "--status-batch-delay must not be negative, not -1s"},
+		{"no placement time", func(o *hub.ManagerOptions) { o.PlacementTimeout = 0 }, "--placement-timeout must be positive, not 0s"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := hub.DefaultManagerOptions()
+			tc.set(&o)
+			err := checkFlags(o)
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatalf("refused: %v", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Fatalf("got %v, want an error containing %q", err, tc.want)
+			}
+		})
+	}
+	o := hub.DefaultManagerOptions()
+	o.RootConcurrency, o.ReplicaWritesInFlight = 0, -2
+	if err := checkFlags(o); err == nil || !strings.Contains(err.Error(), "--root-concurrency") || !strings.Contains(err.Error(), "--replica-writes-in-flight") {
+		t.Fatalf("two bad flags: got %v, want both named", err)
+	}
+}
+
+// TestHubRefusesBadFlag runs bin/fleetpolicy-hub with a negative
+// --replica-writes-in-flight: it must exit at once with code 2 and name the
+// flag, before it looks for a kubeconfig.
+func TestHubRefusesBadFlag(t *testing.T) {
+	hubProcess, err := localplane.StartProcess("fleetpolicy-hub", "build", []string{"--replica-writes-in-flight=-1"}, []string{"KUBECONFIG=/nonexistent"})
+	testkit.FatalOrSkip(t, "starting the hub", err)
+	t.Cleanup(hubProcess.Stop)
+	select {
+	case <-hubProcess.Exited():
+	case <-time.After(30 * time.Second):
+		t.Fatal("the hub kept running with --replica-writes-in-flight=-1")
+	}
+	if code := hubProcess.ExitCode(); code != 2 {
+		t.Errorf("exit code %d, want 2", code)
+	}
+	if log := hubProcess.Log(); !strings.Contains(log, "--replica-writes-in-flight must be at least 0, not -1") {
+		t.Errorf("the hub did not name the flag:\n%s", log)
 	}
 }

@@ -15,8 +15,9 @@ import (
 // Process is an upstream binary of bin/ (OCM's placement controller, its
 // policy add-ons) running against local planes, with everything it writes kept.
 type Process struct {
-	cancel context.CancelFunc
-	exited chan struct{}
+	cancel   context.CancelFunc
+	exited   chan struct{}
+	exitCode int // set before exited is closed
 
 	mu  sync.Mutex
 	log bytes.Buffer
@@ -46,7 +47,11 @@ func StartProcess(name, target string, args, env []string) (*Process, error) {
 		cancel()
 		return nil, err
 	}
-	go func() { _ = cmd.Wait(); close(p.exited) }()
+	go func() {
+		_ = cmd.Wait()
+		p.exitCode = cmd.ProcessState.ExitCode()
+		close(p.exited)
+	}()
 	return p, nil
 }
 
@@ -70,6 +75,13 @@ func (p *Process) Write(b []byte) (int, error) {
 
 // Exited is closed when the process has exited.
 func (p *Process) Exited() <-chan struct{} { return p.exited }
+
+// ExitCode is the process's exit code once Exited is closed (-1 when a signal
+// ended it).
+func (p *Process) ExitCode() int {
+	<-p.exited
+	return p.exitCode
+}
 
 // Log is everything the process wrote.
 func (p *Process) Log() string {
