@@ -57,6 +57,7 @@ func checkFlags(o hub.ManagerOptions) error {
 	atLeast("replica-writers", o.ReplicaWriters, 1)
 	atLeast("replica-writes-in-flight", o.ReplicaWritesInFlight, 0)
 	atLeast("explain-concurrency", o.ExplainConcurrency, 1)
+	atLeast("kube-api-burst", o.Burst, 0) // 0: client-go's default; below it every request fails
 	if o.StatusBatchDelay < 0 {
 		bad = append(bad, fmt.Sprintf("--status-batch-delay must not be negative, not %s", o.StatusBatchDelay))
 	}

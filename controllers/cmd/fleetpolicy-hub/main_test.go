@@ -126,6 +126,8 @@ func TestCheckFlags(t *testing.T) {
 		{"no replica writers", func(o *hub.ManagerOptions) { o.ReplicaWriters = -3 }, "--replica-writers must be at least 1, not -3"},
 		{"no explain slots", func(o *hub.ManagerOptions) { o.ExplainConcurrency = 0 }, "--explain-concurrency must be at least 1, not 0"},
 		{"negative batch delay", func(o *hub.ManagerOptions) { o.StatusBatchDelay = -time.Second }, "--status-batch-delay must not be negative, not -1s"},
+		{"client-go's default burst (0)", func(o *hub.ManagerOptions) { o.Burst = 0 }, ""},
+		{"negative burst", func(o *hub.ManagerOptions) { o.Burst = -1 }, "--kube-api-burst must be at least 0, not -1"},
 		{"no placement time", func(o *hub.ManagerOptions) { o.PlacementTimeout = 0 }, "--placement-timeout must be positive, not 0s"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
