@@ -16,12 +16,20 @@
 //     root policy's namespace, plus the cluster's own ManagedCluster; with it,
 //     whatever that ServiceAccount may read (the caller builds the Resolver
 //     with the ServiceAccount's credentials).
-//   - Encryption: a policy template that uses protect, fromSecret or
-//     copySecretData is resolved with the cluster's AES-256 key and the
-//     replica's initialization vector (annotation
+//   - Encryption: a policy template that calls protect, fromSecret or
+//     copySecretData anywhere (OCM looks only right after "{{hub": a call in
+//     parentheses or a pipeline would reach the replica in clear) is
+//     resolved with the cluster's AES-256 key and the replica's
+//     initialization vector (annotation
 //     policy.open-cluster-management.io/encryption-iv, kept while it is valid,
 //     made from the injected random reader otherwise), and the resolved
 //     template carries the same annotation so that the spoke can decrypt.
+//     What those functions return is always encrypted, so a template that
+//     transforms it (base64dec, upper) transforms the ciphertext. A template
+//     that read a Secret any other way (lookup) is refused with
+//     ErrSecretInClear, where OCM writes the value in clear.
+//   - Bounds: every resolution runs within Limits (Bound): a deadline and a
+//     memory budget; past either it stops with a *BoundError.
 //   - The annotation policy.open-cluster-management.io/disable-templates: "true"
 //     (any form strconv.ParseBool reads as true) turns hub templates off; the
 //     trigger-update annotation is never copied to a replica.

@@ -2,8 +2,10 @@ package templates
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -177,6 +179,13 @@ type HubInputs struct {
 	PreviousIV string
 	// Random makes a new initialization vector when PreviousIV is not valid.
 	Random io.Reader
+	// Context bounds the resolution of all the replica's templates: its
+	// deadline (the caller sets it from Limits.Timeout) and cancellation stop
+	// it (Bound). Nil means no deadline.
+	Context context.Context
+	// Limits bound each template's resolution (Bound); unset bounds are the
+	// defaults.
+	Limits Limits
 }
 
 // HubTemplateError is a hub template that could not be resolved.
@@ -217,6 +226,11 @@ func ResolveHubTemplates(r Resolver, replica *policyv1.Policy, in HubInputs) err
 	if Disabled(in.Root.Annotations) {
 		return nil
 	}
+	bctx := in.Context
+	if bctx == nil {
+		bctx = context.Background()
+	}
+	r = Bound(bctx, r, HubResolverConfig(), in.Limits)
 	resolved := make([][]byte, len(replica.Spec.PolicyTemplates))
 	var iv []byte
 	var ivAnnotation string
@@ -235,7 +249,8 @@ func ResolveHubTemplates(r Resolver, replica *policyv1.Policy, in HubInputs) err
 		if in.ClusterLabelsFromAPI && bytes.Contains(t.ObjectDefinition.Raw, []byte("ManagedClusterLabels")) {
 			opts.ContextTransformers = append(slices.Clip(in.Options.ContextTransformers), ManagedClusterLabelsTransformer(in.Cluster))
 		}
-		if gotemplates.UsesEncryption(t.ObjectDefinition.Raw, HubStartDelim, HubStopDelim) {
+		reads := secretReads(t.ObjectDefinition.Raw)
+		if reads.encrypted {
 			if key == nil {
 				if in.Key == nil {
 					return fail(fmt.Errorf("encryption is not available"))
@@ -264,6 +279,11 @@ func ResolveHubTemplates(r Resolver, replica *policyv1.Policy, in HubInputs) err
 		if err != nil {
 			return fail(err)
 		}
+		if res.HasSensitiveData && (!opts.EncryptionEnabled || reads.lookup) {
+			// Only fromSecret and copySecretData encrypt what they read: a
+			// Secret read any other way would reach the replica in clear.
+			return fail(ErrSecretInClear)
+		}
 		out := res.ResolvedJSON
 		if opts.EncryptionEnabled {
 			out, err = withAnnotation(out, IVAnnotation, ivAnnotation)
@@ -286,6 +306,39 @@ func ResolveHubTemplates(r Resolver, replica *policyv1.Policy, in HubInputs) err
 		replica.Annotations[IVAnnotation] = ivAnnotation
 	}
 	return nil
+}
+
+// ErrSecretInClear is a hub template that read a Secret in a way whose value
+// the hub cannot encrypt (lookup): it is refused, where OCM's propagator
+// writes the value into the replica in clear.
+var ErrSecretInClear = errors.New("the template reads a Secret with lookup, whose values the hub cannot encrypt: " +
+	"the replica would carry them in clear; read Secrets with fromSecret or copySecretData")
+
+// secretUse is how a policy template's hub templates read Secrets.
+type secretUse struct {
+	// encrypted: they call fromSecret, copySecretData or protect anywhere
+	// (not only right after the delimiter, as the library's UsesEncryption
+	// looks for), so everything those return is encrypted.
+	encrypted bool
+	// lookup: a lookup call may read a Secret (its kind is "Secret" or not
+	// a literal).
+	lookup bool
+}
+
+// secretReads reads a policy template's hub templates for how they read
+// Secrets. A template that does not parse is left to the library's own
+// check (its resolution fails anyway).
+func secretReads(raw []byte) secretUse {
+	yml, err := gotemplates.JSONToYAML(raw)
+	if err != nil {
+		return secretUse{encrypted: gotemplates.UsesEncryption(raw, HubStartDelim, HubStopDelim)}
+	}
+	in, err := instrument(string(yml), HubStartDelim, HubStopDelim)
+	if err != nil {
+		return secretUse{encrypted: gotemplates.UsesEncryption(raw, HubStartDelim, HubStopDelim)}
+	}
+	return secretUse{encrypted: in.calls["fromSecret"] || in.calls["copySecretData"] || in.calls["protect"],
+		lookup: in.lookupMayReadSecret}
 }
 
 // initializationVector returns the previous IV when it is valid, or a

@@ -272,3 +272,68 @@ func TestManagedClusterLabelsTransformer(t *testing.T) {
 		t.Errorf("another context changed: %v, %v", got, err)
 	}
 }
+
+// TestResolveHubTemplatesNeverWritesASecretInClear: however a template reads
+// a Secret, its value reaches the replica encrypted, or the template is
+// refused (issue 29: OCM's pattern sees fromSecret only right after
+// "{{hub").
+func TestResolveHubTemplatesNeverWritesASecretInClear(t *testing.T) {
+	r := fakeResolver(t)
+	key := bytes.Repeat([]byte{7}, templates.KeySize)
+	secretB64 := base64.StdEncoding.EncodeToString([]byte("s3cret"))
+	for _, tc := range []struct {
+		name, value string
+		refused     bool
+	}{
+		{"fromSecret in parentheses", `{{hub (fromSecret "policies" "creds" "password") hub}}`, false},
+		{"fromSecret through printf and base64dec", `{{hub printf "%s" (fromSecret "policies" "creds" "password") | base64dec hub}}`, false},
+		{"fromSecret through b64dec and upper", `{{hub fromSecret "policies" "creds" "password" | b64dec | upper hub}}`, false},
+		{"copySecretData in parentheses", `{{hub (copySecretData "policies" "creds") hub}}`, false},
+		{"fromSecret in a variable", `{{hub $s := fromSecret "policies" "creds" "password" hub}}{{hub $s | b64dec hub}}`, false},
+		{"lookup of a Secret", `{{hub (lookup "v1" "Secret" "policies" "creds").data.password | b64dec hub}}`, true},
+		{"lookup of a kind named by a variable", `{{hub $k := "Secret" hub}}{{hub (lookup "v1" $k "policies" "creds").data.password hub}}`, true},
+		{"lookup beside fromSecret", `{{hub fromSecret "policies" "creds" "password" hub}}{{hub (lookup "v1" "Secret" "policies" "creds").data.password hub}}`, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := rootWith(nil, "", tc.value)
+			replica := root.DeepCopy()
+			err := templates.ResolveHubTemplates(r, replica, templates.HubInputs{Root: root, Cluster: "cluster-a",
+				Options: templates.HubResolveOptions(root, "cluster-a"), Key: func() ([]byte, error) { return key, nil },
+				Random: bytes.NewReader(bytes.Repeat([]byte{1}, gotemplates.IVSize))})
+			if tc.refused {
+				if !errors.Is(err, templates.ErrSecretInClear) {
+					t.Fatalf("got %v, want ErrSecretInClear", err)
+				}
+				if strings.Contains(string(replica.Spec.PolicyTemplates[0].ObjectDefinition.Raw), secretB64) {
+					t.Error("a refused replica holds the secret")
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			v := value(t, replica.Spec.PolicyTemplates[0])
+			for _, clear := range []string{secretB64, "s3cret", "S3CRET"} {
+				if strings.Contains(v, clear) {
+					t.Errorf("the replica holds %q in clear: %q", clear, v)
+				}
+			}
+			if replica.Annotations[templates.IVAnnotation] == "" {
+				t.Error("no IV: the template was not resolved with encryption")
+			}
+		})
+	}
+}
+
+// TestResolveHubTemplatesBounded: a replica's templates are resolved within
+// the inputs' limits.
+func TestResolveHubTemplatesBounded(t *testing.T) {
+	root := rootWith(nil, "", `{{hub len (until 50000000) hub}}`)
+	replica := root.DeepCopy()
+	err := templates.ResolveHubTemplates(fakeResolver(t), replica, templates.HubInputs{Root: root, Cluster: "cluster-a",
+		Options: templates.HubResolveOptions(root, "cluster-a"), Limits: templates.Limits{MemorySetting: "--x"}})
+	var hubErr *templates.HubTemplateError
+	if !errors.As(err, &hubErr) || !templates.IsBoundError(err) || !strings.Contains(err.Error(), "policy-templates[0]") {
+		t.Fatalf("got %v, want a HubTemplateError wrapping a BoundError", err)
+	}
+}
