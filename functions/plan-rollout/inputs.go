@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/kptdev/krm-functions-sdk/go/fn"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -68,6 +70,9 @@ type inputs struct {
 	clustersWithStatus []clusterv1.ManagedCluster
 	clusterSets        []clusterv1beta2.ManagedClusterSet
 	clusterSetBindings []clusterv1beta2.ManagedClusterSetBinding
+	// unplanned are the Policies that got no plan because a placement they
+	// are bound through is not in the input (a warning, not an error).
+	unplanned map[objectKey]bool
 
 	results fn.Results
 }
@@ -81,6 +86,7 @@ func read(rl *fn.ResourceList) *inputs {
 		placements:     map[objectKey]object[clusterv1beta1.Placement]{},
 		decisionsOf:    map[objectKey][]object[clusterv1beta1.PlacementDecision]{},
 		placementRules: map[objectKey]object[appsv1.PlacementRule]{},
+		unplanned:      map[objectKey]bool{},
 	}
 	seenPolicies := map[objectKey]bool{}
 	for _, item := range rl.Items {
@@ -246,9 +252,11 @@ func (in *inputs) selectPolicies(filter []string) ([]object[policyv1.Policy], er
 }
 
 // checkBindings reports the PlacementBindings an OCM hub would ignore or that
-// cannot be resolved: a placementRef pairing a kind with the wrong API group, a
-// placement that is not in the input, an override that does not normalise.
-func (in *inputs) checkBindings() {
+// cannot be resolved: a placementRef pairing a kind with the wrong API group, an
+// override that does not normalise. A placement that is not in the input is a
+// warning (missingPlacement): the package may bind to one that exists on the
+// hub only.
+func (in *inputs) checkBindings(selected []object[policyv1.Policy]) {
 	for _, b := range in.bindings {
 		pb := b.obj
 		ref, readByOCM := binding.RefOf(pb)
@@ -268,18 +276,55 @@ func (in *inputs) checkBindings() {
 			in.results = append(in.results, krm.ObjectResult(b.item, fn.Warning, "placementRef",
 				fmt.Sprintf("kind %q with apiGroup %q: OCM ignores this binding (Placement goes with %s, PlacementRule with %s)",
 					ref.Kind, pb.PlacementRef.APIGroup, clusterv1beta1.GroupName, appsv1.GroupVersion.Group)))
-		case ref.Kind == binding.KindPlacement:
-			if _, found := in.placements[objectKey{pb.Namespace, ref.Name}]; !found {
-				in.results = append(in.results, krm.ObjectResult(b.item, fn.Error, "placementRef.name",
-					fmt.Sprintf("Placement %s/%s is not in the input", pb.Namespace, ref.Name)))
-			}
-		default:
-			if _, found := in.placementRules[objectKey{pb.Namespace, ref.Name}]; !found {
-				in.results = append(in.results, krm.ObjectResult(b.item, fn.Error, "placementRef.name",
-					fmt.Sprintf("PlacementRule %s/%s is not in the input", pb.Namespace, ref.Name)))
-			}
+		case ref.Name == "":
+			in.results = append(in.results, krm.ObjectResult(b.item, fn.Error, "placementRef.name", "empty: the binding names no placement"))
+		case !in.holds(pb.Namespace, ref):
+			in.results = append(in.results, in.missingPlacement(b, ref, selected))
 		}
 		_, errs := binding.Normalize(pb)
 		in.results = append(in.results, krm.FieldResults(b.item, fn.Error, errs)...)
 	}
+}
+
+// holds reports whether the input holds the placement ref of namespace.
+func (in *inputs) holds(namespace string, ref binding.PlacementRef) bool {
+	key := objectKey{namespace, ref.Name}
+	if ref.Kind == binding.KindPlacement {
+		_, found := in.placements[key]
+		return found
+	}
+	_, found := in.placementRules[key]
+	return found
+}
+
+// missingPlacement is the warning on binding b, whose placement ref is not in
+// the input: a placement the package expects on the hub, as PolicyGenerator
+// writes for placement.placementName (placementRuleName). Its clusters are not
+// known, so the selected Policies b binds (directly or through a PolicySet)
+// get no plan (planner.plan), but for disabled ones, which are bound to no
+// cluster whatever it selects. The other Policies are planned.
+func (in *inputs) missingPlacement(b object[policyv1.PlacementBinding], ref binding.PlacementRef, selected []object[policyv1.Policy]) *fn.Result {
+	var unplanned []string
+	only := []policyv1.PlacementBinding{*b.obj}
+	for _, p := range selected {
+		if !p.obj.Spec.Disabled && slices.Contains(binding.Placements(p.obj, in.sets, only), ref) {
+			unplanned = append(unplanned, p.obj.Namespace+"/"+p.obj.Name)
+		}
+	}
+	generatorField, decisions := "placementName", "PlacementDecisions"
+	if ref.Kind == binding.KindPlacementRule {
+		generatorField, decisions = "placementRuleName", "status.decisions"
+	}
+	msg := fmt.Sprintf("%s %s/%s is not in the input (a placement on the hub only, as PolicyGenerator's placement.%s binds to)",
+		ref.Kind, b.obj.Namespace, ref.Name, generatorField)
+	if len(unplanned) == 0 {
+		return krm.ObjectResult(b.item, fn.Warning, "placementRef.name", msg+": no Policy planned here is bound through it")
+	}
+	subject, verb, pronoun := "Policy", "gets", "it"
+	if len(unplanned) > 1 {
+		subject, verb, pronoun = "Policies", "get", "them"
+	}
+	msg += fmt.Sprintf(": the clusters it selects are unknown, so %s %s %s no RolloutPlan; to plan %s, add the %s with its %s exported from the hub, or with ManagedClusters to schedule it on",
+		subject, strings.Join(unplanned, ", "), verb, pronoun, ref.Kind, decisions)
+	return krm.ObjectResult(b.item, fn.Warning, "placementRef.name", msg)
 }

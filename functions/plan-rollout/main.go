@@ -57,7 +57,7 @@ func process(rl *fn.ResourceList, now time.Time) error {
 	if err != nil {
 		return fmt.Errorf("functionConfig %s %q: %w", configKind, rl.FunctionConfig.GetName(), err)
 	}
-	in.checkBindings()
+	in.checkBindings(selected)
 	p := planner{in: in, now: now, decisions: map[placementKey]*placementClusters{}}
 	plans := map[objectKey]*fn.KubeObject{}
 	var order []objectKey

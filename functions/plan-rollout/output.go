@@ -129,7 +129,8 @@ func boolNode(b bool) *yaml.Node {
 // included, is kept), and is appended otherwise, in order. A second RolloutPlan
 // for the same Policy is dropped. A local-config RolloutPlan whose Policy is not
 // in the input is dropped as stale; one without local-config is kept, with a
-// warning.
+// warning. So is the plan of a Policy that could not be planned because a
+// placement it is bound through is not in the input: it may no longer hold.
 func (in *inputs) writePlans(items fn.KubeObjects, plans map[objectKey]*fn.KubeObject, order []objectKey) fn.KubeObjects {
 	policies := map[objectKey]bool{}
 	for _, p := range in.policies {
@@ -150,8 +151,16 @@ func (in *inputs) writePlans(items fn.KubeObjects, plans map[objectKey]*fn.KubeO
 		case planned:
 			out = append(out, withMetadataOf(plan, item))
 			written[key] = true
+		case in.unplanned[key] && item.IsLocalConfig():
+			in.results = append(in.results, krm.ObjectResult(item, fn.Info, "", "removed: Policy "+key.String()+
+				" is bound through a placement that is not in the input and cannot be planned"))
+		case in.unplanned[key]:
+			in.results = append(in.results, krm.ObjectResult(item, fn.Warning, "", "Policy "+key.String()+
+				" is bound through a placement that is not in the input and cannot be planned; this plan, which may no longer hold,"+
+				" is kept because it is not marked "+fn.KptLocalConfig))
+			out = append(out, item)
 		case policies[key]:
-			out = append(out, item) // not selected, or its plan failed
+			out = append(out, item) // not selected
 		case item.IsLocalConfig():
 			in.results = append(in.results, krm.ObjectResult(item, fn.Info, "", "removed: Policy "+key.String()+" is not in the input"))
 		default:

@@ -66,7 +66,14 @@ func (p *planner) plan(policy object[policyv1.Policy]) (*fn.KubeObject, bool) {
 	for _, ref := range binding.Placements(root, p.in.sets, bindings) {
 		pc := p.clustersOf(root.Namespace, ref)
 		if pc == nil {
-			continue // reported on the binding when it matters (below)
+			if root.Spec.Disabled {
+				continue // bound to no cluster, whatever the placement selects
+			}
+			// A placement on the hub only: the clusters it selects, restricted
+			// bindings' included, are not known, nor are the waves. The
+			// binding's warning (missingPlacement) names this Policy.
+			p.in.unplanned[objectKey{root.Namespace, root.Name}] = true
+			return nil, false
 		}
 		if pc.failed {
 			// As the hub, which reads the same placements: a decision that
@@ -83,13 +90,11 @@ func (p *planner) plan(policy object[policyv1.Policy]) (*fn.KubeObject, bool) {
 		return nil, false // checkBindings reported the bindings at fault
 	}
 
-	for _, entry := range res.Placements {
-		if pc := p.clustersOf(root.Namespace, binding.RefOfEntry(entry)); pc == nil {
-			return nil, false // reported on the binding: the placement is not in the input
-		}
-	}
 	fleet := rollout.BoundFleet(res, func(ref binding.PlacementRef) []rollout.DecisionGroup {
-		return p.clustersOf(root.Namespace, ref).groups
+		if pc := p.clustersOf(root.Namespace, ref); pc != nil {
+			return pc.groups
+		}
+		return nil // only for a disabled Policy, bound to no cluster
 	})
 	plan, ok := p.planWaves(policy, res, fleet)
 	if !ok {
