@@ -670,20 +670,37 @@ func TestEvaluateTransitions(t *testing.T) {
 }
 
 func TestEvaluateInvalid(t *testing.T) {
-	op := story(t, 1)
-	op.Spec.Subscription.Name = ""
-	_, err := Normalize(op)
-	if err == nil {
-		t.Fatal("expected an invalid policy")
+	tests := []struct {
+		name string
+		edit func(*v1beta1.OperatorPolicySpec)
+		want string
+	}{
+		{"subscription name missing", func(s *v1beta1.OperatorPolicySpec) { s.Subscription.Name = "" },
+			"NonCompliant; OperatorPolicy local-cluster/strimzi-policy: spec.subscription.name: Required value"},
+		// As OCM's controller reports a spec.subscription.installPlanApproval
+		// ("installPlanApproval is prohibited in spec.subscription"): the
+		// policy is admitted and NonCompliant with ValidPolicySpec False.
+		{"approval spellings disagree", func(s *v1beta1.OperatorPolicySpec) {
+			s.Subscription.InstallPlanApproval, s.UpgradeApproval = "Automatic", "None"
+		}, `NonCompliant; OperatorPolicy local-cluster/strimzi-policy: spec.subscription.installPlanApproval: Invalid value: "Automatic": disagrees with spec.upgradeApproval ("None"); Manual pairs with None`},
 	}
-	ev := EvaluateInvalid(err, nil, t0)
-	want := "NonCompliant; OperatorPolicy local-cluster/strimzi-policy: spec.subscription.name: Required value"
-	if ev.Compliance != policyv1.NonCompliant || ev.EventMessage != want {
-		t.Errorf("got %s %q, want %q", ev.Compliance, ev.EventMessage, want)
-	}
-	got := conditionsOf(ev)
-	if len(got) != 2 || got[TypeCompliant] != "False/InvalidPolicySpec" || got[TypeValidPolicySpec] != "False/InvalidPolicySpec" {
-		t.Errorf("conditions %v", got)
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			op := story(t, 1)
+			tc.edit(&op.Spec)
+			_, err := Normalize(op)
+			if err == nil {
+				t.Fatal("expected an invalid policy")
+			}
+			ev := EvaluateInvalid(err, nil, t0)
+			if ev.Compliance != policyv1.NonCompliant || ev.EventMessage != tc.want {
+				t.Errorf("got %s %q, want %q", ev.Compliance, ev.EventMessage, tc.want)
+			}
+			got := conditionsOf(ev)
+			if len(got) != 2 || got[TypeCompliant] != "False/InvalidPolicySpec" || got[TypeValidPolicySpec] != "False/InvalidPolicySpec" {
+				t.Errorf("conditions %v", got)
+			}
+		})
 	}
 	if ev := EvaluateInvalid(errors.New(""), nil, t0); ev.Compliance != policyv1.NonCompliant {
 		t.Errorf("an empty error gave %s", ev.Compliance)

@@ -24,6 +24,14 @@
 //	operatorGroup.target.namespaces /        operatorGroup.targetNamespaces /
 //	  target.selector                          selector                   OperatorGroup
 //
+// Neither spelling wins a disagreement: the policy is invalid. For the
+// approval, that is what OCM v0.19 does with any spec.subscription.installPlanApproval
+// (its CRD admits the key; its controller reports "installPlanApproval is
+// prohibited in spec.subscription" as ValidPolicySpec False, InvalidPolicySpec,
+// NonCompliant, and creates nothing). fleetpolicy's CRD admits a disagreeing
+// policy too, and the spoke reports this package's error the same way
+// (EvaluateInvalid); expand-operator-policy reports it as an error result.
+//
 // Effect defaults are OCM's: catalogSourceUnhealthy Condition,
 // deploymentsUnavailable NonCompliant, upgradesAvailable Condition,
 // deprecationsPresent Condition, minorChannelUpgradeAvailable Condition; the

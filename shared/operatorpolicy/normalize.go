@@ -324,6 +324,8 @@ var (
 
 // approval maps installPlanApproval (Automatic|Manual) and upgradeApproval
 // (Automatic|None) onto one Approval; Automatic, OLM's default, when neither is set.
+// When they disagree neither wins: the policy is invalid, as OCM v0.19's
+// controller reports any installPlanApproval invalid (see the package doc).
 func (n *normalizer) approval(installPlan operatorsv1alpha1.Approval, ocm string) operatorsv1alpha1.Approval {
 	var fromInstallPlan, fromOCM operatorsv1alpha1.Approval
 	switch {

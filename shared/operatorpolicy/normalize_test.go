@@ -243,8 +243,17 @@ func TestNormalizeErrors(t *testing.T) {
 		{"allowedCSVs star and versions disagree", func(op *v1beta1.OperatorPolicy) {
 			op.Spec.AllowedCSVs, op.Spec.Versions = []string{"*"}, []string{csv350}
 		}, [][2]string{{"spec.allowedCSVs", `Invalid value: "all": disagrees with spec.versions ("[` + csv350 + `]")`}}},
+		// OCM's CRD admits any installPlanApproval and its controller reports
+		// it as an invalid spec; ours admits a disagreeing one too (issue 29)
+		// and this error is what the spoke reports (EvaluateInvalid).
 		{"approval spellings disagree", func(op *v1beta1.OperatorPolicy) { op.Spec.UpgradeApproval = "Automatic" },
 			[][2]string{{"spec.subscription.installPlanApproval", `Invalid value: "Manual": disagrees with spec.upgradeApproval ("Automatic"); Manual pairs with None`}}},
+		{"approval spellings disagree (Automatic, None)", func(op *v1beta1.OperatorPolicy) {
+			op.Spec.Subscription.InstallPlanApproval, op.Spec.UpgradeApproval = "Automatic", "None"
+		}, [][2]string{{"spec.subscription.installPlanApproval", `Invalid value: "Automatic": disagrees with spec.upgradeApproval ("None"); Manual pairs with None`}}},
+		{"approval spellings disagree in any case", func(op *v1beta1.OperatorPolicy) {
+			op.Spec.Subscription.InstallPlanApproval, op.Spec.UpgradeApproval = "automatic", "NONE"
+		}, [][2]string{{"spec.subscription.installPlanApproval", `Invalid value: "automatic": disagrees with spec.upgradeApproval ("NONE")`}}},
 		{"unknown installPlanApproval", func(op *v1beta1.OperatorPolicy) { op.Spec.Subscription.InstallPlanApproval = "None" },
 			[][2]string{{"spec.subscription.installPlanApproval", `Unsupported value: "None": supported values: "Automatic", "Manual"`}}},
 		{"unknown upgradeApproval", func(op *v1beta1.OperatorPolicy) { op.Spec.UpgradeApproval = "Manual" },

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
 )
 
@@ -80,7 +82,6 @@ func TestInvalidObjectsRefused(t *testing.T) {
 		{"operator policy without subscription name", validOperatorPolicy, "spec: {subscription: {name: null}}", "spec.subscription.name"},
 		{"operator policy empty allowedCSVs", validOperatorPolicy, "spec: {allowedCSVs: []}", "spec.allowedCSVs"},
 		{"operator policy allowedCSVs and versions disagree", validOperatorPolicy, "spec: {versions: [my-operator.v2.0.0]}", "allowedCSVs and versions disagree"},
-		{"operator policy approval spellings disagree", validOperatorPolicy, "spec: {subscription: {installPlanApproval: Manual}, upgradeApproval: Automatic}", "installPlanApproval and upgradeApproval disagree"},
 		{"operator policy installPlanApproval enum", validOperatorPolicy, "spec: {subscription: {installPlanApproval: Sometimes}}", "spec.subscription.installPlanApproval"},
 		{"operator policy upgradeApproval enum", validOperatorPolicy, "spec: {upgradeApproval: Manual}", "spec.upgradeApproval"},
 		{"operator policy status configs disagree", validOperatorPolicy, "spec: {statusConfig: {deploymentsUnavailable: NonCompliant}, complianceConfig: {deploymentsUnavailable: Compliant}}", "statusConfig.deploymentsUnavailable and complianceConfig.deploymentsUnavailable disagree"},
@@ -118,6 +119,45 @@ func TestInvalidObjectsRefused(t *testing.T) {
 			}
 			if !strings.Contains(err.Error(), tc.wantField) {
 				t.Fatalf("refusal does not name %q: %v", tc.wantField, err)
+			}
+		})
+	}
+}
+
+// TestAdmittedAsOCMAdmits checks that the CRDs admit what OCM v0.19's admit
+// and its controllers report in status instead: refused here, such a manifest
+// would fail a whole sync (or a spoke's template) where OCM shows the problem
+// on the object. Each case is stored unchanged; the spoke's status reports it
+// (controllers/internal/operatorpolicy TestApprovalSpellingsDisagree).
+func TestAdmittedAsOCMAdmits(t *testing.T) {
+	cases := []struct {
+		name, base, patch string
+	}{
+		// OCM's CRD keeps any spec.subscription key; its controller reports
+		// installPlanApproval as InvalidPolicySpec. Ours takes it as
+		// fleetpolicy's spelling and reports a disagreement the same way.
+		{"operator policy approval spellings disagree (Manual, Automatic)", validOperatorPolicy,
+			"spec: {subscription: {installPlanApproval: Manual}, upgradeApproval: Automatic}"},
+		{"operator policy approval spellings disagree (Automatic, None)", validOperatorPolicy,
+			"spec: {subscription: {installPlanApproval: Automatic}, upgradeApproval: None}"},
+	}
+	ctx := context.Background()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			obj := parseOne(t, tc.base)
+			mergePatch(obj[0].Object, parseOne(t, tc.patch)[0].Object)
+			want := obj[0].DeepCopy()
+			stored, err := localplane.Apply(ctx, hub.Client, obj)
+			if err != nil {
+				t.Fatalf("refused, want it admitted as OCM admits it: %v", err)
+			}
+			t.Cleanup(func() { _ = hub.Client.Delete(ctx, stored[0]) })
+			for _, path := range [][]string{{"spec", "subscription", "installPlanApproval"}, {"spec", "upgradeApproval"}} {
+				got, _, _ := unstructured.NestedString(stored[0].Object, path...)
+				wantValue, _, _ := unstructured.NestedString(want.Object, path...)
+				if got != wantValue {
+					t.Errorf("%s stored as %q, want %q", strings.Join(path, "."), got, wantValue)
+				}
 			}
 		})
 	}

@@ -99,6 +99,7 @@ func setup(ctx context.Context, plane *localplane.Plane) error {
 			bundle("adopt-op", "adopt-op.v1", ""),
 			bundle("pm-op", "pm-op.v1", ""),
 			bundle("pm-default-op", "pm-default-op.v1", ""),
+			bundle("approval-op", "approval-op.v1", ""),
 		)
 	}
 	if err == nil {

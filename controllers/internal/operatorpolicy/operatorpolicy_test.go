@@ -519,3 +519,34 @@ func TestInvalidPolicy(t *testing.T) {
 		t.Error("OLM objects were created for a policy that cannot create its Subscription")
 	}
 }
+
+// TestApprovalSpellingsDisagree (issue 29): a policy whose
+// spec.subscription.installPlanApproval disagrees with upgradeApproval is
+// admitted, as OCM's CRD admits any installPlanApproval, and reported as OCM's
+// controller reports one: NonCompliant, ValidPolicySpec False with reason
+// InvalidPolicySpec and a message naming the field, a NonCompliant event, and
+// nothing created. Once the spellings agree it installs.
+func TestApprovalSpellingsDisagree(t *testing.T) {
+	ns := newNamespace(t, "approval")
+	spec := policySpec(ns, "approval-op", catalog)
+	spec.Subscription.InstallPlanApproval, spec.UpgradeApproval = operatorsv1alpha1.ApprovalAutomatic, "None"
+	createPolicy(t, ns, "approval", spec)
+	waitPolicy(t, ns, "approval", "the disagreement reported", all(
+		compliance(policyv1.NonCompliant),
+		condition(sharedop.TypeValidPolicySpec, metav1.ConditionFalse, "InvalidPolicySpec",
+			`OperatorPolicy `+ns+`/approval: spec.subscription.installPlanApproval: Invalid value: "Automatic": disagrees with spec.upgradeApproval ("None")`),
+	))
+	events := complianceEvents(t, ns, "OperatorPolicy", "approval")
+	if len(events) == 0 || !strings.HasPrefix(events[len(events)-1].Message, "NonCompliant; OperatorPolicy "+ns+"/approval: spec.subscription.installPlanApproval") {
+		t.Errorf("want a NonCompliant event naming the field, got %+v", events)
+	}
+	if exists(t, subscription(ns, "approval-op")) || exists(t, operatorGroup(ns, defaultOG)) {
+		t.Error("OLM objects were created for a policy whose approval spellings disagree")
+	}
+
+	editPolicy(t, ns, "approval", func(s *v1beta1.OperatorPolicySpec) { s.Subscription.InstallPlanApproval = "" })
+	waitPolicy(t, ns, "approval", "Compliant once the spellings agree", all(
+		compliance(policyv1.Compliant),
+		condition(sharedop.TypeValidPolicySpec, metav1.ConditionTrue, ""),
+	))
+}

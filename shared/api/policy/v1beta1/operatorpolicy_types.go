@@ -80,6 +80,9 @@ type Subscription struct {
 	StartingCSV string `json:"startingCSV,omitempty"`
 	// InstallPlanApproval is fleetpolicy's spelling (OCM refuses it); OCM's is spec.upgradeApproval.
 	// In enforce mode with restricted allowedCSVs the Subscription is always Manual.
+	// One that disagrees with upgradeApproval is admitted, as OCM's CRD admits
+	// any, and reported invalid in status (ValidPolicySpec False,
+	// InvalidPolicySpec), as OCM's controller reports any.
 	//
 	// +kubebuilder:validation:Enum=Automatic;Manual
 	// +optional
@@ -178,7 +181,6 @@ type ComplianceConfig struct {
 // OperatorPolicySpec is the desired state of an OperatorPolicy.
 //
 // +kubebuilder:validation:XValidation:rule="!has(self.allowedCSVs) || !has(self.versions) || (self.allowedCSVs.all(c, c in self.versions) && self.versions.all(c, c in self.allowedCSVs))",message="allowedCSVs and versions disagree"
-// +kubebuilder:validation:XValidation:rule="!has(self.subscription.installPlanApproval) || !has(self.upgradeApproval) || (self.subscription.installPlanApproval == 'Automatic') == (self.upgradeApproval == 'Automatic')",message="subscription.installPlanApproval and upgradeApproval disagree"
 // +kubebuilder:validation:XValidation:rule="!has(self.statusConfig) || !has(self.complianceConfig) || !has(self.statusConfig.catalogSourceUnhealthy) || !has(self.complianceConfig.catalogSourceUnhealthy) || ((self.statusConfig.catalogSourceUnhealthy == 'NonCompliant') == (self.complianceConfig.catalogSourceUnhealthy == 'NonCompliant'))",message="statusConfig.catalogSourceUnhealthy and complianceConfig.catalogSourceUnhealthy disagree"
 // +kubebuilder:validation:XValidation:rule="!has(self.statusConfig) || !has(self.complianceConfig) || !has(self.statusConfig.deploymentsUnavailable) || !has(self.complianceConfig.deploymentsUnavailable) || ((self.statusConfig.deploymentsUnavailable == 'NonCompliant') == (self.complianceConfig.deploymentsUnavailable == 'NonCompliant'))",message="statusConfig.deploymentsUnavailable and complianceConfig.deploymentsUnavailable disagree"
 // +kubebuilder:validation:XValidation:rule="!has(self.statusConfig) || !has(self.complianceConfig) || !has(self.statusConfig.upgradesAvailable) || !has(self.complianceConfig.upgradesAvailable) || ((self.statusConfig.upgradesAvailable == 'NonCompliant') == (self.complianceConfig.upgradesAvailable == 'NonCompliant'))",message="statusConfig.upgradesAvailable and complianceConfig.upgradesAvailable disagree"
