@@ -14,7 +14,10 @@
 //     glob patterns (path.Match: *, ?, [...]); matchLabels and matchExpressions
 //     filter on the namespace's labels; a selector with neither include nor a
 //     label selector selects nothing. The result is sorted. A malformed pattern
-//     or label selector is a *field.Error naming the field.
+//     or label selector is a *field.Error naming the field. A namespaced
+//     object template left without a namespace (none selected, or a templated
+//     one resolved to none) is NonCompliant with NoNamespaceMessage, OCM's
+//     words, named or not.
 //   - Compare checks an existing object against an object template's
 //     objectDefinition. apiVersion, kind, metadata.name and metadata.namespace
 //     identify the object and are not compared; labels and annotations are
@@ -46,7 +49,14 @@
 //     events read: "configmaps [a, b] found as specified in namespace default",
 //     "Compliant; notification - ..." / "NonCompliant; violation - ..."; a
 //     result without a name reads without brackets ("configmaps missing as
-//     expected in namespace x").
+//     expected in namespace x"). Within one object template the groups are in
+//     OCM's order (createStatus): by reason (found as specified, created,
+//     updated, deleted, not found, not as specified, missing as expected,
+//     found; then failures, sorted by OCM's reason for them, one object
+//     each), within a reason by namespaces (one before several), names
+//     sorted; the objects an unnamed template matched in one namespace are
+//     one name, as OCM's. ComplianceMessage keeps the templates in their
+//     order (OCM's compliancyDetails).
 //   - evaluationInterval, as OCM: ParseInterval reads a value ("watch" or
 //     unset, "never", a duration); EvaluatesByWatch says whether an
 //     evaluation reads through watches (the interval of the state the policy

@@ -1,6 +1,7 @@
 package configpolicy
 
 import (
+	"fmt"
 	"path"
 	"slices"
 
@@ -87,4 +88,24 @@ func matchesAny(patterns []policyv1.NonEmptyString, name string) bool {
 		}
 	}
 	return false
+}
+
+// NoNamespaceMessage is OCM's violation for a namespaced object template
+// that ends up with no namespace: it sets none (or a templated one) and
+// spec.namespaceSelector selects no namespace ("namespaced object <name> of
+// kind <kind> has no namespace specified from the policy namespaceSelector
+// nor the object metadata"), or, afterTemplates, its templated namespace
+// resolved to none ("... has no namespace specified after template
+// resolution"). name is the name as written, left out when empty (none, or
+// templated). Such a template is NonCompliant and relates to no object; OCM
+// does not count it a failed evaluation, so what it related to is pruned.
+func NoNamespaceMessage(name, kind string, afterTemplates bool) string {
+	if name != "" {
+		name = " " + name
+	}
+	where := "from the policy namespaceSelector nor the object metadata"
+	if afterTemplates {
+		where = "after template resolution"
+	}
+	return fmt.Sprintf("namespaced object%s of kind %s has no namespace specified %s", name, kind, where)
 }

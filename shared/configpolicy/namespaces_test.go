@@ -107,3 +107,24 @@ func TestTerminatingInclusion(t *testing.T) {
 		}
 	}
 }
+
+// TestNoNamespaceMessage: OCM's words for a namespaced object template left
+// without a namespace, with and without a name.
+func TestNoNamespaceMessage(t *testing.T) {
+	for _, tc := range []struct {
+		name, kind     string
+		afterTemplates bool
+		want           string
+	}{
+		{"", "ConfigMap", false,
+			"namespaced object of kind ConfigMap has no namespace specified from the policy namespaceSelector nor the object metadata"},
+		{"settings", "ConfigMap", false,
+			"namespaced object settings of kind ConfigMap has no namespace specified from the policy namespaceSelector nor the object metadata"},
+		{"", "Role", true, "namespaced object of kind Role has no namespace specified after template resolution"},
+		{"reader", "Role", true, "namespaced object reader of kind Role has no namespace specified after template resolution"},
+	} {
+		if got := NoNamespaceMessage(tc.name, tc.kind, tc.afterTemplates); got != tc.want {
+			t.Errorf("NoNamespaceMessage(%q, %q, %v) = %q, want %q", tc.name, tc.kind, tc.afterTemplates, got, tc.want)
+		}
+	}
+}

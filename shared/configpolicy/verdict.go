@@ -113,6 +113,12 @@ type Result struct {
 	Namespace string
 	// Name of the object.
 	Name string
+	// Unnamed is true for the objects an object template without a name
+	// (and without an objectSelector) matched in Namespace: OCM names them
+	// together, as one ("configmaps [a, b] found as specified in namespace
+	// x"), where the objects of a named or selecting template are named
+	// one by one.
+	Unnamed bool
 	// Compliant and Reason are the Verdict's, or the caller's for failures.
 	Compliant bool
 	Reason    Reason
@@ -122,74 +128,208 @@ type Result struct {
 	Message string
 }
 
-// Describe renders the results of one object template, grouped in the order
-// of first appearance: the names of the objects of one resource with the same
-// reason in one namespace together ("configmaps [a, b] found as specified in
-// namespace default"), and such groups that differ only by namespace merged
-// ("configmaps [a] not found in namespaces: x, y"). A result without a name
-// is worded without brackets ("configmaps missing as expected in namespace
-// x"). A result with a Message says its message, in its place. As OCM's,
-// when any result is NonCompliant only the NonCompliant ones are described.
+// reasonOrder is the order in which OCM's config-policy-controller lists the
+// reasons of one object template's message (createStatus's orderedReasons).
+// A status-only mismatch is OCM's "found but not as specified" and comes
+// with it.
+var reasonOrder = []Reason{
+	ReasonFoundAsSpecified, ReasonCreated, ReasonUpdated, ReasonDeleted,
+	ReasonNotFound, ReasonNotAsSpecified, ReasonStatusNotAsExpected,
+	ReasonMissingAsExpected, ReasonFoundButShouldNot,
+}
+
+// failureReasons are OCM's reasons for the failures a result's Reason (by
+// its beginning) or Message says: OCM lists those after reasonOrder's,
+// sorted by its reason, each object's message on its own.
+var failureReasons = []struct {
+	prefix string
+	ocm    string
+}{
+	{"cannot be created: ", "K8s creation error"},
+	{"cannot be deleted: ", "K8s deletion error"},
+	{"cannot be updated: ", "K8s update template error"},
+	{"cannot be read: ", "api error"},
+	{"cannot be listed: ", "api error"},
+}
+
+// rank places a result's reason in OCM's order: its place in reasonOrder,
+// or len(reasonOrder) and the reason OCM's message is sorted by.
+func (r Result) rank() (int, string) {
+	if r.Message != "" {
+		return len(reasonOrder), "K8s update template error"
+	}
+	if i := slices.Index(reasonOrder, r.Reason); i >= 0 {
+		return i, ""
+	}
+	for _, f := range failureReasons {
+		if strings.HasPrefix(string(r.Reason), f.prefix) {
+			return len(reasonOrder), f.ocm
+		}
+	}
+	return len(reasonOrder), string(r.Reason)
+}
+
+// Describe renders the results of one object template as OCM's
+// config-policy-controller does (createStatus). As OCM's, when any result
+// is NonCompliant only the NonCompliant ones are described. The results
+// are grouped by reason, the reasons in OCM's order (found as specified,
+// was created, was updated, was deleted, not found, found but not as
+// specified, missing as expected, found; failures after them, sorted by
+// OCM's reason for them). Within a reason, the names that are in the same
+// namespaces are named together ("configmaps [a, b] found as specified in
+// namespace default"; "configmaps [a] not found in namespaces: x, y"),
+// these groups sorted by their namespaces (one namespace before several),
+// the names sorted. The objects an unnamed template matched in one
+// namespace are one name ("a, b"), as OCM's. A result without a name is
+// worded without brackets ("configmaps missing as expected in namespace
+// x"). Failures are not grouped: each result with a Message says its
+// message, the others their reason, in the order of their namespaces and
+// names.
 func Describe(results []Result) string {
 	if slices.ContainsFunc(results, func(r Result) bool { return !r.Compliant }) {
 		results = slices.DeleteFunc(slices.Clone(results), func(r Result) bool { return r.Compliant })
 	}
-	type group struct {
-		resource   string
-		reason     Reason
-		names      []string
-		namespaces []string
-		message    string
+	type bucket struct {
+		rank    int
+		ocm     string
+		reason  Reason
+		results []Result
 	}
-	var byNamespace []*group
+	var buckets []*bucket
 	for _, r := range results {
-		if r.Message != "" {
-			byNamespace = append(byNamespace, &group{message: r.Message})
-			continue
+		rank, ocm := r.rank()
+		// Failures go together by OCM's reason for them.
+		reason := r.Reason
+		if rank == len(reasonOrder) {
+			reason = ""
 		}
-		i := slices.IndexFunc(byNamespace, func(g *group) bool {
-			return g.message == "" && g.resource == r.Resource && g.reason == r.Reason && slices.Equal(g.namespaces, []string{r.Namespace})
-		})
+		i := slices.IndexFunc(buckets, func(b *bucket) bool { return b.rank == rank && b.ocm == ocm && b.reason == reason })
 		if i < 0 {
-			byNamespace = append(byNamespace, &group{resource: r.Resource, reason: r.Reason, namespaces: []string{r.Namespace}})
-			i = len(byNamespace) - 1
+			buckets = append(buckets, &bucket{rank: rank, ocm: ocm, reason: reason})
+			i = len(buckets) - 1
 		}
-		if g := byNamespace[i]; !slices.Contains(g.names, r.Name) {
-			g.names = append(g.names, r.Name)
-		}
+		buckets[i].results = append(buckets[i].results, r)
 	}
-	var merged []*group
-	for _, g := range byNamespace {
-		i := slices.IndexFunc(merged, func(m *group) bool {
-			return m.message == "" && m.resource == g.resource && m.reason == g.reason && slices.Equal(m.names, g.names)
-		})
-		if i < 0 || g.message != "" {
-			merged = append(merged, g)
-			continue
+	slices.SortStableFunc(buckets, func(a, b *bucket) int {
+		if a.rank != b.rank {
+			return a.rank - b.rank
 		}
-		merged[i].namespaces = append(merged[i].namespaces, g.namespaces...)
-	}
-	parts := make([]string, 0, len(merged))
-	for _, g := range merged {
-		if g.message != "" {
-			parts = append(parts, g.message)
-			continue
+		return strings.Compare(a.ocm, b.ocm)
+	})
+	var parts []string
+	for _, b := range buckets {
+		if b.rank == len(reasonOrder) {
+			parts = append(parts, describeFailures(b.results)...)
+		} else {
+			parts = append(parts, describeReason(b.results)...)
 		}
-		s := g.resource + " " + string(g.reason)
-		if names := slices.DeleteFunc(slices.Clone(g.names), func(n string) bool { return n == "" }); len(names) > 0 {
-			s = g.resource + " [" + strings.Join(names, ", ") + "] " + string(g.reason)
-		}
-		namespaces := slices.DeleteFunc(slices.Clone(g.namespaces), func(ns string) bool { return ns == "" })
-		switch len(namespaces) {
-		case 0:
-		case 1:
-			s += " in namespace " + namespaces[0]
-		default:
-			s += " in namespaces: " + strings.Join(namespaces, ", ")
-		}
-		parts = append(parts, s)
 	}
 	return strings.Join(parts, "; ")
+}
+
+// describeReason words results of one reason as OCM's
+// generateMessageWithReason and getCombinedCompliancyDetailsMsg do.
+func describeReason(results []Result) []string {
+	// OCM's units: one object (namespace/name), or the objects an unnamed
+	// template matched in a namespace; their names, each unit's one string.
+	type unit struct {
+		resource, namespace, name string
+		unnamed                   bool
+		names                     []string
+	}
+	var units []*unit
+	for _, r := range results {
+		i := slices.IndexFunc(units, func(u *unit) bool {
+			return u.resource == r.Resource && u.namespace == r.Namespace && u.unnamed == r.Unnamed && (r.Unnamed || u.name == r.Name)
+		})
+		if i < 0 {
+			units = append(units, &unit{resource: r.Resource, namespace: r.Namespace, name: r.Name, unnamed: r.Unnamed})
+			i = len(units) - 1
+		}
+		if r.Name != "" && !slices.Contains(units[i].names, r.Name) {
+			units[i].names = append(units[i].names, r.Name)
+		}
+	}
+	// The namespaces of each resource and names string.
+	type named struct{ resource, names string }
+	var order []named
+	namespaces := map[named][]string{}
+	for _, u := range units {
+		slices.Sort(u.names)
+		key := named{u.resource, strings.Join(u.names, ", ")}
+		if _, ok := namespaces[key]; !ok {
+			order = append(order, key)
+		}
+		if u.namespace != "" && !slices.Contains(namespaces[key], u.namespace) {
+			namespaces[key] = append(namespaces[key], u.namespace)
+		}
+	}
+	// Names in the same namespaces go together.
+	type group struct {
+		resource, where string
+		names           []string
+	}
+	var groups []*group
+	for _, key := range order {
+		nss := namespaces[key]
+		slices.Sort(nss)
+		where := ""
+		switch len(nss) {
+		case 0:
+		case 1:
+			where = " in namespace " + nss[0]
+		default:
+			where = " in namespaces: " + strings.Join(nss, ", ")
+		}
+		i := slices.IndexFunc(groups, func(g *group) bool { return g.resource == key.resource && g.where == where })
+		if i < 0 {
+			groups = append(groups, &group{resource: key.resource, where: where})
+			i = len(groups) - 1
+		}
+		if key.names != "" {
+			groups[i].names = append(groups[i].names, key.names)
+		}
+	}
+	slices.SortFunc(groups, func(a, b *group) int {
+		if c := strings.Compare(a.where, b.where); c != 0 {
+			return c
+		}
+		return strings.Compare(a.resource, b.resource)
+	})
+	reason := string(results[0].Reason)
+	parts := make([]string, 0, len(groups))
+	for _, g := range groups {
+		slices.Sort(g.names)
+		s := g.resource + " " + reason
+		if len(g.names) > 0 {
+			s = g.resource + " [" + strings.Join(g.names, ", ") + "] " + reason
+		}
+		parts = append(parts, s+g.where)
+	}
+	return parts
+}
+
+// describeFailures words failures of one OCM reason as OCM does: each
+// object on its own, in the order of namespace and name.
+func describeFailures(results []Result) []string {
+	results = slices.Clone(results)
+	slices.SortStableFunc(results, func(a, b Result) int {
+		if c := strings.Compare(a.Namespace+"/"+a.Name, b.Namespace+"/"+b.Name); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Resource, b.Resource)
+	})
+	var parts []string
+	for _, r := range results {
+		s := r.Message
+		if s == "" {
+			s = describeReason([]Result{r})[0]
+		}
+		if !slices.Contains(parts, s) {
+			parts = append(parts, s)
+		}
+	}
+	return parts
 }
 
 // stateAndCondition are, for a compliance, its state and the type of its

@@ -61,11 +61,11 @@ func TestDescribe(t *testing.T) {
 			{Resource: "configmaps", Namespace: "x", Name: "c", Reason: ReasonFoundAsSpecified, Compliant: true},
 			{Resource: "configmaps", Namespace: "x", Name: "d", Reason: ReasonCreated, Compliant: true},
 		}, "configmaps [c] found as specified in namespace x; configmaps [d] was created successfully in namespace x"},
-		{"the same names in several namespaces", []Result{
+		{"the same names in several namespaces: one namespace before several, as OCM sorts its message templates", []Result{
 			{Resource: "configmaps", Namespace: "x", Name: "a", Reason: ReasonNotFound},
 			{Resource: "configmaps", Namespace: "y", Name: "a", Reason: ReasonNotFound},
 			{Resource: "configmaps", Namespace: "z", Name: "b", Reason: ReasonNotFound},
-		}, "configmaps [a] not found in namespaces: x, y; configmaps [b] not found in namespace z"},
+		}, "configmaps [b] not found in namespace z; configmaps [a] not found in namespaces: x, y"},
 		{"results without a name, in several namespaces", []Result{
 			{Resource: "configmaps", Namespace: "x", Reason: ReasonMissingAsExpected, Compliant: true},
 			{Resource: "configmaps", Namespace: "y", Reason: ReasonMissingAsExpected, Compliant: true},
@@ -74,13 +74,56 @@ func TestDescribe(t *testing.T) {
 			{Resource: "secrets", Namespace: "x", Name: "a", Reason: ReasonCreated},
 			{Resource: "secrets", Namespace: "x", Name: "a", Reason: ReasonCreated},
 		}, "secrets [a] was created successfully in namespace x"},
-		{"a result with a message says it in its place, never merged", []Result{
-			{Resource: "configmaps", Namespace: "x", Name: "a", Reason: ReasonNotAsSpecified, Message: "configmaps [a] in namespace x cannot be updated"},
-			{Resource: "configmaps", Namespace: "x", Name: "b", Reason: ReasonNotAsSpecified},
+		{"failures after the reasons, each object on its own in namespace and name order", []Result{
 			{Resource: "configmaps", Namespace: "y", Name: "a", Reason: ReasonNotAsSpecified, Message: "configmaps [a] in namespace y cannot be updated"},
+			{Resource: "configmaps", Namespace: "x", Name: "b", Reason: ReasonNotAsSpecified},
+			{Resource: "configmaps", Namespace: "x", Name: "a", Reason: ReasonNotAsSpecified, Message: "configmaps [a] in namespace x cannot be updated"},
 			{Resource: "configmaps", Namespace: "y", Name: "b", Reason: ReasonNotAsSpecified},
-		}, "configmaps [a] in namespace x cannot be updated; configmaps [b] found but not as specified in namespaces: x, y; " +
+		}, "configmaps [b] found but not as specified in namespaces: x, y; configmaps [a] in namespace x cannot be updated; " +
 			"configmaps [a] in namespace y cannot be updated"},
+		{"compliant reasons in OCM's order, whatever the results' order", []Result{
+			{Resource: "configmaps", Namespace: "x", Name: "u", Reason: ReasonUpdated, Compliant: true},
+			{Resource: "configmaps", Namespace: "x", Name: "c", Reason: ReasonCreated, Compliant: true},
+			{Resource: "configmaps", Namespace: "x", Name: "f", Reason: ReasonFoundAsSpecified, Compliant: true},
+		}, "configmaps [f] found as specified in namespace x; configmaps [c] was created successfully in namespace x; " +
+			"configmaps [u] was updated successfully in namespace x"},
+		{"violations in OCM's order: not found before not as specified", []Result{
+			{Resource: "configmaps", Namespace: "x", Name: "m", Reason: ReasonNotAsSpecified},
+			{Resource: "configmaps", Namespace: "y", Name: "m", Reason: ReasonNotFound},
+		}, "configmaps [m] not found in namespace y; configmaps [m] found but not as specified in namespace x"},
+		{"deleted before missing as expected", []Result{
+			{Resource: "configmaps", Namespace: "y", Name: "a", Reason: ReasonMissingAsExpected, Compliant: true},
+			{Resource: "configmaps", Namespace: "x", Name: "a", Reason: ReasonDeleted, Compliant: true},
+		}, "configmaps [a] was deleted successfully in namespace x; configmaps [a] missing as expected in namespace y"},
+		{"names sorted, and grouped by the namespaces each is in (an objectSelector's objects)", []Result{
+			{Resource: "configmaps", Namespace: "y", Name: "b", Reason: ReasonNotAsSpecified},
+			{Resource: "configmaps", Namespace: "y", Name: "a", Reason: ReasonNotAsSpecified},
+			{Resource: "configmaps", Namespace: "x", Name: "a", Reason: ReasonNotAsSpecified},
+			{Resource: "configmaps", Namespace: "z", Name: "c", Reason: ReasonNotAsSpecified},
+			{Resource: "configmaps", Namespace: "y", Name: "d", Reason: ReasonNotAsSpecified},
+		}, "configmaps [b, d] found but not as specified in namespace y; configmaps [c] found but not as specified in namespace z; " +
+			"configmaps [a] found but not as specified in namespaces: x, y"},
+		{"an unnamed template's objects of one namespace are one name", []Result{
+			{Resource: "configmaps", Namespace: "y", Name: "b", Unnamed: true, Reason: ReasonFoundAsSpecified, Compliant: true},
+			{Resource: "configmaps", Namespace: "y", Name: "a", Unnamed: true, Reason: ReasonFoundAsSpecified, Compliant: true},
+			{Resource: "configmaps", Namespace: "x", Name: "a", Unnamed: true, Reason: ReasonFoundAsSpecified, Compliant: true},
+			{Resource: "configmaps", Namespace: "z", Name: "a", Unnamed: true, Reason: ReasonFoundAsSpecified, Compliant: true},
+			{Resource: "configmaps", Namespace: "w", Name: "b", Unnamed: true, Reason: ReasonFoundAsSpecified, Compliant: true},
+			{Resource: "configmaps", Namespace: "w", Name: "a", Unnamed: true, Reason: ReasonFoundAsSpecified, Compliant: true},
+		}, "configmaps [a, b] found as specified in namespaces: w, y; configmaps [a] found as specified in namespaces: x, z"},
+		{"failures sorted by OCM's reason for them (creation, deletion, update, api error), then by object", []Result{
+			{Resource: "configmaps", Namespace: "x", Name: "r", Reason: "cannot be read: boom"},
+			{Resource: "configmaps", Namespace: "x", Name: "u2", Reason: "cannot be updated: conflict"},
+			{Resource: "configmaps", Namespace: "x", Name: "u1", Reason: ReasonNotAsSpecified, Message: "configmaps [u1] in namespace x is immutable"},
+			{Resource: "configmaps", Namespace: "x", Name: "c", Reason: "cannot be created: denied"},
+			{Resource: "configmaps", Namespace: "x", Name: "n", Reason: ReasonNotFound},
+		}, "configmaps [n] not found in namespace x; configmaps [c] cannot be created: denied in namespace x; " +
+			"configmaps [u1] in namespace x is immutable; configmaps [u2] cannot be updated: conflict in namespace x; " +
+			"configmaps [r] cannot be read: boom in namespace x"},
+		{"cluster-scoped objects: no namespace, names sorted", []Result{
+			{Resource: "namespaces", Namespace: "", Name: "b", Reason: ReasonNotFound},
+			{Resource: "namespaces", Namespace: "", Name: "a", Reason: ReasonNotFound},
+		}, "namespaces [a, b] not found"},
 	}
 	for _, tc := range cases {
 		if got := Describe(tc.results); got != tc.want {

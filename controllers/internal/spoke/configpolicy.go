@@ -394,10 +394,10 @@ func (r *ConfigurationPolicyReconciler) evaluate(ctx context.Context, cp *policy
 			case len(targetNamespaces) == 0 && namespaceTemplated:
 				targetNamespaces = []string{""}
 			case len(targetNamespaces) == 0:
-				// Not a failure: the policy relates to no object, and what it
-				// related to before is pruned (as OCM does).
-				return templateOutcome{message: fmt.Sprintf("%s: %s [%s] has no namespace and spec.namespaceSelector selects none",
-					templateField, resource, name)}
+				// A violation in OCM's words, named or not, but not a failure:
+				// the policy relates to no object, and what it related to
+				// before is pruned (as OCM does).
+				return templateOutcome{message: configpolicy.NoNamespaceMessage(name, gvk.Kind, false)}
 			}
 		}
 	}
@@ -544,7 +544,7 @@ func (d definition) placed(desired *unstructured.Unstructured, ns string) (*unst
 			return nil, errors.New("The object definition's namespace must match the result from the namespace selector after template resolution")
 		}
 		if obj.GetNamespace() == "" {
-			return nil, fmt.Errorf("namespaced object %s of kind %s has no namespace specified after template resolution", d.name, d.gvk.Kind)
+			return nil, errors.New(configpolicy.NoNamespaceMessage(d.name, d.gvk.Kind, true))
 		}
 	}
 	return obj, nil
@@ -873,7 +873,8 @@ func (r *ConfigurationPolicyReconciler) evaluateUnnamed(ctx context.Context, clu
 		}
 	}
 	if len(matching) == 0 {
-		res := configpolicy.Result{Resource: resource, Namespace: ns, Name: "*", Reason: configpolicy.ReasonNotFound}
+		// Nothing matched: worded without a name, as OCM's.
+		res := configpolicy.Result{Resource: resource, Namespace: ns, Unnamed: true, Reason: configpolicy.ReasonNotFound}
 		if ct == policyv1.MustNotHave {
 			res.Compliant, res.Reason = true, configpolicy.ReasonMissingAsExpected
 		}
@@ -881,7 +882,7 @@ func (r *ConfigurationPolicyReconciler) evaluateUnnamed(ctx context.Context, clu
 	}
 	for _, obj := range matching {
 		verdict := configpolicy.Decide(ct, true, configpolicy.Comparison{Matches: true}, enforce)
-		res := configpolicy.Result{Resource: resource, Namespace: ns, Name: obj.GetName(), Compliant: verdict.Compliant, Reason: verdict.Reason}
+		res := configpolicy.Result{Resource: resource, Namespace: ns, Name: obj.GetName(), Unnamed: true, Compliant: verdict.Compliant, Reason: verdict.Reason}
 		r.write(ctx, cluster, verdict.Action, desired, obj, nil, &res)
 		results = append(results, res)
 		uidOf := obj

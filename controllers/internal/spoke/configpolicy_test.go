@@ -110,6 +110,62 @@ func TestNamespaceSelector(t *testing.T) {
 	expectCompliance(t, ns, map[string]policyv1.ComplianceState{"s": policyv1.Compliant})
 }
 
+// TestNamespaceSelectorSelectingNothing: a namespaced object template
+// without a namespace whose namespaceSelector selects no namespace is a
+// violation in OCM's words, for an unnamed and a named object alike (never
+// Compliant, never a message naming no object); the templates' messages in
+// their order.
+func TestNamespaceSelectorSelectingNothing(t *testing.T) {
+	const ns = "selector-none"
+	testkit.Apply(t, hubC, policyOf(ns, "nothing", `{apiVersion: policy.open-cluster-management.io/v1, kind: ConfigurationPolicy,
+        metadata: {name: n-cm},
+        spec: {remediationAction: inform, namespaceSelector: {include: ["no-such-namespace-*"]},
+          object-templates: [
+            {complianceType: musthave, objectDefinition: {apiVersion: v1, kind: ConfigMap, data: {k: v}}},
+            {complianceType: musthave, objectDefinition: {apiVersion: v1, kind: ConfigMap, metadata: {name: settings}}}]}}`, ""))
+	bindToCluster(t, ns, "nothing")
+
+	expectCompliance(t, ns, map[string]policyv1.ComplianceState{"nothing": policyv1.NonCompliant})
+	want := "NonCompliant; violation - " +
+		"namespaced object of kind ConfigMap has no namespace specified from the policy namespaceSelector nor the object metadata; " +
+		"namespaced object settings of kind ConfigMap has no namespace specified from the policy namespaceSelector nor the object metadata"
+	testkit.Eventually(t, 45*time.Second, "OCM's message", func() string {
+		if got := newestMessage(spokePolicy(t, ns, "nothing"), 0); got != want {
+			return fmt.Sprintf("newest message %q", got)
+		}
+		return ""
+	})
+	cp := spokeConfigPolicy(t, "n-cm")
+	if cp == nil || len(cp.Status.CompliancyDetails) != 2 || len(cp.Status.RelatedObjects) != 0 {
+		t.Fatalf("status %+v", cp)
+	}
+	for i, d := range cp.Status.CompliancyDetails {
+		if d.ComplianceState != policyv1.NonCompliant || len(d.Conditions) != 1 || d.Conditions[0].Type != "violation" {
+			t.Errorf("compliancyDetails[%d] %+v", i, d)
+		}
+	}
+}
+
+// TestUnnamedObjectMessages: an object template without a name is worded as
+// OCM words it: no name when nothing matches, and the objects it matched in
+// a namespace named together, sorted.
+func TestUnnamedObjectMessages(t *testing.T) {
+	const ns, data = "unnamed-msg", "unnamed-msg-data"
+	if err := localplane.EnsureNamespace(context.Background(), spokeC, data); err != nil {
+		t.Fatal(err)
+	}
+	testkit.Apply(t, hubC, policyOf(ns, "p", `{apiVersion: policy.open-cluster-management.io/v1, kind: ConfigurationPolicy,
+        metadata: {name: unnamed-msg-cm},
+        spec: {remediationAction: inform,
+          object-templates: [{complianceType: musthave,
+            objectDefinition: {apiVersion: v1, kind: ConfigMap, metadata: {namespace: unnamed-msg-data}, data: {owner: fleetpolicy}}}]}}`, ""))
+	bindToCluster(t, ns, "p")
+	expectMessage(t, ns, "NonCompliant; violation - configmaps not found in namespace unnamed-msg-data")
+	configMap(t, data, "zz")
+	configMap(t, data, "aa")
+	expectMessage(t, ns, "Compliant; notification - configmaps [aa, zz] found as specified in namespace unnamed-msg-data")
+}
+
 // TestSpecSyncMirrorsAndRemoves checks that the spoke's copy follows the hub
 // replica, reverts a local change, and goes with its templates when the
 // replica goes.
