@@ -54,21 +54,44 @@ func OfTemplate(state policyv1.ComplianceState) policyv1.ComplianceState {
 }
 
 // PolicySet returns the compliance of set from the root compliant of its member
-// policies. policies holds the Policies of the set's namespace by name; a member
-// that is not in it, or is disabled, is skipped. A nil set gives "".
+// policies, as OCM's propagator shows it (showCompliance): policies holds the
+// Policies of the set's namespace by name; a member that is not in it, or is
+// disabled, is skipped. While any other member has no compliance yet (or one
+// other than Compliant, Pending and NonCompliant) the set shows none, even
+// when another member is NonCompliant; otherwise NonCompliant if any member
+// is, else Pending if any is, else Compliant. A set with no member to count,
+// or a nil set, gives "".
 func PolicySet(set *policyv1beta1.PolicySet, policies map[string]*policyv1.Policy) policyv1.ComplianceState {
 	if set == nil {
 		return ""
 	}
-	states := make([]policyv1.ComplianceState, 0, len(set.Spec.Policies))
+	found, pending, nonCompliant := false, false, false
 	for _, member := range set.Spec.Policies {
 		policy := policies[string(member)]
 		if policy == nil || policy.Spec.Disabled {
 			continue
 		}
-		states = append(states, policy.Status.ComplianceState)
+		switch policy.Status.ComplianceState {
+		case policyv1.NonCompliant:
+			nonCompliant = true
+		case policyv1.Pending:
+			pending = true
+		case policyv1.Compliant:
+		default:
+			return ""
+		}
+		found = true
 	}
-	return Aggregate(states)
+	switch {
+	case !found:
+		return ""
+	case nonCompliant:
+		return policyv1.NonCompliant
+	case pending:
+		return policyv1.Pending
+	default:
+		return policyv1.Compliant
+	}
 }
 
 // PolicySetMessage is the status.statusMessage of set, as OCM's propagator
@@ -90,10 +113,11 @@ func PolicySetMessage(set *policyv1beta1.PolicySet, policies map[string]*policyv
 			deleted = append(deleted, name)
 		case policy.Spec.Disabled:
 			disabled = append(disabled, name)
-		case policy.Status.ComplianceState == "":
-			unknown = append(unknown, name)
 		case policy.Status.ComplianceState == policyv1.Pending:
 			pending = append(pending, name)
+		case policy.Status.ComplianceState != policyv1.Compliant && policy.Status.ComplianceState != policyv1.NonCompliant:
+			// No compliance yet, or none OCM counts (as PolicySet).
+			unknown = append(unknown, name)
 		}
 	}
 	var parts []string

@@ -76,6 +76,7 @@ func TestPolicySet(t *testing.T) {
 		"new":              policy("", false),
 		"disabled-bad":     policy(nc, true),
 		"disabled-pending": policy(p, true),
+		"odd":              policy("Terminating", false),
 	}
 	tests := []struct {
 		name string
@@ -86,8 +87,12 @@ func TestPolicySet(t *testing.T) {
 		{name: "no members", set: set(), want: ""},
 		{name: "all compliant", set: set("ok", "ok-2"), want: c},
 		{name: "noncompliant member", set: set("ok", "bad", "waiting"), want: nc},
-		{name: "pending member", set: set("ok", "waiting", "new"), want: p},
+		{name: "pending member", set: set("ok", "waiting"), want: p},
+		{name: "noncompliant before pending", set: set("waiting", "bad"), want: nc},
 		{name: "member without status is unknown", set: set("ok", "new"), want: ""},
+		{name: "a member without status hides a pending one, as OCM's showCompliance", set: set("ok", "waiting", "new"), want: ""},
+		{name: "a member without status hides a noncompliant one, as OCM's showCompliance", set: set("bad", "new"), want: ""},
+		{name: "a member in an unknown state counts as without status", set: set("bad", "odd"), want: ""},
 		{name: "disabled members are skipped", set: set("ok", "disabled-bad", "disabled-pending"), want: c},
 		{name: "missing members are skipped", set: set("ok", "gone"), want: c},
 		{name: "only skipped members", set: set("gone", "disabled-bad"), want: ""},
@@ -118,6 +123,7 @@ func TestPolicySetMessage(t *testing.T) {
 	policies := map[string]*policyv1.Policy{
 		"ok": root(policyv1.Compliant, false), "bad": root(policyv1.NonCompliant, false),
 		"waiting": root(policyv1.Pending, false), "off": root(policyv1.Compliant, true), "new": root("", false),
+		"odd": root("Terminating", false),
 	}
 	for _, tt := range []struct {
 		name string
@@ -131,6 +137,7 @@ func TestPolicySetMessage(t *testing.T) {
 			"Policies awaiting pending dependencies: waiting; Disabled policies: off; " +
 				"No status provided while awaiting policy status: new; Deleted policies: gone"},
 		{"several of a kind", set("gone", "ok", "also-gone"), "Deleted policies: gone, also-gone"},
+		{"a state OCM does not count is no status", set("odd", "bad"), "No status provided while awaiting policy status: odd"},
 	} {
 		if got := PolicySetMessage(tt.set, policies); got != tt.want {
 			t.Errorf("%s: %q, want %q", tt.name, got, tt.want)

@@ -14,10 +14,14 @@
 //     states; any other value but the empty state (OCM's Terminating) is
 //     NonCompliant.
 //   - PolicySet gives a PolicySet's compliant from its member policies' root
-//     compliant. Members that are disabled, or that are not in the given policies
-//     (missing), are skipped; a member with no status yet counts as unknown. This
-//     reads each member's aggregated compliant; it does not, as OCM does, restrict
-//     the members to the clusters the set's own bindings select.
+//     compliant, as OCM's propagator shows it. Members that are disabled, or that
+//     are not in the given policies (missing), are skipped; while any other member
+//     has no compliance yet the set shows none (even beside a NonCompliant one);
+//     otherwise NonCompliant > Pending > Compliant. PolicySetMessage is the set's
+//     statusMessage in OCM's words (pending, disabled, without status, deleted
+//     members). Both read each member's aggregated compliant; they do not, as
+//     OCM does, restrict the members to the clusters the set's own bindings
+//     select.
 //
 // The package is pure: it reads only its arguments.
 package compliance
