@@ -15,7 +15,9 @@ import (
 )
 
 // PolicySetStatus keeps a PolicySet's status: the bindings that bind it, the
-// compliance aggregated from its member policies and the exclusions it applies.
+// compliance aggregated from its member policies and the message naming the
+// members that do not report one (shared/compliance), and the exclusions it
+// applies. As OCM's, a set without members has an empty status.
 type PolicySetStatus struct {
 	Client client.Client
 }
@@ -60,6 +62,10 @@ func (r *PolicySetStatus) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 			entry.PlacementRule = ref.Name
 		}
 		status.Placement = append(status.Placement, entry)
+	}
+	if len(set.Spec.Policies) == 0 {
+		// As OCM's propagator: a set without members has an empty status.
+		*status = policyv1beta1.PolicySetStatus{}
 	}
 	if equality.Semantic.DeepEqual(*status, set.Status) {
 		return ctrl.Result{}, nil

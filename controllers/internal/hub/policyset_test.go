@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
 
@@ -89,4 +90,22 @@ subjects: [{apiGroup: policy.open-cluster-management.io, kind: PolicySet, name: 
 		t.Fatal(err)
 	}
 	expectSet("only reporting members", "All policies are reporting status", policyv1.NonCompliant)
+
+	// Without members, as OCM: an empty status, bindings and all.
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		set := &policyv1beta1.PolicySet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "set"}}
+		get(t, set)
+		set.Spec.Policies = []policyv1.NonEmptyString{}
+		return c.Update(context.Background(), set)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	testkit.Eventually(t, 20*time.Second, "no members, empty status", func() string {
+		set := &policyv1beta1.PolicySet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "set"}}
+		get(t, set)
+		if !equality.Semantic.DeepEqual(set.Status, policyv1beta1.PolicySetStatus{}) {
+			return fmt.Sprintf("status %+v", set.Status)
+		}
+		return ""
+	})
 }
