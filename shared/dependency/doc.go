@@ -24,8 +24,13 @@
 //     for": a template waits for its dependencies, a Policy waits for its
 //     templates (except those with ignorePending, which cannot hold it Pending),
 //     a PolicySet waits for its members. On that graph it reports
-//     self-dependencies, dependencies on objects outside the graph, every
-//     elementary cycle as a whole path (up to MaxCycles), and an apply order.
+//     self-dependencies, dependencies on objects outside the graph, its
+//     elementary cycles, and an apply order. Cycles takes time linear in the
+//     size of the graph whatever its shape (chains, rings, dense groups): it
+//     names every strongly connected group by at least one cycle, and lists
+//     every elementary cycle (up to MaxCycles) while that stays within a few
+//     passes over the graph. A cycle's Path names at most MaxPathNodes
+//     objects and counts the others.
 //   - CycleThrough finds the cycle through one policy of a managed cluster's
 //     namespace (where policies carry their replicated names), reading through
 //     the reads it is given only the policies that policy reaches, and the
