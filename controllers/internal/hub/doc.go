@@ -29,7 +29,12 @@
 //
 // Replicas are written only for decided clusters that have a ManagedCluster
 // (the root's ClustersUnknown condition names the others), and a ManagedCluster
-// created or deleted enqueues the roots whose placements decided on it.
+// created or deleted enqueues the roots whose placements decided on it. A
+// replica write the API server does not take (too large, forbidden, invalid,
+// its name held by a Policy that is no replica, a conflict that persists...)
+// is named, with the API server's reason, in the root's ReplicasFailed
+// condition (bounded whatever the fleet; a failure that may pass by itself
+// only once it persists: failureStreaks) until the write succeeds.
 //
 // Which bindings bind a root (shared/binding: Placements, Subjects, RefOf) and
 // the decision groups of its placements (shared/scheduling: GroupOf,

@@ -82,6 +82,10 @@ type Propagator struct {
 	// inFlight holds the replica writes the cache has not brought back yet,
 	// which a reconcile does not make again; nil: every difference is written.
 	inFlight *replicasInFlight
+	// failures counts the consecutive failed writes of each replica that may
+	// pass by themselves, which the root names in ReplicasFailed only once
+	// they persist; nil: every failed write is named at once.
+	failures *failureStreaks
 }
 
 // replicaWrite is one write a reconcile decided on: the replica of cluster with
@@ -99,6 +103,24 @@ type replicaWrite struct {
 }
 
 func (w replicaWrite) isDelete() bool { return w.replicas == nil && w.desired == nil }
+
+// The verbs of replica writes, as the replicaWrites metric and the
+// ReplicasFailed condition name them.
+const (
+	verbCreate = "create"
+	verbUpdate = "update"
+	verbDelete = "delete"
+)
+
+func (w replicaWrite) verb() string {
+	switch {
+	case w.isDelete():
+		return verbDelete
+	case w.actual == nil:
+		return verbCreate
+	}
+	return verbUpdate
+}
 
 // namespace is the cluster namespace the write goes to.
 func (w replicaWrite) namespace() string {
@@ -226,7 +248,12 @@ func (p *Propagator) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		writes = p.plan(root, step.Clusters, sets, existing)
 		writes, inFlight = p.dropInFlight(req.NamespacedName, writes)
 	}
-	written, templateErrs, writeErr := p.write(ctx, req.NamespacedName, root, writes)
+	written, templateErrs, failures, writeErr := p.write(ctx, req.NamespacedName, root, writes)
+	if !statusOnly {
+		// Every replica that is not as it should be was written just now, or
+		// is in flight: the failures are all there are.
+		failures = p.failures.reported(req.NamespacedName, failures)
+	}
 	if root == nil {
 		if p.inFlight != nil && len(existing) == 0 {
 			p.inFlight.forget(req.NamespacedName)
@@ -237,6 +264,7 @@ func (p *Propagator) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if p.statusWrites != nil {
 			p.statusWrites.forget(req.NamespacedName)
 		}
+		p.failures.forget(req.NamespacedName)
 		if p.Templates != nil {
 			p.Templates.forget(req.NamespacedName, nil)
 		}
@@ -253,13 +281,18 @@ func (p *Propagator) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		p.reportWave(root, step)
 	}
 
-	templatesCondition, retryTemplates := p.reportTemplates(root, step.Clusters, templateErrs)
+	templatesCondition, retryTemplates := p.reportTemplates(root, step.Clusters, templateErrs, failures)
 	conditions := []conditionUpdate{
 		{ConditionClustersUnknown, unknownClustersCondition(root, unknown)},
 		{ConditionHubTemplatesResolved, templatesCondition},
 	}
 	if !statusOnly {
-		conditions = append(conditions, conditionUpdate{ConditionRolloutPlanMatches, planCondition})
+		// A status-only reconcile writes no replica (and never runs while a
+		// write fails: such a root does not settle): ReplicasFailed stays as
+		// the last full reconcile left it.
+		conditions = append(conditions,
+			conditionUpdate{ConditionReplicasFailed, replicasFailedCondition(root, failures, len(step.Clusters))},
+			conditionUpdate{ConditionRolloutPlanMatches, planCondition})
 	}
 	statusChanged, statusErr := p.updateRootStatus(ctx, root, resolution, step, existing, conditions...)
 	if statusChanged && statusErr == nil && p.statusWrites != nil {
@@ -670,9 +703,11 @@ func (p *Propagator) resolve(ctx context.Context, root *policyv1.Policy, w repli
 }
 
 // ConditionHubTemplatesResolved is the root condition that says whether its
-// hub templates resolved for every cluster it is replicated to; False names
-// the clusters whose replica kept its last good spec (or was not created) and
-// their errors. Roots without hub templates do not have it.
+// hub templates resolved for every cluster it is replicated to and the
+// resolved replica is there; False names the clusters whose replica kept its
+// last good spec (or was not created) and their errors: a template error, or
+// the API server's refusal of the resolved replica (named, with its error, in
+// ReplicasFailed). Roots without hub templates do not have it.
 const ConditionHubTemplatesResolved = "HubTemplatesResolved"
 
 // reasonPolicyPropagation is OCM's Event reason for a hub template error.
@@ -681,15 +716,32 @@ const reasonPolicyPropagation = "PolicyPropagation"
 // reportTemplates emits an Event per cluster whose hub templates failed with a
 // new error and returns the root's HubTemplatesResolved condition (nil for a
 // root without hub templates) and whether an error may go away without a
-// watched change (then the root is reconciled again later).
-func (p *Propagator) reportTemplates(root *policyv1.Policy, decided []rollout.ClusterDecision, errs map[string]error) (*metav1.Condition, bool) {
+// watched change (then the root is reconciled again later). failed are the
+// failed replica writes the root names (ReplicasFailed): a cluster whose
+// resolved replica was not written has not got what its templates resolved
+// to, and the condition is False for it too.
+func (p *Propagator) reportTemplates(root *policyv1.Policy, decided []rollout.ClusterDecision, errs map[string]error, failed []writeFailure) (*metav1.Condition, bool) {
 	if !templates.UsesHubTemplates(root) {
 		return nil, false
 	}
-	if len(errs) == 0 {
+	refused, nRefused := notWritten(failed)
+	if len(errs) == 0 && nRefused == 0 {
 		return &metav1.Condition{Type: ConditionHubTemplatesResolved, Status: metav1.ConditionTrue,
 			ObservedGeneration: root.Generation, Reason: "Resolved",
 			Message: fmt.Sprintf("hub templates resolved for all %d cluster(s)", len(decided))}, false
+	}
+	var notTaken string
+	if nRefused > 0 {
+		if nRefused > len(refused) {
+			refused = append(refused, fmt.Sprintf("and %d more", nRefused-len(refused)))
+		}
+		notTaken = fmt.Sprintf("the API server did not take the resolved replica of %d cluster(s), which keep their last resolved spec or have none (see %s): %s",
+			nRefused, ConditionReplicasFailed, strings.Join(refused, ", "))
+	}
+	if len(errs) == 0 {
+		return &metav1.Condition{Type: ConditionHubTemplatesResolved, Status: metav1.ConditionFalse,
+			ObservedGeneration: root.Generation, Reason: reasonReplicaNotWritten,
+			Message: fmt.Sprintf("hub templates resolved for all %d cluster(s), but %s", len(decided), notTaken)}, false
 	}
 	clusters := slices.Sorted(maps.Keys(errs))
 	retry := false
@@ -708,11 +760,19 @@ func (p *Propagator) reportTemplates(root *policyv1.Policy, decided []rollout.Cl
 	if len(clusters) > len(lines) {
 		lines = append(lines, fmt.Sprintf("and %d more", len(clusters)-len(lines)))
 	}
+	message := fmt.Sprintf("hub templates failed for %d of %d cluster(s); their replicas keep their last resolved spec or are not created: %s",
+		len(clusters), len(decided), strings.Join(lines, "; "))
+	if notTaken != "" {
+		message += "; and " + notTaken
+	}
 	return &metav1.Condition{Type: ConditionHubTemplatesResolved, Status: metav1.ConditionFalse,
-		ObservedGeneration: root.Generation, Reason: "HubTemplateError",
-		Message: fmt.Sprintf("hub templates failed for %d of %d cluster(s); their replicas keep their last resolved spec or are not created: %s",
-			len(clusters), len(decided), strings.Join(lines, "; "))}, retry
+		ObservedGeneration: root.Generation, Reason: "HubTemplateError", Message: message}, retry
 }
+
+// reasonReplicaNotWritten is the HubTemplatesResolved reason when the hub
+// templates resolved for every cluster but the API server did not take the
+// resolved replica of some.
+const reasonReplicaNotWritten = "ReplicaNotWritten"
 
 func setPointers(sets []policyv1beta1.PolicySet) []*policyv1beta1.PolicySet {
 	out := make([]*policyv1beta1.PolicySet, len(sets))
@@ -726,16 +786,20 @@ func setPointers(sets []policyv1beta1.PolicySet) []*policyv1beta1.PolicySet {
 // p.Writers in flight, resolving the hub templates of templated candidates
 // first (a cluster whose templates fail gets no write: its replica keeps its
 // last good spec, or is not created), and records each accepted write in
-// p.inFlight. It returns the number of writes issued and the template errors
-// by cluster.
-func (p *Propagator) write(ctx context.Context, key types.NamespacedName, root *policyv1.Policy, writes []replicaWrite) (int, map[string]error, error) {
+// p.inFlight. It returns the number of writes issued, the template errors by
+// cluster, and the writes the API server did not take: those in the error,
+// and an update's conflicts, which are no error (the cache was behind: the
+// newer replica's event brings the root back) but are named on the root when
+// they persist (failureStreaks).
+func (p *Propagator) write(ctx context.Context, key types.NamespacedName, root *policyv1.Policy, writes []replicaWrite) (int, map[string]error, []writeFailure, error) {
 	if len(writes) == 0 {
-		return 0, nil, nil
+		return 0, nil, nil, nil
 	}
 	workers := max(1, min(p.Writers, len(writes)))
 	jobs := make(chan replicaWrite)
 	var mu sync.Mutex
 	var errs []error
+	var failures []writeFailure
 	templateErrs := map[string]error{}
 	written := 0
 	missingNamespaces := map[string]bool{}
@@ -757,11 +821,15 @@ func (p *Propagator) write(ctx context.Context, key types.NamespacedName, root *
 						continue
 					}
 				}
-				err := p.writeInSlot(ctx, w)
+				err := p.writeInSlot(ctx, key, w)
+				conflict := w.verb() == verbUpdate && apierrors.IsConflict(err)
 				mu.Lock()
 				written++
+				if err != nil {
+					failures = append(failures, writeFailure{cluster: w.namespace(), verb: w.verb(), err: err})
+				}
 				mu.Unlock()
-				if err == nil {
+				if err == nil || conflict {
 					if p.inFlight != nil {
 						replaced := ""
 						if w.actual != nil {
@@ -772,7 +840,7 @@ func (p *Propagator) write(ctx context.Context, key types.NamespacedName, root *
 					continue
 				}
 				mu.Lock()
-				if !w.isDelete() && apierrors.IsNotFound(err) {
+				if w.verb() == verbCreate && apierrors.IsNotFound(err) {
 					missingNamespaces[w.cluster] = true
 				} else {
 					errs = append(errs, err)
@@ -800,47 +868,69 @@ func (p *Propagator) write(ctx context.Context, key types.NamespacedName, root *
 	if len(missingNamespaces) > 0 {
 		errs = append(errs, fmt.Errorf("%d cluster namespaces missing", len(missingNamespaces)))
 	}
-	return written, templateErrs, errors.Join(errs...)
+	return written, templateErrs, failures, errors.Join(errs...)
 }
 
 // writeInSlot is writeOne once one of the hub-wide write slots is free.
-func (p *Propagator) writeInSlot(ctx context.Context, w replicaWrite) error {
+func (p *Propagator) writeInSlot(ctx context.Context, root types.NamespacedName, w replicaWrite) error {
 	if p.writeSlots == nil {
-		return p.writeOne(ctx, w)
+		return p.writeOne(ctx, root, w)
 	}
 	if err := p.writeSlots.Acquire(ctx, 1); err != nil {
 		return err
 	}
 	defer p.writeSlots.Release(1)
-	return p.writeOne(ctx, w)
+	return p.writeOne(ctx, root, w)
 }
 
-func (p *Propagator) writeOne(ctx context.Context, w replicaWrite) error {
-	var verb string
+// writeOne writes one replica of root. A write refused only because the
+// cache was behind returns nil: a create of the replica that exists (the
+// create event brings it back here), an update or delete of a replica that is
+// gone (so does the delete event). An update's conflict is returned: the
+// cache was behind too, and the caller counts it (failureStreaks).
+func (p *Propagator) writeOne(ctx context.Context, root types.NamespacedName, w replicaWrite) error {
 	var err error
-	switch {
-	case w.isDelete():
-		verb = "delete"
+	verb := w.verb()
+	switch verb {
+	case verbDelete:
 		err = client.IgnoreNotFound(p.Client.Delete(ctx, w.actual))
-	case w.actual == nil:
-		verb = "create"
+	case verbCreate:
 		err = p.Policies.Post().Namespace(w.cluster).Resource("policies").
 			Body(w.body("")).Do(ctx).Error()
 		if apierrors.IsAlreadyExists(err) {
-			return nil // the cache was behind; the create event brings the replica back here
+			return p.nameTaken(ctx, root, w.cluster, err)
 		}
 	default:
-		verb = "update"
 		err = p.Policies.Put().Namespace(w.cluster).Resource("policies").Name(w.actual.Name).
 			Body(w.body(w.actual.ResourceVersion)).Do(ctx).Error()
-		if apierrors.IsConflict(err) {
-			return nil // the cache was behind; the newer replica's event brings it back here
+		if apierrors.IsNotFound(err) {
+			return nil
 		}
 	}
 	if err == nil {
 		replicaWrites.WithLabelValues(verb).Inc()
 	}
 	return err
+}
+
+// nameTaken tells apart the two reasons a create of root's replica in cluster
+// met AlreadyExists (exists): the cache was behind the replica (nil), or a
+// Policy that is not root's replica holds its name (exists, saying so: the
+// hub does not take over a Policy it did not write, and the replica is not
+// created until that one is deleted or renamed). The cache has the other
+// Policy, or will bring it back here with its event.
+func (p *Propagator) nameTaken(ctx context.Context, root types.NamespacedName, cluster string, exists error) error {
+	held := &policyv1.Policy{}
+	err := p.Client.Get(ctx, types.NamespacedName{Namespace: cluster, Name: replication.Name(root.Namespace, root.Name)},
+		held, client.UnsafeDisableDeepCopy)
+	if err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	if of, ok := replication.RootOf(held); ok && of == root {
+		return nil
+	}
+	return fmt.Errorf("%w: that Policy is not a replica of %s (its label %s does not name the root); the hub does not write over it",
+		exists, root, replication.LabelRootPolicy)
 }
 
 // conditionUpdate is a root condition to set, or to remove when nil.

@@ -139,6 +139,7 @@ func setup(ctx context.Context, mgr ctrl.Manager, opts Options, explain webhook.
 		settled:      newSettledRoots(),
 		statusWrites: newStatusWrites(),
 		inFlight:     newReplicasInFlight(),
+		failures:     newFailureStreaks(),
 	}
 	maps := &rootMapper{client: c}
 	// Every event but a replica's status report bumps the epoch of the roots

@@ -236,7 +236,7 @@ func (w wiring) sharesTheWriteSlots(t *testing.T) {
 			planned = append(planned, replicaWrite{replicas: replicas, cluster: cluster, action: policyv1.Inform})
 		}
 		wg.Go(func() {
-			if n, _, err := p.write(w.ctx, client.ObjectKeyFromObject(root), root, planned); err != nil || n != len(planned) {
+			if n, _, _, err := p.write(w.ctx, client.ObjectKeyFromObject(root), root, planned); err != nil || n != len(planned) {
 				t.Errorf("root %s: %d of %d writes, %v", root.Name, n, len(planned), err)
 			}
 		})
