@@ -12,7 +12,9 @@ import (
 	_ "embed"
 	"flag"
 	"fmt"
+	"github.com/fleetpolicy/fleetpolicy/shared/templates"
 	"io"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"strings"
 	"time"
 
@@ -56,19 +58,24 @@ type Config struct {
 	// Timeout bounds the resolution of one Policy's templates for one
 	// cluster, as a duration ("10s", the default; at most 5m).
 	Timeout string `json:"timeout,omitempty"`
+	// Memory bounds what the resolution of one policy template for one
+	// cluster may produce, as a quantity ("4Mi", the default, as the hub's
+	// --template-memory; at most 1Gi).
+	Memory string `json:"memory,omitempty"`
 }
 
 const (
 	defaultTimeout = 10 * time.Second
 	maxTimeout     = 5 * time.Minute
+	maxMemory      = 1 << 30
 )
 
 // readConfig decodes and checks the functionConfig; errors name the config
 // and the field.
-func readConfig(config *fn.KubeObject) (Config, time.Duration, error) {
+func readConfig(config *fn.KubeObject) (Config, templates.Limits, error) {
 	var cfg Config
 	if err := krm.DecodeConfig(config, configKind, &cfg); err != nil {
-		return cfg, 0, err
+		return cfg, templates.Limits{}, err
 	}
 	var problems []string
 	for i, p := range cfg.Policies {
@@ -93,8 +100,21 @@ func readConfig(config *fn.KubeObject) (Config, time.Duration, error) {
 			timeout = d
 		}
 	}
-	if len(problems) > 0 {
-		return cfg, 0, fmt.Errorf("functionConfig %s %q: %s", configKind, config.GetName(), strings.Join(problems, "; "))
+	limits := templates.Limits{Timeout: timeout, TimeoutSetting: "timeout in the functionConfig",
+		MemorySetting: "memory in the functionConfig"}.OrDefault()
+	if cfg.Memory != "" {
+		q, err := resource.ParseQuantity(cfg.Memory)
+		switch {
+		case err != nil:
+			problems = append(problems, fmt.Sprintf("memory: %q is not a quantity such as 4Mi", cfg.Memory))
+		case q.Value() <= 0 || q.Value() > maxMemory:
+			problems = append(problems, fmt.Sprintf("memory: %s is not between 0 and 1Gi", cfg.Memory))
+		default:
+			limits.Memory = q.Value()
+		}
 	}
-	return cfg, timeout, nil
+	if len(problems) > 0 {
+		return cfg, templates.Limits{}, fmt.Errorf("functionConfig %s %q: %s", configKind, config.GetName(), strings.Join(problems, "; "))
+	}
+	return cfg, limits, nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
@@ -89,7 +90,7 @@ type inputs struct {
 }
 
 func process(rl *fn.ResourceList) error {
-	cfg, timeout, err := readConfig(rl.FunctionConfig)
+	cfg, limits, err := readConfig(rl.FunctionConfig)
 	if err != nil {
 		return err
 	}
@@ -106,7 +107,7 @@ func process(rl *fn.ResourceList) error {
 	if _, err := rand.Read(key); err != nil {
 		return err
 	}
-	p := &previewer{in: in, client: newInventoryClient(in.objects), key: key, timeout: timeout,
+	p := &previewer{in: in, client: newInventoryClient(in.objects), key: key, limits: limits,
 		sets: dependency.IndexPolicySets(in.sets)}
 	var previews fn.KubeObjects
 	for _, root := range policies {
@@ -259,11 +260,11 @@ func selectClusters(clusters []cluster, names []string) ([]cluster, error) {
 
 // previewer renders the previews of one ResourceList.
 type previewer struct {
-	in      *inputs
-	client  *inventoryClient
-	key     []byte
-	timeout time.Duration
-	sets    dependency.PolicySets
+	in     *inputs
+	client *inventoryClient
+	key    []byte
+	limits templates.Limits
+	sets   dependency.PolicySets
 }
 
 func (p *previewer) report(root rootPolicy, severity fn.Severity, field, message string) {
@@ -294,7 +295,7 @@ func (p *previewer) preview(root rootPolicy, clusters []cluster) (previews fn.Ku
 	}
 	encrypts := false
 	for _, t := range policy.Spec.PolicyTemplates {
-		if t != nil && gotemplates.UsesEncryption(t.ObjectDefinition.Raw, templates.HubStartDelim, templates.HubStopDelim) {
+		if t != nil && templates.UsesEncryption(t.ObjectDefinition.Raw) {
 			encrypts = true
 		}
 	}
@@ -347,9 +348,13 @@ func (p *previewer) preview(root rootPolicy, clusters []cluster) (previews fn.Ku
 var errTimedOut = errors.New("the hub templates did not resolve in time")
 
 // resolve renders the replica of policy for c with the hub's resolver over the
-// inventory, within p.timeout. The library cannot be interrupted: a
-// resolution that times out goes on in its goroutine, and the caller stops.
+// inventory, within p.limits, as the hub does: a resolution past its deadline
+// stops (templates.Bound). A single call of the library's that outlasts it
+// (a resolution that does not return a second after its deadline) goes on in
+// its goroutine, and the caller stops.
 func (p *previewer) resolve(policy *policyv1.Policy, c cluster) (*policyv1.Policy, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), p.limits.Timeout)
+	defer cancel()
 	type outcome struct {
 		replica *policyv1.Policy
 		err     error
@@ -375,16 +380,21 @@ func (p *previewer) resolve(policy *policyv1.Policy, c cluster) (*policyv1.Polic
 			Key:           func() ([]byte, error) { return p.key, nil },
 			PreviousIV:    zeroIV,
 			Random:        rand.Reader,
+			Context:       ctx,
+			Limits:        p.limits,
 		})
 		done <- outcome{replica, err}
 	}()
+	var be *templates.BoundError
 	select {
 	case o := <-done:
-		return o.replica, o.err
-	case <-time.After(p.timeout):
-		return nil, fmt.Errorf("%w (%s): a template without bound, such as a range over a huge list? "+
-			"Raise timeout in the functionConfig if it is only slow", errTimedOut, p.timeout)
+		if !errors.As(o.err, &be) || be.Bound != "time" {
+			return o.replica, o.err
+		}
+	case <-time.After(p.limits.Timeout + time.Second):
 	}
+	return nil, fmt.Errorf("%w (%s): a template without bound, such as a range over a huge list? "+
+		"Raise timeout in the functionConfig if it is only slow", errTimedOut, p.limits.Timeout)
 }
 
 // leak is a Secret's value found in clear in a rendering.

@@ -42,6 +42,17 @@ const (
 	MaxDepth = 1000
 )
 
+// RetryAfter is how long to wait before resolving again a template that met
+// its bounds failures times in a row before: 15 seconds, doubling, at most
+// 10 minutes.
+func RetryAfter(failures int) time.Duration {
+	d := 15 * time.Second
+	for range min(failures, 6) {
+		d *= 2
+	}
+	return min(d, 10*time.Minute)
+}
+
 // OrDefault returns l with each unset bound at its default.
 func (l Limits) OrDefault() Limits {
 	if l.Timeout <= 0 {
@@ -157,6 +168,11 @@ func (b *boundResolver) ResolveTemplate(raw []byte, context any, options *gotemp
 		if errors.As(err, &be) {
 			return gotemplates.TemplateResult{}, be
 		}
+		if res.HasSensitiveData {
+			// The message may quote what the template read (fail, a
+			// conversion error): it is not shown.
+			return res, &secretError{err: err}
+		}
 		msg := strings.ReplaceAll(err.Error(), in.text, string(raw))
 		return res, &asWritten{msg: in.originalPositions(msg), err: err}
 	}
@@ -171,6 +187,15 @@ type asWritten struct {
 
 func (e *asWritten) Error() string { return e.msg }
 func (e *asWritten) Unwrap() error { return e.err }
+
+// secretError is a resolution that failed after it read a Secret or
+// decrypted a value: its message is not told, since it may carry the value.
+type secretError struct{ err error }
+
+func (e *secretError) Error() string {
+	return "the template failed after it read a Secret or decrypted a value; its message is not shown, as it may hold the value"
+}
+func (e *secretError) Unwrap() error { return e.err }
 
 // budget is what one resolution has used of its Limits. A resolution runs on
 // one goroutine (text/template executes in order), so it needs no lock.

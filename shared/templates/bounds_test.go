@@ -149,3 +149,21 @@ func TestBoundCancelled(t *testing.T) {
 		t.Errorf("got %v", err)
 	}
 }
+
+// TestBoundHidesMessagesAfterASecretRead: a resolution that fails after it
+// read a Secret does not tell the library's message, which may quote the
+// value (fail, a conversion error).
+func TestBoundHidesMessagesAfterASecretRead(t *testing.T) {
+	for _, raw := range []string{
+		`{"a":"{{hub fail (fromSecret \"policies\" \"creds\" \"password\" | b64dec) hub}}"}`,
+		`{"a":"{{hub fromSecret \"policies\" \"creds\" \"password\" | b64dec | toInt | toBool hub}}{{hub fail \"x\" hub}}"}`,
+	} {
+		_, _, plainErr, err := resolveBoth(t, raw, templates.Limits{})
+		if plainErr == nil || !strings.Contains(plainErr.Error(), "s3cret") && !strings.Contains(raw, "fail \\\"x") {
+			t.Fatalf("the library's own message does not hold the secret, the case tests nothing: %v", plainErr)
+		}
+		if err == nil || strings.Contains(err.Error(), "s3cret") || !strings.Contains(err.Error(), "read a Secret") {
+			t.Errorf("got %v", err)
+		}
+	}
+}

@@ -325,6 +325,13 @@ type secretUse struct {
 	lookup bool
 }
 
+// UsesEncryption reports whether a policy template's hub templates are
+// resolved with encryption: they call fromSecret, copySecretData or protect
+// anywhere.
+func UsesEncryption(objectDefinition []byte) bool {
+	return secretReads(objectDefinition).encrypted
+}
+
 // secretReads reads a policy template's hub templates for how they read
 // Secrets. A template that does not parse is left to the library's own
 // check (its resolution fails anyway).
