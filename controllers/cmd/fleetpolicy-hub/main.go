@@ -30,6 +30,7 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/resource"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
@@ -61,6 +62,13 @@ func checkFlags(o hub.ManagerOptions) error {
 	if o.StatusBatchDelay < 0 {
 		bad = append(bad, fmt.Sprintf("--status-batch-delay must not be negative, not %s", o.StatusBatchDelay))
 	}
+	if o.TemplateLimits.Timeout <= 0 {
+		bad = append(bad, fmt.Sprintf("--template-timeout must be positive, not %s", o.TemplateLimits.Timeout))
+	}
+	if o.TemplateLimits.Memory <= 0 {
+		bad = append(bad, "--template-memory must be a positive quantity such as 4Mi")
+	}
+	atLeast("template-resolutions", o.TemplateResolutions, 1)
 	if o.PlacementTimeout <= 0 {
 		bad = append(bad, fmt.Sprintf("--placement-timeout must be positive, not %s", o.PlacementTimeout))
 	}
@@ -96,11 +104,19 @@ func main() {
 	flag.StringVar(&o.Identity, "identity", "", "username the hub writes replicas as, which the webhook trusts to write them (default: asked of the API server)")
 	flag.BoolVar(&o.SchedulePlacementRules, "schedule-placementrules", o.SchedulePlacementRules, "write PlacementRules' status.decisions from their spec, as OCM's PlacementRule controller does (false on a hub where that controller runs)")
 	flag.DurationVar(&o.PlacementTimeout, "placement-timeout", o.PlacementTimeout, "time bound of one placement evaluation")
+	flag.DurationVar(&o.TemplateLimits.Timeout, "template-timeout", o.TemplateLimits.Timeout, "time bound of resolving one replica's hub templates; past it the resolution stops, is reported on the root and is tried again after a backoff")
+	templateMemory := flag.String("template-memory", resource.NewQuantity(o.TemplateLimits.Memory, resource.BinarySI).String(), "memory bound of resolving one replica's hub templates (what its functions make and print), as a quantity such as 4Mi")
+	flag.IntVar(&o.TemplateResolutions, "template-resolutions", o.TemplateResolutions, "hub template resolutions run at once, hub-wide")
 	keyRotationDays := flag.Uint("encryption-key-rotation", 30, "days between rotations of each cluster's policy-encryption-key (OCM's flag)")
 	cpuProfile := flag.String("cpu-profile", "", "write a CPU profile of the whole run to this file (for benchmarks)")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
+	if q, err := resource.ParseQuantity(*templateMemory); err == nil {
+		o.TemplateLimits.Memory = q.Value()
+	} else {
+		o.TemplateLimits.Memory = -1
+	}
 	if err := checkFlags(o); err != nil {
 		fmt.Fprintln(os.Stderr, "fleetpolicy-hub:", err)
 		os.Exit(2) // as the flag package does for a flag it cannot parse
@@ -108,6 +124,7 @@ func main() {
 	o.QPS = float32(qps)
 	o.KeyRotation = time.Duration(*keyRotationDays) * 24 * time.Hour
 	ctrl.SetLogger(logging.Bounded(zap.New(zap.UseFlagOptions(&zapOpts))))
+	logging.WithoutTemplateText(os.Stderr)
 	logger := ctrl.Log.WithName("fleetpolicy-hub")
 
 	cfg, err := ctrl.GetConfig() // --kubeconfig, $KUBECONFIG or in-cluster

@@ -37,6 +37,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -64,6 +65,8 @@ func main() {
 	flag.StringVar(&o.OperatorPolicyDefaultNamespace, "operator-policy-default-namespace", "", "The default namespace to be used by an OperatorPolicy if not specified in the policy (as OCM's flag): where its operator is installed when spec.subscription.namespace is unset and the PackageManifest suggests none")
 	flag.Float64Var(&qps, "kube-api-qps", float64(o.QPS), "client-side sustained requests per second to each API server")
 	flag.IntVar(&o.Burst, "kube-api-burst", o.Burst, "client-side request burst to each API server")
+	flag.DurationVar(&o.TemplateLimits.Timeout, "template-timeout", o.TemplateLimits.Timeout, "time bound of resolving the managed-cluster templates of one policy evaluation; past it the evaluation reports a template error and is tried again after a backoff")
+	templateMemory := flag.String("template-memory", resource.NewQuantity(o.TemplateLimits.Memory, resource.BinarySI).String(), "memory bound of resolving one object definition's managed-cluster templates (what its functions make and print), as a quantity such as 4Mi")
 	flag.Var(&o.ConfigurationPolicyEvaluator, "configurationpolicy-evaluator", "who evaluates and enforces ConfigurationPolicies: fleetpolicy (this controller) or ocm (OCM's config-policy-controller, run next to it); template sync, ordering and status stay here")
 	flag.Var(&o.OperatorPolicyEvaluator, "operatorpolicy-evaluator", "who evaluates and enforces OperatorPolicies: fleetpolicy (this controller) or ocm (OCM's config-policy-controller with --enable-operator-policy; needs --configurationpolicy-evaluator=ocm); template sync, ordering and status stay here")
 	uninstall := flag.Bool("uninstall", false, "release the finalizers of every OperatorPolicy without deleting anything, then exit (run once the spoke controller is stopped)")
@@ -71,7 +74,14 @@ func main() {
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
 	o.QPS = float32(qps)
+	if q, err := resource.ParseQuantity(*templateMemory); err != nil || q.Value() <= 0 || o.TemplateLimits.Timeout <= 0 {
+		fmt.Fprintln(os.Stderr, "--template-timeout must be positive and --template-memory a positive quantity such as 4Mi")
+		os.Exit(2)
+	} else {
+		o.TemplateLimits.Memory = q.Value()
+	}
 	ctrl.SetLogger(logging.Bounded(zap.New(zap.UseFlagOptions(&zapOpts))))
+	logging.WithoutTemplateText(os.Stderr)
 	logger := ctrl.Log.WithName("fleetpolicy-spoke")
 
 	if *uninstall {
