@@ -1,6 +1,7 @@
 package templates
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -116,6 +117,18 @@ type boundResolver struct {
 	inner  Resolver
 	config gotemplates.Config
 	limits Limits
+	// met is the first bound a resolution met.
+	met *BoundError
+}
+
+// Stopped returns the first bound a resolution of r met, nil when none did
+// (or r is not from Bound), so that a caller can try again after a backoff
+// (RetryAfter) whatever it reported.
+func Stopped(r Resolver) *BoundError {
+	if b, ok := r.(*boundResolver); ok {
+		return b.met
+	}
+	return nil
 }
 
 func (b *boundResolver) delims() (string, string) {
@@ -136,6 +149,7 @@ func (b *boundResolver) ResolveTemplate(raw []byte, context any, options *gotemp
 	}
 	bud := &budget{ctx: b.ctx, limits: b.limits}
 	if err := bud.check(); err != nil {
+		b.met = cmp.Or(b.met, err)
 		return gotemplates.TemplateResult{}, err
 	}
 	text := raw
@@ -161,11 +175,13 @@ func (b *boundResolver) ResolveTemplate(raw []byte, context any, options *gotemp
 	opts.InputIsYAML = true
 	res, err := b.inner.ResolveTemplate([]byte(in.text), context, &opts)
 	if berr := bud.stopped(); berr != nil {
+		b.met = cmp.Or(b.met, berr.(*BoundError))
 		return gotemplates.TemplateResult{}, berr
 	}
 	if err != nil {
 		var be *BoundError
 		if errors.As(err, &be) {
+			b.met = cmp.Or(b.met, be)
 			return gotemplates.TemplateResult{}, be
 		}
 		if res.HasSensitiveData {

@@ -129,6 +129,9 @@ func TestCheckFlags(t *testing.T) {
 		{"client-go's default burst (0)", func(o *hub.ManagerOptions) { o.Burst = 0 }, ""},
 		{"negative burst", func(o *hub.ManagerOptions) { o.Burst = -1 }, "--kube-api-burst must be at least 0, not -1"},
 		{"no placement time", func(o *hub.ManagerOptions) { o.PlacementTimeout = 0 }, "--placement-timeout must be positive, not 0s"},
+		{"no template time", func(o *hub.ManagerOptions) { o.TemplateLimits.Timeout = 0 }, "--template-timeout must be positive, not 0s"},
+		{"no template memory", func(o *hub.ManagerOptions) { o.TemplateLimits.Memory = -1 }, "--template-memory must be a positive quantity"},
+		{"no template resolutions", func(o *hub.ManagerOptions) { o.TemplateResolutions = 0 }, "--template-resolutions must be at least 1, not 0"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := hub.DefaultManagerOptions()

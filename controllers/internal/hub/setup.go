@@ -79,6 +79,11 @@ type Options struct {
 	// OCM's PlacementRule controller does. Turn it off on a hub where that
 	// controller runs (OCM's application add-on).
 	SchedulePlacementRules bool
+	// TemplateLimits bound each resolution of a replica's hub templates (unset
+	// bounds: templates.DefaultTimeout and DefaultMemory); at most
+	// TemplateResolutions run at once, hub-wide (0: 4).
+	TemplateLimits      templates.Limits
+	TemplateResolutions int
 	// Identity is the username the hub writes replicas as: the admission
 	// webhook passes a replica only when this user sent it. Empty: the
 	// identity of the hub's own credentials, asked of the API server
@@ -90,7 +95,8 @@ type Options struct {
 func DefaultOptions() Options {
 	return Options{RootConcurrency: 4, ReplicaWriters: 16, ReplicaWritesInFlight: 16, StatusBatchDelay: time.Second,
 		Placement: true, PlacementTimeout: 3 * time.Second, PlacementRetries: 3, ExplainConcurrency: 4,
-		SchedulePlacementRules: true}
+		SchedulePlacementRules: true, TemplateResolutions: 4,
+		TemplateLimits: templates.Limits{TimeoutSetting: "--template-timeout", MemorySetting: "--template-memory"}.OrDefault()}
 }
 
 // writeSlots is the hub-wide bound on replica writes in flight
@@ -125,6 +131,8 @@ func setup(ctx context.Context, mgr ctrl.Manager, opts Options, explain webhook.
 		opts.KeyRotation = templates.DefaultKeyRotation
 	}
 	hubTemplates := newHubTemplates(c, mgr.GetAPIReader(), mgr.GetConfig(), opts.Random, opts.Clock)
+	hubTemplates.limits = opts.TemplateLimits.OrDefault()
+	hubTemplates.slots = semaphore.NewWeighted(int64(max(1, opts.TemplateResolutions)))
 	if err := mgr.Add(hubTemplates); err != nil {
 		return nil, err
 	}

@@ -16,6 +16,7 @@ import (
 	gotemplates "github.com/stolostron/go-template-utils/v7/pkg/templates"
 	depwatches "github.com/stolostron/kubernetes-dependency-watches/client"
 	"golang.org/x/oauth2"
+	"golang.org/x/sync/semaphore"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -61,9 +62,17 @@ type hubTemplates struct {
 
 	watchers sync.Map // depwatches.ObjectIdentifier -> resolutionKey
 
+	// limits bound each resolution; slots how many run at once.
+	limits templates.Limits
+	slots  *semaphore.Weighted
+
 	mu          sync.Mutex
 	resolutions map[types.NamespacedName]map[string]*resolution // root -> cluster -> resolution
-	accounts    map[types.NamespacedName]*identityResolver      // ServiceAccount -> its resolver
+	// stalled are the roots one of whose resolutions met its bounds: until
+	// the backoff ends, their other clusters fail at once instead of each
+	// taking a worker for the whole deadline.
+	stalled  map[types.NamespacedName]*stall
+	accounts map[types.NamespacedName]*identityResolver // ServiceAccount -> its resolver
 }
 
 // resolutionKey names one replica's resolution.
@@ -94,6 +103,14 @@ type identityResolver struct {
 	stopped  atomic.Bool
 }
 
+// stall is a root whose hub templates met their bounds: resolutions fail
+// with err until until, and failures counts the stalls in a row.
+type stall struct {
+	until    time.Time
+	failures int
+	err      error
+}
+
 // errServiceAccountMissing marks a hubTemplateOptions.serviceAccountName that
 // does not exist (the hub watches it and resolves again when it appears).
 var errServiceAccountMissing = errors.New("the service account does not exist")
@@ -105,6 +122,9 @@ func newHubTemplates(c client.Client, apiReader client.Reader, config *rest.Conf
 		ready:       make(chan struct{}),
 		resolutions: map[types.NamespacedName]map[string]*resolution{},
 		accounts:    map[types.NamespacedName]*identityResolver{},
+		stalled:     map[types.NamespacedName]*stall{},
+		limits:      templates.Limits{}.OrDefault(),
+		slots:       semaphore.NewWeighted(4),
 	}
 }
 
@@ -222,6 +242,11 @@ func (h *hubTemplates) resolve(ctx context.Context, root *policyv1.Policy, repli
 		apply(replica, r.templates, r.iv)
 		return nil
 	}
+	if st := h.stalled[rootKey]; st != nil && h.clock.Now().Before(st.until) {
+		h.mu.Unlock()
+		return fmt.Errorf("not resolved before %s, after the templates met their bounds for another cluster: %w",
+			st.until.UTC().Format(time.RFC3339), st.err)
+	}
 	h.mu.Unlock()
 
 	identity, ir, err := h.resolverFor(ctx, root)
@@ -238,19 +263,27 @@ func (h *hubTemplates) resolve(ctx context.Context, root *policyv1.Policy, repli
 	}
 	h.mu.Unlock()
 
+	if err := h.slots.Acquire(ctx, 1); err != nil {
+		return err
+	}
 	if err := ir.resolver.StartQueryBatch(watcher); err != nil {
+		h.slots.Release(1)
 		return err
 	}
 	options := templates.HubResolveOptions(root, cluster)
 	options.Watcher = &watcher
 	resolved := replica.DeepCopy()
+	bounded, cancel := context.WithTimeout(ctx, h.limits.Timeout)
 	err = templates.ResolveHubTemplates(ir.resolver, resolved, templates.HubInputs{
 		Root: root, Cluster: cluster, ClusterLabelsFromAPI: true, Options: options,
 		Key: func() ([]byte, error) { return h.key(ctx, cluster) }, PreviousIV: previousIV, Random: h.random,
+		Context: bounded, Limits: h.limits,
 	})
+	cancel()
 	if endErr := ir.resolver.EndQueryBatch(watcher); endErr != nil && err == nil {
 		err = endErr
 	}
+	h.slots.Release(1)
 
 	hubTemplateResolutions.WithLabelValues(outcome(err)).Inc()
 	h.mu.Lock()
@@ -268,6 +301,18 @@ func (h *hubTemplates) resolve(ctx context.Context, root *policyv1.Policy, repli
 		if previous.Name != "" {
 			h.stopUnusedAccounts()
 		}
+	}
+	if templates.IsBoundError(err) {
+		// Tried again after a backoff that grows while it keeps failing.
+		st := h.stalled[rootKey]
+		if st == nil {
+			st = &stall{}
+			h.stalled[rootKey] = st
+		}
+		st.until, st.err = h.clock.Now().Add(templates.RetryAfter(st.failures)), err
+		st.failures++
+	} else if err == nil {
+		delete(h.stalled, rootKey)
 	}
 	if err != nil {
 		// An error a watched change or a root change must fix is kept, so
@@ -463,6 +508,7 @@ func (h *hubTemplates) forget(root types.NamespacedName, keep map[string]bool) {
 		removed = removed || r.identity.Name != ""
 	}
 	if keep == nil {
+		delete(h.stalled, root)
 		if _, waited := h.watchers.LoadAndDelete(accountWatcher(root)); waited && h.hub != nil {
 			_ = h.hub.watcher.RemoveWatcher(accountWatcher(root))
 		}
@@ -519,7 +565,7 @@ func (h *hubTemplates) key(ctx context.Context, cluster string) ([]byte, error) 
 // the hub is told of: the API server failing, or a permission a ServiceAccount
 // lacks (RBAC changes are not watched, as in OCM).
 func retryable(err error) bool {
-	return errors.Is(err, gotemplates.ErrMissingAPIResource) || errors.Is(err, depwatches.ErrWatchStopping) ||
+	return templates.IsBoundError(err) || errors.Is(err, gotemplates.ErrMissingAPIResource) || errors.Is(err, depwatches.ErrWatchStopping) ||
 		apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err) || apierrors.IsInternalError(err) ||
 		apierrors.IsServiceUnavailable(err) || apierrors.IsTimeout(err) || apierrors.IsTooManyRequests(err) ||
 		(!errors.Is(err, errServiceAccountMissing) && !isTemplateError(err))

@@ -616,3 +616,33 @@ func replicaValueOf(t *testing.T, ns, name, cluster string) (string, map[string]
 	}
 	return string(p.Spec.PolicyTemplates[0].ObjectDefinition.Raw), p.Annotations, nil
 }
+
+// TestHubTemplatesBounded: templates that would loop for hours or take
+// gigabytes stop at their bounds and are reported on their roots, while
+// another tenant's policy still propagates (issue 29: four looping roots used
+// to hold every root worker).
+func TestHubTemplatesBounded(t *testing.T) {
+	ensureTemplateClusters(t)
+	ctx := context.Background()
+	const evil, good = "hubtpl-loop", "hubtpl-neighbour"
+	for _, ns := range []string{evil, good} {
+		if err := localplane.EnsureNamespace(ctx, c, ns); err != nil {
+			t.Fatal(err)
+		}
+	}
+	loop := `{{hub range 100000 hub}}{{hub range 100000 hub}}{{hub end hub}}{{hub end hub}}`
+	for i := range 4 {
+		testkit.Apply(t, c, templatedPolicyYAML(evil, fmt.Sprintf("loop-%d", i), "", "", loop, "tpl-1", "tpl-2"))
+	}
+	testkit.Apply(t, c, templatedPolicyYAML(evil, "huge", "", "", `{{hub len (until 50000000) hub}}`, "tpl-1"))
+	testkit.Apply(t, c, templatedPolicyYAML(good, "p", "", "", `{{hub .ManagedClusterName hub}}`, "tpl-1", "tpl-2"))
+
+	expectValues(t, good, "p", map[string]string{"tpl-1": "tpl-1", "tpl-2": "tpl-2"})
+	expectTemplatesCondition(t, evil, "loop-0", metav1.ConditionFalse, "time bound of 3s", "--template-timeout")
+	expectTemplatesCondition(t, evil, "huge", metav1.ConditionFalse, "memory bound of 4Mi", "until would make more")
+	for _, name := range []string{"loop-0", "huge"} {
+		if v, _, _ := replicaValue(t, evil, name, "tpl-1"); v != "" {
+			t.Errorf("%s has a replica: %q", name, v)
+		}
+	}
+}

@@ -36,6 +36,9 @@ type Options struct {
 	// Clock is the time of compliance events and status conditions (nil: the
 	// real clock).
 	Clock clock.PassiveClock
+	// TemplateLimits bound the templates of one evaluation (unset bounds: the
+	// defaults).
+	TemplateLimits templates.Limits
 }
 
 // Index names of the OperatorPolicy field indexes Setup registers.
@@ -76,7 +79,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		return err
 	}
 
-	resolver, err := templatewatch.ForManager(mgr)
+	resolver, err := templatewatch.ForManager(mgr, opts.TemplateLimits)
 	if err != nil {
 		return err
 	}

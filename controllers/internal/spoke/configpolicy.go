@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -48,6 +49,9 @@ type ConfigurationPolicyReconciler struct {
 
 	events *eventWriter
 	clock  clock.PassiveClock
+	// boundFailures counts, per policy, the evaluations in a row whose
+	// templates met their bounds (the backoff before the next).
+	boundFailures sync.Map
 }
 
 // templateOutcome is the evaluation of one object template.
@@ -107,15 +111,20 @@ func (r *ConfigurationPolicyReconciler) Reconcile(ctx context.Context, req ctrl.
 	// of the state it was last found in is watch (the default).
 	byWatch := configpolicy.EvaluatesByWatch(cp.Spec.EvaluationInterval, cp.Status.ComplianceState == policyv1.Compliant)
 	var ev evaluation
+	var stopped *templates.BoundError
 	if byWatch {
 		if err := r.Templates.Batch(ctx, watcher, func(res templates.Resolver, opts gotemplates.ResolveOptions) {
 			ev = r.evaluateAll(ctx, cp, templatingUnlessDisabled(cp, res, opts), watchReader{templates: r.Templates, watcher: watcher})
+			stopped = templates.Stopped(res)
 		}); err != nil {
 			return ctrl.Result{}, err
 		}
 	} else {
-		ev = r.evaluateAll(ctx, cp, templatingUnlessDisabled(cp, r.Templates.Direct(), gotemplates.ResolveOptions{}),
+		direct, cancel := r.Templates.Direct(ctx)
+		ev = r.evaluateAll(ctx, cp, templatingUnlessDisabled(cp, direct, gotemplates.ResolveOptions{}),
 			apiReader{objects: r.Reader, cached: r.Client})
+		stopped = templates.Stopped(direct)
+		cancel()
 	}
 	status, compliant, messages := ev.status, ev.compliant, ev.messages
 	status.RelatedObjects = configpolicy.CarryCreatedByPolicy(cp.Status.RelatedObjects, status.RelatedObjects)
@@ -134,6 +143,16 @@ func (r *ConfigurationPolicyReconciler) Reconcile(ctx context.Context, req ctrl.
 		}
 	}
 	requeue := ctrl.Result{Requeue: next.Now, RequeueAfter: next.After}
+	if stopped != nil {
+		// Templates stopped at their bounds are tried again after a backoff
+		// that grows while they keep meeting them, never sooner.
+		failures, _ := r.boundFailures.Load(req.NamespacedName)
+		n, _ := failures.(int)
+		r.boundFailures.Store(req.NamespacedName, n+1)
+		requeue = ctrl.Result{RequeueAfter: max(requeue.RequeueAfter, templates.RetryAfter(n))}
+	} else {
+		r.boundFailures.Delete(req.NamespacedName)
+	}
 	if configpolicy.AwaitsRecreate(messages) {
 		// An object deleted to be recreated is still going: as OCM, evaluate
 		// again at once rather than after the interval (each evaluation waits

@@ -28,6 +28,9 @@ import (
 
 // Options tune the spoke controllers.
 type Options struct {
+	// TemplateLimits bound the managed-cluster templates of one evaluation of
+	// a ConfigurationPolicy or OperatorPolicy (unset bounds: the defaults).
+	TemplateLimits templates.Limits
 	// ClusterName is the managed cluster's name: its namespace on the hub holds
 	// its replicated policies, and the same namespace on the managed cluster
 	// holds their copies and templates.
@@ -58,6 +61,7 @@ func DefaultOptions() Options {
 	return Options{
 		Concurrency: 8, HubStatusDelay: 200 * time.Millisecond,
 		ConfigurationPolicyEvaluator: EvaluatorFleetpolicy, OperatorPolicyEvaluator: EvaluatorFleetpolicy,
+		TemplateLimits: templates.Limits{TimeoutSetting: "--template-timeout", MemorySetting: "--template-memory"}.OrDefault(),
 	}
 }
 
@@ -166,7 +170,7 @@ func NewManager(ctx context.Context, hubCfg, managedCfg *rest.Config, o ManagerO
 		if err := mgr.Add(releasingOperatorPolicyFinalizers(mgr, ctrl.Log.WithName("spoke"))); err != nil {
 			return nil, err
 		}
-	} else if err := operatorpolicy.Setup(mgr, operatorpolicy.Options{Concurrency: o.Concurrency, DefaultNamespace: o.OperatorPolicyDefaultNamespace, Clock: o.Clock}); err != nil {
+	} else if err := operatorpolicy.Setup(mgr, operatorpolicy.Options{Concurrency: o.Concurrency, DefaultNamespace: o.OperatorPolicyDefaultNamespace, Clock: o.Clock, TemplateLimits: o.TemplateLimits}); err != nil {
 		return nil, err
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {

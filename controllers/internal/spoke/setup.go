@@ -108,7 +108,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, hub cluster.Cluster, o Options
 		// (resolving their managed-cluster templates with the copied key).
 		return nil
 	}
-	resolver, err := templatewatch.ForManager(mgr)
+	resolver, err := templatewatch.ForManager(mgr, o.TemplateLimits)
 	if err != nil {
 		return err
 	}

@@ -391,3 +391,44 @@ func TestEncryptionKeyCopyFollowsTheHub(t *testing.T) {
 		return ""
 	})
 }
+
+// TestManagedTemplatesBounded: managed-cluster templates that would loop for
+// hours stop at their bound and are NonCompliant naming it, while another
+// policy on the cluster is still enforced (issue 29: nine looping templates
+// used to starve every other ConfigurationPolicy).
+func TestManagedTemplatesBounded(t *testing.T) {
+	policy := func(name, dst, value string) string {
+		return fmt.Sprintf(`
+      apiVersion: policy.open-cluster-management.io/v1
+      kind: ConfigurationPolicy
+      metadata: {name: %s}
+      spec:
+        remediationAction: enforce
+        object-templates:
+        - complianceType: musthave
+          objectDefinition:
+            apiVersion: v1
+            kind: ConfigMap
+            metadata: {name: out, namespace: %s}
+            data:
+              value: '%s'
+`, name, dst, value)
+	}
+	const loop = `{{ range 100000 }}{{ range 100000 }}{{ end }}{{ end }}`
+	for i := range 9 { // a namespace each: bindToCluster binds one policy per namespace
+		enforceOnSpoke(t, fmt.Sprintf("mloop-%d", i), "l", "mloop-dst", policy(fmt.Sprintf("mloop-l%d", i), "mloop-dst", loop))
+	}
+	enforceOnSpoke(t, "mloop-ok", "ok", "mloop-ok-dst", policy("mloop-ok", "mloop-ok-dst", `{{ "resolved" | upper }}`))
+	expectConfigMapValue(t, "mloop-ok-dst", "out", "value", "RESOLVED")
+	for i := range 9 {
+		expectCompliance(t, fmt.Sprintf("mloop-%d", i), map[string]policyv1.ComplianceState{"l": policyv1.NonCompliant})
+	}
+	testkit.Eventually(t, 45*time.Second, "the bound in the status", func() string {
+		cp := spokeConfigPolicy(t, "mloop-l0")
+		if cp == nil || len(cp.Status.CompliancyDetails) != 1 || len(cp.Status.CompliancyDetails[0].Conditions) != 1 ||
+			!strings.Contains(cp.Status.CompliancyDetails[0].Conditions[0].Message, "time bound of 3s (set by --template-timeout)") {
+			return fmt.Sprintf("ConfigurationPolicy status %+v", cp)
+		}
+		return ""
+	})
+}

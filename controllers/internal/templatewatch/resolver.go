@@ -24,11 +24,14 @@ type Resolver struct {
 	// direct resolves templates reading the API server, watching nothing.
 	direct *gotemplates.TemplateResolver
 	source source.Source
+	// limits bound each evaluation's templates (templates.Bound).
+	limits templates.Limits
 }
 
-// New builds a Resolver reading the cluster of cfg. Add it to the manager
-// (it is a Runnable) and watch its Source.
-func New(cfg *rest.Config) (*Resolver, error) {
+// New builds a Resolver reading the cluster of cfg whose resolutions stay
+// within limits (unset bounds: the defaults). Add it to the manager (it is a
+// Runnable) and watch its Source.
+func New(cfg *rest.Config, limits templates.Limits) (*Resolver, error) {
 	relay, src := depclient.NewControllerRuntimeSource()
 	watcher, err := depclient.New(cfg, relay, &depclient.Options{DisableInitialReconcile: true, EnableCache: true})
 	if err != nil {
@@ -42,12 +45,12 @@ func New(cfg *rest.Config) (*Resolver, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Resolver{watcher: watcher, resolver: resolver, direct: direct, source: src}, nil
+	return &Resolver{watcher: watcher, resolver: resolver, direct: direct, source: src, limits: limits.OrDefault()}, nil
 }
 
 // ForManager builds a Resolver reading mgr's cluster and adds it to mgr.
-func ForManager(mgr manager.Manager) (*Resolver, error) {
-	r, err := New(mgr.GetConfig())
+func ForManager(mgr manager.Manager, limits templates.Limits) (*Resolver, error) {
+	r, err := New(mgr.GetConfig(), limits)
 	if err != nil {
 		return nil, err
 	}
@@ -71,7 +74,8 @@ func Watcher(gvk schema.GroupVersionKind, namespace, name string) depclient.Obje
 
 // Batch runs resolve as one evaluation of the policy watcher: the objects its
 // templates read are watched from then on, those it no longer reads are not.
-// resolve gets the resolver and the options naming the watcher.
+// resolve gets the resolver, bounded for the evaluation (all its resolutions
+// share one deadline), and the options naming the watcher.
 func (r *Resolver) Batch(ctx context.Context, watcher depclient.ObjectIdentifier, resolve func(templates.Resolver, gotemplates.ResolveOptions)) error {
 	select {
 	case <-r.watcher.Started():
@@ -81,7 +85,9 @@ func (r *Resolver) Batch(ctx context.Context, watcher depclient.ObjectIdentifier
 	if err := r.watcher.StartQueryBatch(watcher); err != nil {
 		return fmt.Errorf("starting to watch what the templates of %s read: %w", watcher, err)
 	}
-	resolve(r.resolver, gotemplates.ResolveOptions{Watcher: &watcher})
+	bounded, cancel := context.WithTimeout(ctx, r.limits.Timeout)
+	resolve(templates.Bound(bounded, r.resolver, gotemplates.Config{}, r.limits), gotemplates.ResolveOptions{Watcher: &watcher})
+	cancel()
 	if err := r.watcher.EndQueryBatch(watcher); err != nil {
 		return fmt.Errorf("updating the watches of the templates of %s: %w", watcher, err)
 	}
@@ -89,8 +95,12 @@ func (r *Resolver) Batch(ctx context.Context, watcher depclient.ObjectIdentifier
 }
 
 // Direct resolves templates reading the API server and watching nothing, for
-// a policy that is not evaluated by watch.
-func (r *Resolver) Direct() templates.Resolver { return r.direct }
+// a policy that is not evaluated by watch, within the resolver's limits
+// (one deadline for the evaluation); call cancel when it is done.
+func (r *Resolver) Direct(ctx context.Context) (_ templates.Resolver, cancel func()) {
+	bounded, cancel := context.WithTimeout(ctx, r.limits.Timeout)
+	return templates.Bound(bounded, r.direct, gotemplates.Config{}, r.limits), cancel
+}
 
 // Get reads an object for watcher during one of its batches: the object is
 // watched from then on (a batch that no longer reads it drops the watch). A
