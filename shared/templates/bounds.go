@@ -163,9 +163,10 @@ func (b *boundResolver) ResolveTemplate(raw []byte, context any, options *gotemp
 	start, stop := b.delims()
 	in, err := instrument(string(text), start, stop)
 	if err != nil {
-		// The library parses the same text with the same parser: it would
-		// refuse it too. Say it as the library does.
-		return gotemplates.TemplateResult{}, fmt.Errorf("failed to parse the template JSON string %s: %w", raw, err)
+		// The library parses the same text with the same parser (and checks
+		// function names too): it refuses it before running anything, and
+		// says why as it does.
+		return b.inner.ResolveTemplate(raw, context, options)
 	}
 	funcs := bud.functions(in.calls, b.config)
 	for name, f := range opts.CustomFunctions {

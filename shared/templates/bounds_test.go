@@ -77,13 +77,14 @@ func TestBoundStops(t *testing.T) {
 		limits    templates.Limits
 		bound     string
 	}{
-		{"nested loops", `{"a":"{{hub range until 100000 hub}}{{hub range until 100000 hub}}{{hub end hub}}{{hub end hub}}"}`,
+		{"nested loops", `{"a":"{{hub range 100000 hub}}{{hub range 100000 hub}}{{hub end hub}}{{hub end hub}}"}`,
 			templates.Limits{Timeout: 200 * time.Millisecond}, "time"},
 		{"range over a large integer", `{"a":"{{hub range 10000000000 hub}}{{hub end hub}}"}`,
 			templates.Limits{Timeout: 200 * time.Millisecond}, "time"},
 		{"recursive template", `{"a":"{{hub define \"t\" hub}}{{hub template \"t\" . hub}}{{hub template \"t\" . hub}}{{hub end hub}}{{hub template \"t\" 1 hub}}"}`,
 			templates.Limits{Timeout: 200 * time.Millisecond}, "time"},
 		{"until", `{"a":"{{hub len (until 50000000) hub}}"}`, templates.Limits{}, "memory"},
+		{"until in nested loops", `{"a":"{{hub range until 100000 hub}}{{hub range until 100000 hub}}{{hub end hub}}{{hub end hub}}"}`, templates.Limits{}, "memory"},
 		{"untilStep", `{"a":"{{hub len (untilStep 0 500000000 1) hub}}"}`, templates.Limits{}, "memory"},
 		{"seq", `{"a":"{{hub seq 1 100000000 | len hub}}"}`, templates.Limits{}, "memory"},
 		{"repeat", `{"a":"{{hub repeat 100000000 \"x\" | len hub}}"}`, templates.Limits{}, "memory"},

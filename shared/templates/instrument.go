@@ -90,7 +90,15 @@ func (in *instrumenter) insert(at int, text string, order int) {
 }
 
 // tick inserts, at the start of body, a tick charging body's static text.
+// When the body starts with an action that trims the space before it, the
+// tick goes before that space, which the action still trims.
 func (in *instrumenter) tick(at int, body *parse.ListNode) {
+	if strings.HasPrefix(in.text[at:], in.start+"- ") || strings.HasPrefix(in.text[at:], in.start+"-\t") ||
+		strings.HasPrefix(in.text[at:], in.start+"-\n") || strings.HasPrefix(in.text[at:], in.start+"-\r") {
+		for at > 0 && strings.IndexByte(" \t\r\n", in.text[at-1]) >= 0 {
+			at--
+		}
+	}
 	in.insert(at, fmt.Sprintf("%s %s %d %s", in.start, tickFunc, staticText(body), in.stop), 0)
 }
 
