@@ -40,6 +40,10 @@ var targets = []target{
 	{name: regexp.MustCompile(`^HubComplianceChurn/.*/cpu$`), unit: "cpu-s/1000-changes", onRatio: true, max: 1.3},
 	// Hub templates (issue 13): propagating a root with two hub templates per
 	// replica takes at most 1.5 times the same root untemplated.
+	// Hostile roots' templates stop at their bounds: the others propagate,
+	// and the hub stays far inside its manifest's memory limit.
+	{name: regexp.MustCompile(`^HubTemplates/.*/hostile/create$`), unit: "s", onRatio: true, max: 3},
+	{name: regexp.MustCompile(`^HubTemplates/.*/hostile/rss$`), unit: "MiB-peak-rss", max: 200},
 	{name: regexp.MustCompile(`^HubTemplates/.*/(create|update)$`), unit: "s", onRatio: true, max: 1.5},
 	// The hub's memory (issue 18, up to 300,000 replicas): at most 1.3 times
 	// the peak RSS of a process that only caches the same replicas.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"sync"
 	"text/template"
 	"time"
 
@@ -52,6 +53,31 @@ func RetryAfter(failures int) time.Duration {
 		d *= 2
 	}
 	return min(d, 10*time.Minute)
+}
+
+// Backoffs counts, per policy, the evaluations in a row whose templates met
+// their bounds. The zero value is ready; it is safe for concurrent use.
+type Backoffs struct {
+	mu       sync.Mutex
+	failures map[string]int
+}
+
+// Next records whether an evaluation of key met a bound and returns how long
+// to wait before evaluating it again because of that (RetryAfter of the
+// evaluations in a row before it), 0 when it met none.
+func (b *Backoffs) Next(key string, stopped bool) time.Duration {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !stopped {
+		delete(b.failures, key)
+		return 0
+	}
+	if b.failures == nil {
+		b.failures = map[string]int{}
+	}
+	n := b.failures[key]
+	b.failures[key] = n + 1
+	return RetryAfter(n)
 }
 
 // OrDefault returns l with each unset bound at its default.

@@ -168,3 +168,28 @@ func TestBoundHidesMessagesAfterASecretRead(t *testing.T) {
 		}
 	}
 }
+
+// TestBackoffs: the wait grows while evaluations keep meeting bounds, per
+// policy, and starts over after one that meets none.
+func TestBackoffs(t *testing.T) {
+	var b templates.Backoffs
+	var got []time.Duration
+	for _, stopped := range []bool{true, true, true, false, true} {
+		got = append(got, b.Next("a", stopped))
+	}
+	want := []time.Duration{15 * time.Second, 30 * time.Second, time.Minute, 0, 15 * time.Second}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("waits %v, want %v", got, want)
+		}
+	}
+	if b.Next("b", true) != 15*time.Second {
+		t.Error("another policy shares a's count")
+	}
+	for range 20 {
+		b.Next("c", true)
+	}
+	if d := b.Next("c", true); d != 10*time.Minute {
+		t.Errorf("at most 10 minutes, got %s", d)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/fleetpolicy/fleetpolicy/shared/templates"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -38,7 +39,10 @@ type reconciler struct {
 	// templates resolves the policies' managed-cluster templates and
 	// watches what they read.
 	templates *templatewatch.Resolver
-	now       func() time.Time
+	// boundBackoffs is when policies whose templates met their bounds are
+	// evaluated again.
+	boundBackoffs templates.Backoffs
+	now           func() time.Time
 }
 
 // Reconcile brings one OperatorPolicy's operator in line with it and writes its status.
@@ -83,8 +87,15 @@ func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 			// Nothing can be planned from an invalid spec: let it go.
 			return ctrl.Result{}, r.setFinalizer(ctx, op, false)
 		}
-		return r.report(ctx, op, operatorpolicy.EvaluateInvalid(err, op.Status.Conditions, r.now()))
+		result, err := r.report(ctx, op, operatorpolicy.EvaluateInvalid(err, op.Status.Conditions, r.now()))
+		if backoff := r.boundBackoffs.Next(req.String(), templates.IsBoundError(failed.err)); backoff > 0 && err == nil {
+			// Templates stopped at their bounds are tried again after a
+			// backoff that grows while they keep meeting them.
+			result = ctrl.Result{RequeueAfter: backoff}
+		}
+		return result, err
 	}
+	r.boundBackoffs.Next(req.String(), false)
 	if deleting {
 		return r.deleted(ctx, op, p)
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -49,9 +48,9 @@ type ConfigurationPolicyReconciler struct {
 
 	events *eventWriter
 	clock  clock.PassiveClock
-	// boundFailures counts, per policy, the evaluations in a row whose
-	// templates met their bounds (the backoff before the next).
-	boundFailures sync.Map
+	// boundBackoffs is when policies whose templates met their bounds are
+	// evaluated again.
+	boundBackoffs templates.Backoffs
 }
 
 // templateOutcome is the evaluation of one object template.
@@ -143,15 +142,10 @@ func (r *ConfigurationPolicyReconciler) Reconcile(ctx context.Context, req ctrl.
 		}
 	}
 	requeue := ctrl.Result{Requeue: next.Now, RequeueAfter: next.After}
-	if stopped != nil {
+	if backoff := r.boundBackoffs.Next(req.String(), stopped != nil); backoff > 0 {
 		// Templates stopped at their bounds are tried again after a backoff
 		// that grows while they keep meeting them, never sooner.
-		failures, _ := r.boundFailures.Load(req.NamespacedName)
-		n, _ := failures.(int)
-		r.boundFailures.Store(req.NamespacedName, n+1)
-		requeue = ctrl.Result{RequeueAfter: max(requeue.RequeueAfter, templates.RetryAfter(n))}
-	} else {
-		r.boundFailures.Delete(req.NamespacedName)
+		requeue = ctrl.Result{RequeueAfter: max(requeue.RequeueAfter, backoff)}
 	}
 	if configpolicy.AwaitsRecreate(messages) {
 		// An object deleted to be recreated is still going: as OCM, evaluate
