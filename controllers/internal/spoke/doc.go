@@ -19,7 +19,8 @@
 //     inform) — only while the template's dependencies are met
 //     (dependency.Evaluate). A blocked template is deleted, reports Pending (or
 //     Compliant with ignorePending) with a message naming every unmet
-//     dependency and, when the policy is on a dependency cycle, the whole cycle;
+//     dependency and, when the policy is on a dependency cycle, the cycle (its
+//     first 20 objects when longer, dependency.MaxPathNodes);
 //     a compliance event says so. Dependencies are watched: a change of a
 //     dependency's compliance reconciles the policies waiting for it. Bad
 //     templates (undecodable, unknown kind, not a template kind, conflicting
