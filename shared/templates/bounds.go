@@ -211,9 +211,12 @@ func (b *boundResolver) ResolveTemplate(raw []byte, context any, options *gotemp
 			b.met = cmp.Or(b.met, be)
 			return gotemplates.TemplateResult{}, be
 		}
-		if res.HasSensitiveData {
-			// The message may quote what the template read (fail, a
-			// conversion error): it is not shown.
+		var exec template.ExecError
+		if res.HasSensitiveData && errors.As(err, &exec) {
+			// Running the template failed after it read a Secret or
+			// decrypted a value: the message may quote it (fail, a
+			// conversion error), and is not shown. (A failed decryption
+			// happens before, and quotes only the encrypted value.)
 			return res, &secretError{err: err}
 		}
 		msg := strings.ReplaceAll(err.Error(), in.text, string(raw))

@@ -81,7 +81,7 @@ func TestBoundStops(t *testing.T) {
 			templates.Limits{Timeout: 200 * time.Millisecond}, "time"},
 		{"range over a large integer", `{"a":"{{hub range 10000000000 hub}}{{hub end hub}}"}`,
 			templates.Limits{Timeout: 200 * time.Millisecond}, "time"},
-		{"recursive template", `{"a":"{{hub define \"t\" hub}}{{hub template \"t\" . hub}}{{hub template \"t\" . hub}}{{hub end hub}}{{hub template \"t\" 1 hub}}"}`,
+		{"recursive template", `{"a":"{{hub define \"t\" hub}}{{hub if lt . 40 hub}}{{hub template \"t\" (add . 1) hub}}{{hub template \"t\" (add . 1) hub}}{{hub end hub}}{{hub end hub}}{{hub template \"t\" 1 hub}}"}`,
 			templates.Limits{Timeout: 200 * time.Millisecond}, "time"},
 		{"until", `{"a":"{{hub len (until 50000000) hub}}"}`, templates.Limits{}, "memory"},
 		{"until in nested loops", `{"a":"{{hub range until 100000 hub}}{{hub range until 100000 hub}}{{hub end hub}}{{hub end hub}}"}`, templates.Limits{}, "memory"},
