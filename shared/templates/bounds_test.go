@@ -193,3 +193,36 @@ func TestBackoffs(t *testing.T) {
 		t.Errorf("at most 10 minutes, got %s", d)
 	}
 }
+
+// BenchmarkBound resolves a policy template in the style of the policy
+// collection's hub templates, plainly and within bounds: the cost of the
+// bounds is the ratio of the two.
+func BenchmarkBound(b *testing.B) {
+	raw := []byte(`{"apiVersion":"policy.open-cluster-management.io/v1","kind":"ConfigurationPolicy","metadata":{"name":"p"},` +
+		`"spec":{"object-templates":[{"complianceType":"musthave","objectDefinition":{"apiVersion":"v1","kind":"ConfigMap",` +
+		`"metadata":{"name":"site","namespace":"default"},"data":{"cluster":"{{hub .ManagedClusterName hub}}",` +
+		`"env":"{{hub index .ManagedClusterLabels \"env\" | default \"dev\" | upper hub}}",` +
+		`"list":"{{hub range $i, $e := until 10 hub}}{{hub printf \"%d-%s;\" $i $.ManagedClusterName hub}}{{hub end hub}}"}}}]}}`)
+	ctx := templates.HubContext{ManagedClusterName: "cluster-a", ManagedClusterLabels: map[string]string{"env": "prod"}}
+	r, err := gotemplates.NewResolverWithClients(nil, nil, templates.HubResolverConfig())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("plain", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := r.ResolveTemplate(raw, ctx, &gotemplates.ResolveOptions{}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("bounded", func(b *testing.B) {
+		for b.Loop() {
+			deadline, cancel := context.WithTimeout(context.Background(), time.Second)
+			if _, err := templates.Bound(deadline, r, templates.HubResolverConfig(), templates.Limits{}).
+				ResolveTemplate(raw, ctx, &gotemplates.ResolveOptions{}); err != nil {
+				b.Fatal(err)
+			}
+			cancel()
+		}
+	})
+}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"text/template/parse"
 )
 
@@ -56,9 +57,50 @@ func parseTemplate(text, start, stop string) (map[string]*parse.Tree, error) {
 	return trees, nil
 }
 
+// instrumentedCache keeps the instrumentation of recent templates: the hub
+// resolves one policy template for every cluster, the spoke one object
+// definition at every evaluation. Entries are read-only once made. It holds
+// at most cacheEntries templates of at most cacheTextSize bytes each, and is
+// emptied when full (a simple bound; the next resolutions fill it again).
+var instrumentedCache = struct {
+	sync.Mutex
+	m map[string]*instrumented
+}{m: map[string]*instrumented{}}
+
+const (
+	cacheEntries  = 512
+	cacheTextSize = 64 << 10
+)
+
 // instrument parses text with the delimiters start and stop and adds the
-// budget's calls. It fails when text does not parse.
+// budget's calls, or returns what it made of the same text before. It fails
+// when text does not parse.
 func instrument(text, start, stop string) (*instrumented, error) {
+	if len(text) > cacheTextSize {
+		return instrumentText(text, start, stop)
+	}
+	key := start + "\x00" + stop + "\x00" + text
+	instrumentedCache.Lock()
+	in, ok := instrumentedCache.m[key]
+	instrumentedCache.Unlock()
+	if ok {
+		return in, nil
+	}
+	in, err := instrumentText(text, start, stop)
+	if err != nil {
+		return nil, err
+	}
+	instrumentedCache.Lock()
+	if len(instrumentedCache.m) >= cacheEntries {
+		clear(instrumentedCache.m)
+	}
+	instrumentedCache.m[key] = in
+	instrumentedCache.Unlock()
+	return in, nil
+}
+
+// instrumentText is instrument without the cache.
+func instrumentText(text, start, stop string) (*instrumented, error) {
 	trees, err := parseTemplate(text, start, stop)
 	if err != nil {
 		return nil, err
