@@ -23,6 +23,8 @@ OCM_POLICY_VERSION     := v0.19.0
 # The PlacementRule API the propagator at OCM_POLICY_VERSION pins (its CRD is
 # compared with ours in controllers/internal/crdtest).
 OCM_SUBSCRIPTION_VERSION := v0.16.0
+# The image library hack/imagebuild (`make images`) is built on.
+GO_CONTAINERREGISTRY_VERSION := v0.22.1
 
 BIN            := $(CURDIR)/bin
 ENVTEST_ASSETS := $(BIN)/envtest
@@ -185,6 +187,7 @@ lint: ## go vet every module and fail on unformatted files.
 	  if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 	go vet $(addsuffix /...,$(addprefix ./,$(MODULES)))
 	GOWORK=off go vet -C hack/benchreport ./...
+	GOWORK=off go vet -C hack/imagebuild ./...
 
 .PHONY: verify
 verify: generate ## Fail when generated code or CRDs are stale, or tool versions disagree with hack/tools.
@@ -203,6 +206,7 @@ verify: generate ## Fail when generated code or CRDs are stale, or tool versions
 	@grep -q "open-cluster-management.io/config-policy-controller $(OCM_POLICY_VERSION)" hack/tools/ocm-config-policy-controller/go.mod
 	@grep -q "open-cluster-management.io/governance-policy-propagator $(OCM_POLICY_VERSION)" hack/tools/ocm-propagator/go.mod
 	@grep -q "open-cluster-management.io/multicloud-operators-subscription $(OCM_SUBSCRIPTION_VERSION)" hack/tools/ocm-propagator/go.mod
+	@grep -q "github.com/google/go-containerregistry $(GO_CONTAINERREGISTRY_VERSION)" hack/imagebuild/go.mod
 	@undocumented=$$(awk '/^\.PHONY:/ {for (i = 2; i <= NF; i++) phony[$$i] = 1} \
 	  /^[a-zA-Z0-9_.-]+:/ {name = $$1; sub(/:.*/, "", name); if (phony[name] && $$0 !~ /##/) print name}' Makefile); \
 	  if [ -n "$$undocumented" ]; then echo "targets missing from 'make help' (no ## comment): $$undocumented"; exit 1; fi
@@ -223,6 +227,7 @@ build: ## Build the controllers, every KRM function and the Argo CD plugin's gen
 test: verify lint tools olm-binaries ocm-placement ocm-policy-binaries build ## Everything CI runs: verify, lint, unit, golden, integration, real-OLM, real-OCM-scheduler and OCM policy interop tests, then each fuzz target briefly.
 	FLEETPOLICY_E2E_OLM=1 go test $(GO_TEST_FLAGS) -timeout $(TEST_TIMEOUT) $(addsuffix /...,$(addprefix ./,$(MODULES)))
 	GOWORK=off go test -C hack/benchreport $(GO_TEST_FLAGS) ./...
+	GOWORK=off go test -C hack/imagebuild $(GO_TEST_FLAGS) ./...
 	hack/fuzz/classify_test.sh
 	$(MAKE) --no-print-directory fuzz FUZZTIME=2s
 
@@ -240,6 +245,7 @@ test-unit: ## Only the shared/ tests (pure algorithms; no tools needed).
 check: lint ## Quick pre-commit check of every module, rewriting nothing: gofmt, go vet and `go test -short` (tests that start API servers or processes, build binaries or run kustomize or kpt skip themselves under -short).
 	go test -short $(addsuffix /...,$(addprefix ./,$(MODULES)))
 	GOWORK=off go test -C hack/benchreport -short ./...
+	GOWORK=off go test -C hack/imagebuild -short ./...
 
 ##@ Benchmarks
 

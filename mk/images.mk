@@ -1,42 +1,69 @@
-# Container images, built with docker from the Dockerfiles in build/ (the build
-# context is the repository root). Included by the Makefile after
+# Container images, built without a Docker engine (and without pulling
+# anything, unless IMAGE_BASE names a base) by hack/imagebuild, a small Go
+# program on go-containerregistry: its doc.go states what each image holds,
+# the base, the SBOM and the archive format. Included by the Makefile after
 # CONTROLLER_BINARIES and FUNCTION_BINARIES, so that every binary `make build`
 # produces has an image, except the programs below that only run on a
-# developer machine. functions/internal/imagetest checks the Dockerfiles and
-# this list.
+# developer machine. functions/internal/imagetest builds one image through
+# this file and checks it.
 #
-# The development machines and CI have no Docker engine: there `make images`
-# stops with a message before building anything.
+# Each image is written, for linux/amd64 and linux/arm64, as the archive
+# bin/images/<name>.tar, which `docker load`, `podman load` and
+# `ctr images import` accept (README "Images").
 
-IMAGE_REGISTRY ?= ghcr.io/fleetpolicy
-IMAGE_TAG      ?= dev
-DOCKER         ?= docker
+# IMAGE_REGISTRY names the images in the archives (default ghcr.io/fleetpolicy)
+# and is where `make images-push` pushes: it must be given there.
+IMAGE_REGISTRY  ?=
+IMAGE_TAG       ?= dev
+IMAGE_PLATFORMS ?= linux/amd64,linux/arm64
+# A pulled base image, pinned: REF@sha256:DIGEST. Empty: a base made here from
+# the machine's CA bundle and an /etc/passwd and /etc/group (no pull).
+IMAGE_BASE      ?=
+# The Argo CD sidecar's base (default IMAGE_BASE): one with sh, env, sed and
+# grep (such as distroless's static debug-nonroot, busybox at /busybox) for
+# the plugin's discover and init commands; the local base has none.
+IMAGE_BASE_CMP  ?=
+IMAGE_CA_BUNDLE ?= /etc/ssl/certs/ca-certificates.crt
+IMAGE_OUT       ?= $(BIN)/images
+IMAGE_VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+IMAGE_REVISION  ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+# Creation time of the images and of every file in them: the commit's, so that
+# a build of the same commit gives the same digests.
+IMAGE_CREATED   ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
 
 # controllers/cmd programs that drive local API servers and never run in a cluster.
 IMAGELESS_BINARIES := fleetpolicy-bench fleetpolicy-demo
 CONTROLLER_IMAGES  := $(filter-out $(IMAGELESS_BINARIES),$(CONTROLLER_BINARIES))
 FUNCTION_IMAGES    := $(FUNCTION_BINARIES)
 CMP_IMAGE          := fleetpolicy-argocd-cmp
+IMAGES             := $(FUNCTION_IMAGES) $(CONTROLLER_IMAGES) $(CMP_IMAGE)
+# What hack/imagebuild builds for each image: KIND:NAME.
+IMAGE_SPECS        := $(addprefix function:,$(FUNCTION_IMAGES)) $(addprefix controller:,$(CONTROLLER_IMAGES)) argocd-cmp:$(CMP_IMAGE)
+
+IMAGEBUILD := $(BIN)/imagebuild
+IMAGEBUILD_FLAGS = -root $(CURDIR) -out $(IMAGE_OUT) -registry $(or $(IMAGE_REGISTRY),ghcr.io/fleetpolicy) \
+	-tag $(IMAGE_TAG) -version $(IMAGE_VERSION) -revision $(IMAGE_REVISION) -created $(IMAGE_CREATED) \
+	-platforms $(IMAGE_PLATFORMS) -ca-bundle $(IMAGE_CA_BUNDLE) \
+	$(if $(IMAGE_BASE),-base $(IMAGE_BASE)) $(if $(IMAGE_BASE_CMP),-cmp-base $(IMAGE_BASE_CMP))
+
+$(IMAGEBUILD): $(filter-out %_test.go,$(wildcard hack/imagebuild/*.go)) hack/imagebuild/go.mod hack/imagebuild/go.sum
+	GOWORK=off go build -C hack/imagebuild -o $@ .
 
 ##@ Images
 
 .PHONY: images
-images: $(addprefix image/,$(FUNCTION_IMAGES) $(CONTROLLER_IMAGES) $(CMP_IMAGE)) ## Build every container image with docker (needs a Docker engine): one per KRM function, hub and spoke, the Argo CD plugin sidecar.
+images: $(IMAGEBUILD) ## Build every image (each KRM function, hub, spoke, Argo CD sidecar; amd64 and arm64) into bin/images/<name>.tar with no Docker engine; one alone: make image/<name>.
+	$(IMAGEBUILD) build $(IMAGEBUILD_FLAGS) $(IMAGE_SPECS)
 
-.PHONY: docker-engine
-docker-engine: ## Fail unless docker reaches a Docker engine (make images needs one).
-	@$(DOCKER) info >/dev/null 2>&1 || { \
-	  echo "make images needs a Docker engine, and '$(DOCKER) info' cannot reach one."; \
-	  echo "Start Docker (or set DOCKER= to a compatible CLI) and rerun; nothing was built."; \
-	  exit 1; } >&2
+.PHONY: $(addprefix image/,$(IMAGES))
+$(addprefix image/,$(IMAGES)): image/%: $(IMAGEBUILD) ## Build one image into bin/images/<name>.tar (make image/fleetpolicy-hub).
+	$(IMAGEBUILD) build $(IMAGEBUILD_FLAGS) $(filter %:$*,$(IMAGE_SPECS))
 
-.PHONY: $(addprefix image/,$(FUNCTION_IMAGES) $(CONTROLLER_IMAGES) $(CMP_IMAGE))
-
-$(addprefix image/,$(FUNCTION_IMAGES)): image/%: docker-engine
-	$(DOCKER) build -f build/function.Dockerfile --build-arg FUNCTION=$* -t $(IMAGE_REGISTRY)/$*:$(IMAGE_TAG) .
-
-$(addprefix image/,$(CONTROLLER_IMAGES)): image/%: docker-engine
-	$(DOCKER) build -f build/controller.Dockerfile --build-arg CONTROLLER=$* -t $(IMAGE_REGISTRY)/$*:$(IMAGE_TAG) .
-
-image/$(CMP_IMAGE): docker-engine
-	$(DOCKER) build -f build/argocd-cmp.Dockerfile -t $(IMAGE_REGISTRY)/$(CMP_IMAGE):$(IMAGE_TAG) .
+.PHONY: images-push
+images-push: ## Build every image and push it to IMAGE_REGISTRY (required) as <name>:IMAGE_TAG.
+	@if [ -z "$(IMAGE_REGISTRY)" ]; then \
+	  echo "make images-push needs a registry: make images-push IMAGE_REGISTRY=<registry>/<namespace> [IMAGE_TAG=<tag>]"; \
+	  echo "(for example IMAGE_REGISTRY=registry.example.com/fleetpolicy); nothing was built or pushed."; \
+	  exit 1; fi >&2
+	@$(MAKE) --no-print-directory images IMAGE_REGISTRY=$(IMAGE_REGISTRY) IMAGE_TAG=$(IMAGE_TAG)
+	$(IMAGEBUILD) push -registry $(IMAGE_REGISTRY) -tag $(IMAGE_TAG) $(addprefix $(IMAGE_OUT)/,$(addsuffix .tar,$(IMAGES)))

@@ -1,0 +1,400 @@
+package main
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/registry"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/validate"
+)
+
+var (
+	amd64 = v1.Platform{OS: "linux", Architecture: "amd64"}
+	arm64 = v1.Platform{OS: "linux", Architecture: "arm64"}
+)
+
+// testOptions builds from a fake repository and fake binaries: copies of
+// this test's own executable, which carries Go build information as a real
+// binary does.
+func testOptions(t *testing.T) (buildOptions, string) {
+	t.Helper()
+	root := t.TempDir()
+	write := func(rel, content string, mode os.FileMode) {
+		p := filepath.Join(root, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("functions/fn-a/main.go", "package main\n", 0o644)
+	write("functions/fn-b/main.go", "package main\n", 0o644)
+	write(cmpGenerate+"/main.go", "package main\n", 0o644)
+	write(cmpInit, "#!/bin/sh\n", 0o755)
+	write(cmpPluginYAML, "kind: ConfigManagementPlugin\n", 0o644)
+	write("ca.crt", "-----BEGIN CERTIFICATE-----\n", 0o644)
+
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	exe, err := os.ReadFile(self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bins := t.TempDir()
+	for _, n := range []string{"fn-a", "fn-b", "fleetpolicy-cmp-generate", "kustomize", "fleetpolicy-hub"} {
+		if err := os.WriteFile(filepath.Join(bins, n), exe, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return buildOptions{
+		Root: root, Registry: "registry.example.com/fleetpolicy", Tag: "v9", Version: "v9.0.0",
+		Revision: "0123456789abcdef0123456789abcdef01234567", Source: "https://github.com/fleetpolicy/fleetpolicy",
+		CABundle: filepath.Join(root, "ca.crt"), Created: time.Unix(1700000000, 0).UTC(),
+		Platforms: []v1.Platform{amd64, arm64}, DockerPlatform: amd64,
+	}, bins
+}
+
+func localBaseSet(t *testing.T, o buildOptions) *baseSet {
+	t.Helper()
+	b, err := resolveBase(context.Background(), "", o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// files reads every layer of img into path -> header and content.
+func files(t *testing.T, img v1.Image) map[string]fileInfo {
+	t.Helper()
+	layers, err := img.Layers()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]fileInfo{}
+	for _, l := range layers {
+		rc, err := l.Uncompressed()
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr := tar.NewReader(rc)
+		for {
+			h, err := tr.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(tr)
+			out["/"+strings.TrimSuffix(h.Name, "/")] = fileInfo{h, b}
+		}
+		rc.Close()
+	}
+	return out
+}
+
+type fileInfo struct {
+	hdr  *tar.Header
+	data []byte
+}
+
+func TestFunctionImage(t *testing.T) {
+	o, bins := testOptions(t)
+	b := localBaseSet(t, o)
+	img, err := imageFor(o, spec{kindFunction, "fn-a"}, arm64, b, bins)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cf, err := img.ConfigFile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cf.Architecture != "arm64" || cf.OS != "linux" {
+		t.Errorf("platform %s/%s, want linux/arm64", cf.OS, cf.Architecture)
+	}
+	if cf.Config.User != "65532:65532" {
+		t.Errorf("User %q, want 65532:65532", cf.Config.User)
+	}
+	if got := strings.Join(cf.Config.Entrypoint, " "); got != "/usr/local/bin/fn-a" {
+		t.Errorf("Entrypoint %q", got)
+	}
+	for k, want := range map[string]string{
+		"org.opencontainers.image.source":      o.Source,
+		"org.opencontainers.image.revision":    o.Revision,
+		"org.opencontainers.image.version":     o.Version,
+		"org.opencontainers.image.base.name":   localBaseName,
+		sbomLabel:                              "/usr/share/sbom/fn-a.spdx.json",
+		"org.opencontainers.image.created":     "2023-11-14T22:13:20Z",
+		"org.opencontainers.image.description": "fleetpolicy KRM function fn-a",
+	} {
+		if got := cf.Config.Labels[k]; got != want {
+			t.Errorf("label %s = %q, want %q", k, got, want)
+		}
+	}
+	fs := files(t, img)
+	for _, p := range []string{"/bin/sh", "/busybox", "/bin"} {
+		if _, ok := fs[p]; ok {
+			t.Errorf("%s is in the image", p)
+		}
+	}
+	if f := fs["/usr/local/bin/fn-a"]; f.hdr == nil || f.hdr.Mode&0o111 == 0 || f.hdr.Uid != 0 {
+		t.Errorf("/usr/local/bin/fn-a missing, not executable or not root's: %+v", f.hdr)
+	}
+	if !strings.Contains(string(fs["/etc/passwd"].data), "nonroot:x:65532:65532:") {
+		t.Errorf("/etc/passwd has no nonroot 65532:\n%s", fs["/etc/passwd"].data)
+	}
+	if string(fs["/etc/ssl/certs/ca-certificates.crt"].data) != "-----BEGIN CERTIFICATE-----\n" {
+		t.Error("the CA bundle is not the one given")
+	}
+	if f := fs["/tmp"]; f.hdr == nil || f.hdr.Mode != 0o1777 {
+		t.Errorf("/tmp: %+v", f.hdr)
+	}
+	var sbom spdxDocument
+	if err := json.Unmarshal(fs["/usr/share/sbom/fn-a.spdx.json"].data, &sbom); err != nil {
+		t.Fatalf("SBOM: %v", err)
+	}
+	var names []string
+	for _, p := range sbom.Packages {
+		names = append(names, p.Name)
+	}
+	for _, want := range []string{"/usr/local/bin/fn-a", "stdlib", "github.com/google/go-containerregistry"} {
+		if !strings.Contains(strings.Join(names, "\n")+"\n", want+"\n") {
+			t.Errorf("the SBOM has no package %s: %v", want, names)
+		}
+	}
+	// Reproducible: the same inputs give the same digest.
+	again, err := imageFor(o, spec{kindFunction, "fn-a"}, arm64, b, bins)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d1, _ := img.Digest()
+	d2, _ := again.Digest()
+	if d1 != d2 {
+		t.Errorf("two builds of the same image differ: %s, %s", d1, d2)
+	}
+}
+
+func TestSidecarImage(t *testing.T) {
+	o, bins := testOptions(t)
+	img, err := imageFor(o, spec{kindCMP, "fleetpolicy-argocd-cmp"}, amd64, localBaseSet(t, o), bins)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cf, err := img.ConfigFile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cf.Config.User != "999:999" {
+		t.Errorf("User %q: Argo CD requires the plugin sidecar to run as 999", cf.Config.User)
+	}
+	if got := strings.Join(cf.Config.Entrypoint, " "); got != cmpEntrypoint {
+		t.Errorf("Entrypoint %q, want %s", got, cmpEntrypoint)
+	}
+	if !strings.Contains(strings.Join(cf.Config.Env, " "), "HOME=/home/argocd") {
+		t.Errorf("Env %v has no HOME=/home/argocd", cf.Config.Env)
+	}
+	fs := files(t, img)
+	for _, p := range []string{"kustomize", "fn-a", "fn-b", "fleetpolicy-cmp-generate", "fleetpolicy-cmp-init"} {
+		if f := fs["/usr/local/bin/"+p]; f.hdr == nil || f.hdr.Mode&0o111 == 0 {
+			t.Errorf("/usr/local/bin/%s missing or not executable", p)
+		}
+	}
+	if _, ok := fs["/usr/local/bin/fleetpolicy-hub"]; ok {
+		t.Error("the sidecar holds a controller")
+	}
+	if string(fs[cmpConfigPath].data) != "kind: ConfigManagementPlugin\n" {
+		t.Errorf("%s is not examples/argocd/plugin.yaml", cmpConfigPath)
+	}
+	if f := fs["/home/argocd"]; f.hdr == nil || f.hdr.Uid != 999 {
+		t.Errorf("/home/argocd is not 999's: %+v", f.hdr)
+	}
+	if !strings.Contains(string(fs["/etc/passwd"].data), "argocd:x:999:999:") {
+		t.Errorf("/etc/passwd has no argocd 999")
+	}
+}
+
+// writeTestArchive builds fn-a for both platforms into an archive.
+func writeTestArchive(t *testing.T) (string, buildOptions, v1.Hash) {
+	t.Helper()
+	o, bins := testOptions(t)
+	b := localBaseSet(t, o)
+	var imgs []v1.Image
+	for _, p := range o.Platforms {
+		img, err := imageFor(o, spec{kindFunction, "fn-a"}, p, b, bins)
+		if err != nil {
+			t.Fatal(err)
+		}
+		imgs = append(imgs, img)
+	}
+	idx, err := newPlatformIndex(imgs, o.Platforms, o.annotations(spec{kindFunction, "fn-a"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "fn-a.tar")
+	if err := writeArchive(out, o.ref("fn-a"), idx, imgs[0]); err != nil {
+		t.Fatal(err)
+	}
+	d, _ := idx.Digest()
+	return out, o, d
+}
+
+func TestArchive(t *testing.T) {
+	out, o, digest := writeTestArchive(t)
+	// What push reads back is a valid index: every blob present, digests and
+	// sizes right, diff IDs those of the layers.
+	idx, cleanup, err := readArchive(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cleanup()
+	if err := validate.Index(idx); err != nil {
+		t.Errorf("invalid index: %v", err)
+	}
+	f, err := os.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	entries := map[string][]byte{}
+	tr := tar.NewReader(f)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(tr)
+		entries[h.Name] = b
+	}
+	if got := string(entries["oci-layout"]); !strings.Contains(got, `"imageLayoutVersion":"1.0.0"`) && !strings.Contains(got, `"imageLayoutVersion": "1.0.0"`) {
+		t.Errorf("oci-layout: %q", got)
+	}
+	var index v1.IndexManifest
+	if err := json.Unmarshal(entries["index.json"], &index); err != nil {
+		t.Fatal(err)
+	}
+	if len(index.Manifests) != 1 {
+		t.Fatalf("index.json has %d entries, want 1 (podman reads a single nested index)", len(index.Manifests))
+	}
+	top := index.Manifests[0]
+	ref := o.ref("fn-a")
+	if !top.MediaType.IsIndex() || top.Digest != digest ||
+		top.Annotations[containerdImageName] != ref || top.Annotations[ociRefName] != ref {
+		t.Errorf("index.json entry %+v, want the image index %s named %s", top, digest, ref)
+	}
+	var nested v1.IndexManifest
+	if err := json.Unmarshal(entries[blobPath(digest)], &nested); err != nil {
+		t.Fatal(err)
+	}
+	var platforms []string
+	for _, m := range nested.Manifests {
+		platforms = append(platforms, m.Platform.String())
+		if m.ArtifactType != "" {
+			t.Errorf("%s: artifactType %q on an image", m.Platform, m.ArtifactType)
+		}
+	}
+	if strings.Join(platforms, ",") != "linux/amd64,linux/arm64" {
+		t.Errorf("platforms %v", platforms)
+	}
+	var dm []dockerManifest
+	if err := json.Unmarshal(entries["manifest.json"], &dm); err != nil {
+		t.Fatal(err)
+	}
+	if len(dm) != 1 || len(dm[0].RepoTags) != 1 || dm[0].RepoTags[0] != ref {
+		t.Fatalf("manifest.json %+v, want one image tagged %s", dm, ref)
+	}
+	var amd v1.Manifest
+	if err := json.Unmarshal(entries[blobPath(nested.Manifests[0].Digest)], &amd); err != nil {
+		t.Fatal(err)
+	}
+	if dm[0].Config != blobPath(amd.Config.Digest) || len(dm[0].Layers) != len(amd.Layers) {
+		t.Errorf("manifest.json %+v does not name the linux/amd64 image %+v", dm[0], amd)
+	}
+	for _, l := range dm[0].Layers {
+		zr, err := gzip.NewReader(bytes.NewReader(entries[l]))
+		if err != nil {
+			t.Fatalf("layer %s: %v", l, err)
+		}
+		if _, err := io.Copy(io.Discard, zr); err != nil {
+			t.Fatalf("layer %s: %v", l, err)
+		}
+	}
+	for p, b := range entries {
+		if hex, ok := strings.CutPrefix(p, "blobs/sha256/"); ok && hex != "" {
+			h, _, _ := v1.SHA256(bytes.NewReader(b))
+			if h.Hex != hex {
+				t.Errorf("%s holds sha256:%s", p, h.Hex)
+			}
+		}
+	}
+}
+
+func TestPush(t *testing.T) {
+	out, _, digest := writeTestArchive(t)
+	srv := httptest.NewServer(registry.New())
+	defer srv.Close()
+	u, _ := url.Parse(srv.URL)
+	repo := u.Host + "/team"
+	if err := run(context.Background(), []string{"push", "-registry", repo, "-tag", "t1", out}); err != nil {
+		t.Fatal(err)
+	}
+	ref, err := name.ParseReference(repo + "/fn-a:t1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	idx, err := remote.Index(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, _ := idx.Digest(); d != digest {
+		t.Errorf("the registry holds %s, the archive %s", d, digest)
+	}
+	if err := validate.Index(idx); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestPushNeedsARegistry(t *testing.T) {
+	err := run(context.Background(), []string{"push", "-tag", "t1", "does-not-exist.tar"})
+	if err == nil || !strings.Contains(err.Error(), "no registry given") {
+		t.Errorf("push without -registry: %v", err)
+	}
+}
+
+func TestBaseMustBePinned(t *testing.T) {
+	o, _ := testOptions(t)
+	_, err := resolveBase(context.Background(), "gcr.io/distroless/static-debian12:nonroot", o)
+	if err == nil || !strings.Contains(err.Error(), "pinned") {
+		t.Errorf("a base without a digest: %v", err)
+	}
+}
+
+func TestParseSpec(t *testing.T) {
+	for _, bad := range []string{"fn", "image:x", "function:", "function:a/b"} {
+		if _, err := parseSpec(bad); err == nil {
+			t.Errorf("%q parsed", bad)
+		}
+	}
+	if s, err := parseSpec("controller:fleetpolicy-hub"); err != nil || s != (spec{kindController, "fleetpolicy-hub"}) {
+		t.Errorf("controller:fleetpolicy-hub: %v %v", s, err)
+	}
+}
