@@ -749,7 +749,10 @@ func (p *Propagator) reportTemplates(root *policyv1.Policy, decided []rollout.Cl
 	for _, cluster := range clusters {
 		err := errs[cluster]
 		retry = retry || retryable(err)
-		if p.Templates == nil || p.Templates.reportError(client.ObjectKeyFromObject(root), cluster, err) {
+		// A cluster not tried after another met the bounds gets no Event: the
+		// one that met them has it.
+		var stalled stalledError
+		if !errors.As(err, &stalled) && (p.Templates == nil || p.Templates.reportError(client.ObjectKeyFromObject(root), cluster, err)) {
 			p.Recorder.Eventf(root, nil, corev1.EventTypeWarning, reasonPolicyPropagation, reasonPolicyPropagation,
 				"Failed to resolve templates for cluster %s: %v", cluster, err)
 		}

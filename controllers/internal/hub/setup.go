@@ -81,7 +81,7 @@ type Options struct {
 	SchedulePlacementRules bool
 	// TemplateLimits bound each resolution of a replica's hub templates (unset
 	// bounds: templates.DefaultTimeout and DefaultMemory); at most
-	// TemplateResolutions run at once, hub-wide (0: 4).
+	// TemplateResolutions run at once, hub-wide (at least 1).
 	TemplateLimits      templates.Limits
 	TemplateResolutions int
 	// Identity is the username the hub writes replicas as: the admission
@@ -95,7 +95,7 @@ type Options struct {
 func DefaultOptions() Options {
 	return Options{RootConcurrency: 4, ReplicaWriters: 16, ReplicaWritesInFlight: 16, StatusBatchDelay: time.Second,
 		Placement: true, PlacementTimeout: 3 * time.Second, PlacementRetries: 3, ExplainConcurrency: 4,
-		SchedulePlacementRules: true, TemplateResolutions: 4,
+		SchedulePlacementRules: true, TemplateResolutions: 16,
 		TemplateLimits: templates.Limits{TimeoutSetting: "--template-timeout", MemorySetting: "--template-memory"}.OrDefault()}
 }
 

@@ -71,7 +71,11 @@ type hubTemplates struct {
 	// stalled are the roots one of whose resolutions met its bounds: until
 	// the backoff ends, their other clusters fail at once instead of each
 	// taking a worker for the whole deadline.
-	stalled  map[types.NamespacedName]*stall
+	stalled map[types.NamespacedName]*stall
+	// proven is, per root, the fingerprint at which one of its resolutions
+	// succeeded; until then its resolutions take probes[root] first.
+	proven   map[types.NamespacedName]string
+	probes   map[types.NamespacedName]*semaphore.Weighted
 	accounts map[types.NamespacedName]*identityResolver // ServiceAccount -> its resolver
 }
 
@@ -103,6 +107,17 @@ type identityResolver struct {
 	stopped  atomic.Bool
 }
 
+// stalledError is a cluster's resolution not tried because the root's
+// templates met their bounds for another cluster, until a backoff ends. Its
+// message stays the same while the backoff runs, and it gets no Event of its
+// own (the cluster that met the bound has one).
+type stalledError struct{ err error }
+
+func (e stalledError) Error() string {
+	return "not resolved until a backoff ends, as the templates met their bounds for another cluster: " + e.err.Error()
+}
+func (e stalledError) Unwrap() error { return e.err }
+
 // stall is a root whose hub templates met their bounds: resolutions fail
 // with err until until, and failures counts the stalls in a row.
 type stall struct {
@@ -123,8 +138,10 @@ func newHubTemplates(c client.Client, apiReader client.Reader, config *rest.Conf
 		resolutions: map[types.NamespacedName]map[string]*resolution{},
 		accounts:    map[types.NamespacedName]*identityResolver{},
 		stalled:     map[types.NamespacedName]*stall{},
+		proven:      map[types.NamespacedName]string{},
+		probes:      map[types.NamespacedName]*semaphore.Weighted{},
 		limits:      templates.Limits{}.OrDefault(),
-		slots:       semaphore.NewWeighted(4),
+		slots:       semaphore.NewWeighted(16),
 	}
 }
 
@@ -242,10 +259,9 @@ func (h *hubTemplates) resolve(ctx context.Context, root *policyv1.Policy, repli
 		apply(replica, r.templates, r.iv)
 		return nil
 	}
-	if st := h.stalled[rootKey]; st != nil && h.clock.Now().Before(st.until) {
+	if err := h.stalledLocked(rootKey); err != nil {
 		h.mu.Unlock()
-		return fmt.Errorf("not resolved before %s, after the templates met their bounds for another cluster: %w",
-			st.until.UTC().Format(time.RFC3339), st.err)
+		return err
 	}
 	h.mu.Unlock()
 
@@ -263,11 +279,12 @@ func (h *hubTemplates) resolve(ctx context.Context, root *policyv1.Policy, repli
 	}
 	h.mu.Unlock()
 
-	if err := h.slots.Acquire(ctx, 1); err != nil {
+	release, err := h.acquire(ctx, rootKey, fp)
+	if err != nil {
 		return err
 	}
 	if err := ir.resolver.StartQueryBatch(watcher); err != nil {
-		h.slots.Release(1)
+		release()
 		return err
 	}
 	options := templates.HubResolveOptions(root, cluster)
@@ -283,7 +300,12 @@ func (h *hubTemplates) resolve(ctx context.Context, root *policyv1.Policy, repli
 	if endErr := ir.resolver.EndQueryBatch(watcher); endErr != nil && err == nil {
 		err = endErr
 	}
-	h.slots.Release(1)
+	if err == nil {
+		h.mu.Lock()
+		h.proven[rootKey] = fp
+		h.mu.Unlock()
+	}
+	release()
 
 	hubTemplateResolutions.WithLabelValues(outcome(err)).Inc()
 	h.mu.Lock()
@@ -309,8 +331,10 @@ func (h *hubTemplates) resolve(ctx context.Context, root *policyv1.Policy, repli
 			st = &stall{}
 			h.stalled[rootKey] = st
 		}
-		st.until, st.err = h.clock.Now().Add(templates.RetryAfter(st.failures)), err
-		st.failures++
+		if now := h.clock.Now(); !now.Before(st.until) { // resolutions in flight together count once
+			st.until, st.err = now.Add(templates.RetryAfter(st.failures)), err
+			st.failures++
+		}
 	} else if err == nil {
 		delete(h.stalled, rootKey)
 	}
@@ -331,6 +355,63 @@ func (h *hubTemplates) resolve(ctx context.Context, root *policyv1.Policy, repli
 	}
 	r.iv = resolved.Annotations[templates.IVAnnotation]
 	apply(replica, r.templates, r.iv)
+	return nil
+}
+
+// acquire takes a hub-wide resolution slot for a resolution of root's
+// templates (at fingerprint fp), and returns what releases it. Until one of
+// the root's resolutions at fp succeeded, its resolutions run one at a time
+// (a probe): a root whose templates meet their bounds then holds one slot for
+// the deadline, not one per writer, before the stall stops the rest.
+func (h *hubTemplates) acquire(ctx context.Context, root types.NamespacedName, fp string) (release func(), err error) {
+	h.mu.Lock()
+	var probe *semaphore.Weighted
+	if h.proven[root] != fp {
+		probe = h.probes[root]
+		if probe == nil {
+			probe = semaphore.NewWeighted(1)
+			h.probes[root] = probe
+		}
+	}
+	h.mu.Unlock()
+	if probe != nil {
+		if err := probe.Acquire(ctx, 1); err != nil {
+			return nil, err
+		}
+		h.mu.Lock()
+		proven := h.proven[root] == fp
+		h.mu.Unlock()
+		if proven {
+			probe.Release(1)
+			probe = nil
+		}
+	}
+	releaseProbe := func() {
+		if probe != nil {
+			probe.Release(1)
+		}
+	}
+	if err := h.slots.Acquire(ctx, 1); err != nil {
+		releaseProbe()
+		return nil, err
+	}
+	h.mu.Lock()
+	err = h.stalledLocked(root) // another cluster may have met the bounds while this one waited
+	h.mu.Unlock()
+	if err != nil {
+		h.slots.Release(1)
+		releaseProbe()
+		return nil, err
+	}
+	return func() { h.slots.Release(1); releaseProbe() }, nil
+}
+
+// stalledLocked is the error of a root whose templates met their bounds
+// until its backoff ends, nil otherwise. h.mu is held.
+func (h *hubTemplates) stalledLocked(root types.NamespacedName) error {
+	if st := h.stalled[root]; st != nil && h.clock.Now().Before(st.until) {
+		return stalledError{err: st.err}
+	}
 	return nil
 }
 
@@ -509,6 +590,8 @@ func (h *hubTemplates) forget(root types.NamespacedName, keep map[string]bool) {
 	}
 	if keep == nil {
 		delete(h.stalled, root)
+		delete(h.proven, root)
+		delete(h.probes, root)
 		if _, waited := h.watchers.LoadAndDelete(accountWatcher(root)); waited && h.hub != nil {
 			_ = h.hub.watcher.RemoveWatcher(accountWatcher(root))
 		}
