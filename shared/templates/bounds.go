@@ -293,7 +293,7 @@ func (b *budget) left() int64 { return max(0, b.limits.Memory-b.used) }
 // need refuses, before it is made, something of n bytes.
 func (b *budget) need(n int64, name string) *BoundError {
 	if n > b.left() || n < 0 {
-		return b.charge(max(n, b.left()+1), fmt.Sprintf("%s would make more than the %s left", name, byteSize(b.left())))
+		return b.charge(max(n, b.left()+1), name+" would make more than the memory left")
 	}
 	return nil
 }
