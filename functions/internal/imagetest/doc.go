@@ -16,7 +16,8 @@
 //     layer holds a shell; the OCI labels (source, revision = HEAD, version)
 //     are set; the SBOM the label names is SPDX and lists every module the
 //     binary's build information names; the base has /etc/passwd with 65532
-//     and a CA bundle;
+//     and a CA bundle (the static-ELF check is itself shown to refuse a
+//     dynamically linked binary, the machine's ls);
 //   - where `ctr` and a containerd socket are on the machine, the archive
 //     imports with `ctr images import` (skipped otherwise);
 //   - `make images-push` without IMAGE_REGISTRY stops with a message before

@@ -493,24 +493,64 @@ func TestFunctionImage(t *testing.T) {
 // GOARCH arch.
 func checkStaticELF(t *testing.T, bin []byte, arch string) {
 	t.Helper()
+	for _, p := range staticELFProblems(bin, arch) {
+		t.Error(p)
+	}
+}
+
+// staticELFProblems says why bin is not a statically linked ELF executable
+// for GOARCH arch; nothing when it is one.
+func staticELFProblems(bin []byte, arch string) []string {
 	f, err := elf.NewFile(bytes.NewReader(bin))
 	if err != nil {
-		t.Fatalf("the binary is not ELF: %v", err)
+		return []string{fmt.Sprintf("the binary is not ELF: %v", err)}
 	}
 	defer f.Close()
+	var problems []string
 	if want, ok := elfMachine[arch]; !ok || f.Machine != want {
-		t.Errorf("the binary is for %s, want %s (%s)", f.Machine, want, arch)
+		problems = append(problems, fmt.Sprintf("the binary is for %s, want %s (%s)", f.Machine, want, arch))
 	}
 	if f.Type != elf.ET_EXEC {
-		t.Errorf("the binary is an ELF %s, want a static ET_EXEC", f.Type)
+		problems = append(problems, fmt.Sprintf("the binary is an ELF %s, want a static ET_EXEC", f.Type))
 	}
 	for _, p := range f.Progs {
 		if p.Type == elf.PT_INTERP || p.Type == elf.PT_DYNAMIC {
-			t.Errorf("the binary has a %s segment: it is dynamically linked (CGO_ENABLED=0 is missing)", p.Type)
+			problems = append(problems, fmt.Sprintf("the binary has a %s segment: it is dynamically linked (CGO_ENABLED=0 is missing)", p.Type))
 		}
 	}
 	if libs, _ := f.ImportedLibraries(); len(libs) > 0 {
-		t.Errorf("the binary needs %v", libs)
+		problems = append(problems, fmt.Sprintf("the binary needs %v", libs))
+	}
+	return problems
+}
+
+// TestStaticELFCheck shows the check TestFunctionImage runs on a binary
+// refuses a dynamically linked one: this machine's own ls.
+func TestStaticELFCheck(t *testing.T) {
+	ls, err := exec.LookPath("ls")
+	if err != nil {
+		t.Skip("no ls on PATH")
+	}
+	b, err := os.ReadFile(ls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := elf.NewFile(bytes.NewReader(b))
+	if err != nil {
+		t.Skipf("%s is not ELF: %v", ls, err)
+	}
+	libs, _ := f.ImportedLibraries()
+	f.Close()
+	if len(libs) == 0 {
+		t.Skipf("%s is statically linked here", ls)
+	}
+	arch := map[elf.Machine]string{elf.EM_X86_64: "amd64", elf.EM_AARCH64: "arm64"}[f.Machine]
+	if problems := staticELFProblems(b, arch); len(problems) == 0 {
+		t.Errorf("%s (dynamically linked, needs %v) passes the static check", ls, libs)
+	}
+	other := map[string]string{"amd64": "arm64", "arm64": "amd64"}[arch]
+	if problems := staticELFProblems(b, other); !slices.ContainsFunc(problems, func(p string) bool { return strings.Contains(p, "want ") }) {
+		t.Errorf("%s passes as a %s binary: %v", ls, other, problems)
 	}
 }
 
