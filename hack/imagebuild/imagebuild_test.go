@@ -398,3 +398,77 @@ func TestParseSpec(t *testing.T) {
 		t.Errorf("controller:fleetpolicy-hub: %v %v", s, err)
 	}
 }
+
+// TestPulledBase builds on a base pulled by digest from a registry (an
+// in-memory one): its layers come first, its digest is recorded, and a base
+// without an image for a platform is refused.
+func TestPulledBase(t *testing.T) {
+	o, bins := testOptions(t)
+	srv := httptest.NewServer(registry.New())
+	defer srv.Close()
+	u, _ := url.Parse(srv.URL)
+
+	// The local base of each platform stands in for a distroless base.
+	b := localBaseSet(t, o)
+	var imgs []v1.Image
+	for _, p := range o.Platforms {
+		img, _, err := b.image(p, nonroot)
+		if err != nil {
+			t.Fatal(err)
+		}
+		imgs = append(imgs, img)
+	}
+	idx, err := newPlatformIndex(imgs, o.Platforms, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	baseRepo := u.Host + "/distroless/static"
+	tag, err := name.NewTag(baseRepo + ":nonroot")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := remote.WriteIndex(tag, idx); err != nil {
+		t.Fatal(err)
+	}
+	d, _ := idx.Digest()
+
+	pulled, err := resolveBase(context.Background(), baseRepo+":nonroot@"+d.String(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := imageFor(o, spec{kindFunction, "fn-a"}, arm64, pulled, bins)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cf, err := img.ConfigFile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	baseDigest, _ := imgs[1].Digest()
+	if got := cf.Config.Labels["org.opencontainers.image.base.digest"]; got != baseDigest.String() {
+		t.Errorf("base.digest %s, want the arm64 base's %s", got, baseDigest)
+	}
+	if got := cf.Config.Labels["org.opencontainers.image.base.name"]; got != baseRepo+":nonroot" {
+		t.Errorf("base.name %q", got)
+	}
+	baseLayers, _ := imgs[1].Layers()
+	layers, _ := img.Layers()
+	if len(layers) != len(baseLayers)+1 {
+		t.Fatalf("%d layers on a base of %d, want one more", len(layers), len(baseLayers))
+	}
+	bd, _ := baseLayers[0].Digest()
+	if ld, _ := layers[0].Digest(); ld != bd {
+		t.Errorf("the first layer is %s, not the base's %s", ld, bd)
+	}
+
+	// A single-platform base cannot serve two platforms.
+	single := u.Host + "/single"
+	st, _ := name.NewTag(single + ":amd64")
+	if err := remote.Write(st, imgs[0]); err != nil {
+		t.Fatal(err)
+	}
+	sd, _ := imgs[0].Digest()
+	if _, err := resolveBase(context.Background(), single+"@"+sd.String(), o); err == nil || !strings.Contains(err.Error(), "has no image for linux/arm64") {
+		t.Errorf("a base without linux/arm64: %v", err)
+	}
+}
