@@ -26,9 +26,14 @@
 //
 // Every binary is built by `go build` from the repository (-root) with
 // CGO_ENABLED=0, GOOS/GOARCH of the platform, -trimpath and
-// -ldflags "-s -w -X main.version=VERSION"; the go build cache is shared with
-// every other build. Function and controller images run as 65532:65532 and
-// hold no shell: the base plus one layer with the binary and the SBOM.
+// -ldflags "-s -w -X main.version=VERSION" (a main that declares a version
+// variable gets it; none does today, so the version is in the labels and the
+// SBOM), kustomize with "-s -w" in its own tool module; the go build cache is
+// shared with every other build. Function and controller images run as
+// 65532:65532 and hold no shell: the base plus one layer with the binary and
+// the SBOM. Every time in an image (config, history, file mtimes) is -created
+// (the Makefile passes the commit time) and every layer is written in a fixed
+// order, so a rebuild of the same commit gives the same digests.
 //
 // Each image carries the OCI labels org.opencontainers.image.{title,
 // description,source,revision,version,created,base.name,base.digest}; the
@@ -44,8 +49,8 @@
 // layer with /etc/passwd and /etc/group (root, nobody, nonroot 65532; argocd
 // 999 in the sidecar), the CA bundle of -ca-bundle (default the machine's
 // /etc/ssl/certs/ca-certificates.crt), /tmp (1777) and the users' home
-// directories. It is deterministic for a given CA bundle: its digest is printed
-// and recorded as org.opencontainers.image.base.digest (base.name
+// directories. It is deterministic for a given CA bundle: its digest is
+// recorded as org.opencontainers.image.base.digest (base.name
 // "fleetpolicy.io/local-base"). With -base REF@sha256:DIGEST the base is
 // pulled with go-containerregistry's remote package (credentials from the
 // Docker config, as docker login writes it); a reference without a digest is
