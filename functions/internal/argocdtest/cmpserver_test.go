@@ -31,7 +31,7 @@ var kubeAPIVersions = []string{"v1", "apps/v1", "cluster.open-cluster-management
 
 // shellTools are the commands, besides kustomize and the functions, that the
 // sidecar image offers the plugin (busybox applets in
-// build/argocd-cmp.Dockerfile's base image) and that the plugin uses.
+// the sidecar image's base) and that the plugin uses.
 var shellTools = []string{"sh", "env", "sed", "grep"}
 
 // command is a plugin command: command[0] is exec'd with command[1:] and args.
@@ -331,7 +331,7 @@ type sidecar struct {
 // on its PATH (executable), relative to the repository root.
 const initCommand = "examples/argocd/fleetpolicy-cmp-init"
 
-// newSidecar is the sidecar of build/argocd-cmp.Dockerfile: on its PATH, the
+// newSidecar is the sidecar of the sidecar image (hack/imagebuild): on its PATH, the
 // KRM functions, kustomize, the plugin's init command and the shell tools.
 func newSidecar(t *testing.T, plugin pluginConfig) sidecar {
 	t.Helper()

@@ -17,7 +17,7 @@
 //   - generate's stdout must split into Kubernetes objects; a failing command
 //     fails the request and its stderr is what the user sees.
 //
-// The sidecar's PATH holds what build/argocd-cmp.Dockerfile installs: every
+// The sidecar's PATH holds what the sidecar image (hack/imagebuild) installs: every
 // KRM function of functions/ and the plugin's generate command
 // fleetpolicy-cmp-generate (built by the test, into one directory as the image
 // installs them), the repository's
