@@ -325,7 +325,7 @@ func (b *budget) size(v any, limit int64) (int64, *BoundError) {
 			return 0, b.err
 		}
 		rv := it.v
-		for rv.IsValid() && (rv.Kind() == reflect.Interface || rv.Kind() == reflect.Pointer) && !rv.IsNil() {
+		for hops := 0; rv.IsValid() && (rv.Kind() == reflect.Interface || rv.Kind() == reflect.Pointer) && !rv.IsNil() && hops <= MaxDepth; hops++ {
 			rv = rv.Elem()
 		}
 		if !rv.IsValid() {
@@ -338,7 +338,7 @@ func (b *budget) size(v any, limit int64) (int64, *BoundError) {
 		case reflect.Map:
 			total += 2
 			iter := rv.MapRange()
-			for iter.Next() {
+			for iter.Next() && total <= limit {
 				total += 2
 				stack = append(stack, item{iter.Key(), it.depth + 1}, item{iter.Value(), it.depth + 1})
 			}
@@ -348,7 +348,7 @@ func (b *budget) size(v any, limit int64) (int64, *BoundError) {
 				continue
 			}
 			total += 2
-			for i := range rv.Len() {
+			for i := 0; i < rv.Len() && total <= limit; i++ {
 				total++
 				stack = append(stack, item{rv.Index(i), it.depth + 1})
 			}
