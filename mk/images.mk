@@ -17,12 +17,9 @@ IMAGE_REGISTRY  ?=
 IMAGE_TAG       ?= dev
 IMAGE_PLATFORMS ?= linux/amd64,linux/arm64
 # A pulled base image, pinned: REF@sha256:DIGEST. Empty: a base made here from
-# the machine's CA bundle and an /etc/passwd and /etc/group (no pull).
+# the machine's CA bundle and an /etc/passwd and /etc/group (no pull). Every
+# image is built on it, the Argo CD sidecar too: it needs no shell.
 IMAGE_BASE      ?=
-# The Argo CD sidecar's base (default IMAGE_BASE): one with sh, env, sed and
-# grep (such as distroless's static debug-nonroot, busybox at /busybox) for
-# the plugin's discover and init commands; the local base has none.
-IMAGE_BASE_CMP  ?=
 IMAGE_CA_BUNDLE ?= /etc/ssl/certs/ca-certificates.crt
 IMAGE_OUT       ?= $(BIN)/images
 IMAGE_VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
@@ -44,7 +41,7 @@ IMAGEBUILD := $(BIN)/imagebuild
 IMAGEBUILD_FLAGS = -root $(CURDIR) -out $(IMAGE_OUT) -registry $(or $(IMAGE_REGISTRY),ghcr.io/fleetpolicy) \
 	-tag $(IMAGE_TAG) -version $(IMAGE_VERSION) -revision $(IMAGE_REVISION) -created $(IMAGE_CREATED) \
 	-platforms $(IMAGE_PLATFORMS) -ca-bundle $(IMAGE_CA_BUNDLE) \
-	$(if $(IMAGE_BASE),-base $(IMAGE_BASE)) $(if $(IMAGE_BASE_CMP),-cmp-base $(IMAGE_BASE_CMP))
+	$(if $(IMAGE_BASE),-base $(IMAGE_BASE))
 
 $(IMAGEBUILD): $(filter-out %_test.go,$(wildcard hack/imagebuild/*.go)) hack/imagebuild/go.mod hack/imagebuild/go.sum
 	GOWORK=off go build -C hack/imagebuild -o $@ .

@@ -35,7 +35,6 @@ const (
 	sbomLabel     = "io.fleetpolicy.image.sbom"
 	cmpConfigPath = "/home/argocd/cmp-server/config/plugin.yaml"
 	cmpEntrypoint = "/var/run/argocd/argocd-cmp-server"
-	cmpInit       = "examples/argocd/fleetpolicy-cmp-init"
 	cmpPluginYAML = "examples/argocd/plugin.yaml"
 	cmpGenerate   = "functions/cmd/fleetpolicy-cmp-generate"
 	kustomizeMod  = "hack/tools/kustomize"
@@ -61,7 +60,7 @@ type buildOptions struct {
 	Root, Out, Cache          string
 	Registry, Tag             string
 	Version, Revision, Source string
-	Base, CMPBase, CABundle   string
+	Base, CABundle            string
 	GoCommand                 string
 	Created                   time.Time
 	Platforms                 []v1.Platform
@@ -84,19 +83,9 @@ func build(ctx context.Context, o buildOptions) error {
 	if err != nil {
 		return err
 	}
-	bases := map[string]*baseSet{}
-	for _, s := range o.Specs {
-		b := o.Base
-		if s.Kind == kindCMP {
-			b = o.CMPBase
-		}
-		if _, ok := bases[b]; !ok {
-			bs, err := resolveBase(ctx, b, o)
-			if err != nil {
-				return err
-			}
-			bases[b] = bs
-		}
+	b, err := resolveBase(ctx, o.Base, o)
+	if err != nil {
+		return err
 	}
 	bins := map[string]string{} // "os/arch" -> directory of its binaries
 	for _, p := range o.Platforms {
@@ -111,14 +100,6 @@ func build(ctx context.Context, o buildOptions) error {
 	}
 	for _, s := range o.Specs {
 		start := time.Now()
-		b := bases[o.Base]
-		if s.Kind == kindCMP {
-			b = bases[o.CMPBase]
-			if b.remote == nil {
-				fmt.Fprintf(os.Stderr, "imagebuild: warning: %s is built on the local base, which has no sh, env, sed or grep: "+
-					"the plugin's discover and init commands need them (give -cmp-base an image with busybox at /busybox)\n", s.Name)
-			}
-		}
 		var images []v1.Image
 		var dockerImage v1.Image
 		for _, p := range o.Platforms {
@@ -329,15 +310,15 @@ func imageFor(o buildOptions, s spec, p v1.Platform, b *baseSet, bins string) (v
 			addBin(path.Base(f))
 		}
 		files = append(files,
-			entry{Path: path.Join(binDir, path.Base(cmpInit)), Mode: 0o755, Src: filepath.Join(o.Root, filepath.FromSlash(cmpInit))},
 			entry{Path: argocd.Home, Dir: true, Mode: 0o755, UID: argocd.UID, GID: argocd.UID},
 			entry{Path: path.Dir(path.Dir(cmpConfigPath)), Dir: true, Mode: 0o755, UID: argocd.UID, GID: argocd.UID},
 			entry{Path: path.Dir(cmpConfigPath), Dir: true, Mode: 0o755, UID: argocd.UID, GID: argocd.UID},
 			entry{Path: cmpConfigPath, Mode: 0o644, Src: filepath.Join(o.Root, filepath.FromSlash(cmpPluginYAML))},
 		)
 		entrypoint = []string{cmpEntrypoint}
-		// /busybox: the shell tools of a base like distroless's debug images.
-		env = []string{"PATH=" + binDir + ":/usr/bin:/bin:/busybox", "HOME=" + argocd.Home}
+		// argocd-cmp-server runs plugin.yaml's commands, all of them
+		// fleetpolicy-cmp-generate, from PATH.
+		env = []string{"PATH=" + binDir + ":/usr/bin:/bin", "HOME=" + argocd.Home}
 	}
 	var binPaths []string
 	for _, n := range binaries {

@@ -13,16 +13,13 @@
 //   - controller: the controller controllers/cmd/NAME, at /usr/local/bin/NAME;
 //   - argocd-cmp: the Argo CD config management plugin sidecar: kustomize (at
 //     the version hack/tools/kustomize pins), every KRM function and
-//     fleetpolicy-cmp-generate in /usr/local/bin, examples/argocd's
-//     fleetpolicy-cmp-init there too, examples/argocd/plugin.yaml at
+//     fleetpolicy-cmp-generate in /usr/local/bin (on the image's PATH),
+//     examples/argocd/plugin.yaml at
 //     /home/argocd/cmp-server/config/plugin.yaml, user 999, entrypoint
 //     /var/run/argocd/argocd-cmp-server (Argo CD's copyutil puts it there).
-//     The plugin's discover command (sh -c "grep ...") and init command (a sh
-//     script running env, sed and grep) need a shell and those tools, which
-//     the removed Dockerfile took from distroless's static debug-nonroot base
-//     (busybox at /busybox, on the image's PATH). The local base has none, so
-//     a sidecar built on it runs generate but not discover or init; build it
-//     with -cmp-base naming such an image (the build warns otherwise).
+//     Every command plugin.yaml names (init, generate, discover) is
+//     fleetpolicy-cmp-generate, so the sidecar, like every image, holds no
+//     shell and needs none.
 //
 // Every binary is built by `go build` from the repository (-root) with
 // CGO_ENABLED=0, GOOS/GOARCH of the platform, -trimpath and
@@ -54,8 +51,8 @@
 // "fleetpolicy.io/local-base"). With -base REF@sha256:DIGEST the base is
 // pulled with go-containerregistry's remote package (credentials from the
 // Docker config, as docker login writes it); a reference without a digest is
-// refused, so that a build is pinned. -cmp-base does the same for the
-// sidecar alone (default: -base).
+// refused, so that a build is pinned. Every image, the sidecar included, is
+// built on the same base.
 //
 // # Archive
 //
@@ -87,7 +84,7 @@
 // # Why go-containerregistry and not ko
 //
 // ko builds one Go binary per image onto a pulled base; the sidecar needs
-// several binaries, a shell script and a configuration file, the local base
+// several binaries and a configuration file, the local base
 // needs a layer of our own, and the archive needs the layout + manifest.json
 // shape above, which ko's --tarball (a docker-archive of one platform) does
 // not write. All of that is a few calls of go-containerregistry, which ko

@@ -2,7 +2,10 @@ module github.com/fleetpolicy/fleetpolicy/hack/imagebuild
 
 go 1.26.0
 
-require github.com/google/go-containerregistry v0.22.1
+require (
+	github.com/google/go-containerregistry v0.22.1
+	go.yaml.in/yaml/v3 v3.0.5
+)
 
 require (
 	github.com/docker/cli v29.7.2+incompatible // indirect

@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -20,6 +21,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/validate"
+	"go.yaml.in/yaml/v3"
 )
 
 var (
@@ -45,8 +47,7 @@ func testOptions(t *testing.T) (buildOptions, string) {
 	write("functions/fn-a/main.go", "package main\n", 0o644)
 	write("functions/fn-b/main.go", "package main\n", 0o644)
 	write(cmpGenerate+"/main.go", "package main\n", 0o644)
-	write(cmpInit, "#!/bin/sh\n", 0o755)
-	write(cmpPluginYAML, "kind: ConfigManagementPlugin\n", 0o644)
+	write(cmpPluginYAML, string(realPluginYAML(t)), 0o644)
 	write("ca.crt", "-----BEGIN CERTIFICATE-----\n", 0o644)
 
 	self, err := os.Executable()
@@ -69,6 +70,16 @@ func testOptions(t *testing.T) (buildOptions, string) {
 		CABundle: filepath.Join(root, "ca.crt"), Created: time.Unix(1700000000, 0).UTC(),
 		Platforms: []v1.Platform{amd64, arm64}, DockerPlatform: amd64,
 	}, bins
+}
+
+// realPluginYAML is the repository's examples/argocd/plugin.yaml.
+func realPluginYAML(t *testing.T) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", filepath.FromSlash(cmpPluginYAML)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 func localBaseSet(t *testing.T, o buildOptions) *baseSet {
@@ -211,7 +222,7 @@ func TestSidecarImage(t *testing.T) {
 		t.Errorf("Env %v has no HOME=/home/argocd", cf.Config.Env)
 	}
 	fs := files(t, img)
-	for _, p := range []string{"kustomize", "fn-a", "fn-b", "fleetpolicy-cmp-generate", "fleetpolicy-cmp-init"} {
+	for _, p := range []string{"kustomize", "fn-a", "fn-b", "fleetpolicy-cmp-generate"} {
 		if f := fs["/usr/local/bin/"+p]; f.hdr == nil || f.hdr.Mode&0o111 == 0 {
 			t.Errorf("/usr/local/bin/%s missing or not executable", p)
 		}
@@ -219,8 +230,42 @@ func TestSidecarImage(t *testing.T) {
 	if _, ok := fs["/usr/local/bin/fleetpolicy-hub"]; ok {
 		t.Error("the sidecar holds a controller")
 	}
-	if string(fs[cmpConfigPath].data) != "kind: ConfigManagementPlugin\n" {
+	plugin := fs[cmpConfigPath].data
+	if !bytes.Equal(plugin, realPluginYAML(t)) {
 		t.Errorf("%s is not examples/argocd/plugin.yaml", cmpConfigPath)
+	}
+	// Every command plugin.yaml runs is a program of the image, found on its
+	// PATH as argocd-cmp-server finds it; the image has no shell, so a
+	// plugin.yaml that needed one (sh -c ..., a script) fails here.
+	var pathDirs []string
+	for _, kv := range cf.Config.Env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			pathDirs = strings.Split(v, ":")
+		}
+	}
+	for name, argv0 := range pluginCommands(t, plugin) {
+		candidates := []string{argv0}
+		if !strings.Contains(argv0, "/") {
+			candidates = nil
+			for _, dir := range pathDirs {
+				candidates = append(candidates, path.Join(dir, argv0))
+			}
+		}
+		found := false
+		for _, c := range candidates {
+			f := fs[c]
+			found = found || f.hdr != nil && f.hdr.Typeflag == tar.TypeReg && f.hdr.Mode&0o111 != 0
+		}
+		if !found {
+			t.Errorf("plugin.yaml's %s command runs %q, which is not an executable file of the image on its PATH %v", name, argv0, pathDirs)
+		}
+	}
+	for _, dir := range append(pathDirs, "/", "/bin", "/usr/bin", "/busybox") {
+		for _, sh := range []string{"sh", "bash", "ash", "dash", "busybox"} {
+			if _, ok := fs[path.Join(dir, sh)]; ok {
+				t.Errorf("the sidecar holds %s: the plugin needs no shell", path.Join(dir, sh))
+			}
+		}
 	}
 	if f := fs["/home/argocd"]; f.hdr == nil || f.hdr.Uid != 999 {
 		t.Errorf("/home/argocd is not 999's: %+v", f.hdr)
@@ -228,6 +273,36 @@ func TestSidecarImage(t *testing.T) {
 	if !strings.Contains(string(fs["/etc/passwd"].data), "argocd:x:999:999:") {
 		t.Errorf("/etc/passwd has no argocd 999")
 	}
+}
+
+// pluginCommands reads a ConfigManagementPlugin and returns argv[0] of its
+// init, generate and discover.find commands, each of which it requires.
+func pluginCommands(t *testing.T, pluginYAML []byte) map[string]string {
+	t.Helper()
+	type command struct {
+		Command []string `yaml:"command"`
+	}
+	var p struct {
+		Spec struct {
+			Init     command `yaml:"init"`
+			Generate command `yaml:"generate"`
+			Discover struct {
+				Find command `yaml:"find"`
+			} `yaml:"discover"`
+		} `yaml:"spec"`
+	}
+	if err := yaml.Unmarshal(pluginYAML, &p); err != nil {
+		t.Fatalf("plugin.yaml: %v", err)
+	}
+	out := map[string]string{}
+	for name, c := range map[string]command{"init": p.Spec.Init, "generate": p.Spec.Generate, "discover.find": p.Spec.Discover.Find} {
+		if len(c.Command) == 0 || c.Command[0] == "" {
+			t.Errorf("plugin.yaml has no %s command", name)
+			continue
+		}
+		out[name] = c.Command[0]
+	}
+	return out
 }
 
 // writeTestArchive builds fn-a for both platforms into an archive.

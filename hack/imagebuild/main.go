@@ -61,7 +61,6 @@ func buildCommand(ctx context.Context, args []string) error {
 	fs.StringVar(&o.Revision, "revision", "", "git commit: org.opencontainers.image.revision (required)")
 	fs.StringVar(&o.Source, "source", "https://github.com/fleetpolicy/fleetpolicy", "org.opencontainers.image.source")
 	fs.StringVar(&o.Base, "base", "", "base image REF@sha256:DIGEST, pulled (default: a base made here, nothing pulled)")
-	fs.StringVar(&o.CMPBase, "cmp-base", "", "base image of the argocd-cmp sidecar, REF@sha256:DIGEST (default: -base)")
 	fs.StringVar(&o.CABundle, "ca-bundle", "/etc/ssl/certs/ca-certificates.crt", "CA bundle of the local base")
 	fs.StringVar(&o.GoCommand, "go", "go", "go command")
 	if err := fs.Parse(args); err != nil {
@@ -112,9 +111,6 @@ func buildCommand(ctx context.Context, args []string) error {
 	}
 	if o.Cache == "" {
 		o.Cache = filepath.Join(o.Out, ".build")
-	}
-	if o.CMPBase == "" {
-		o.CMPBase = o.Base
 	}
 	return build(ctx, o)
 }

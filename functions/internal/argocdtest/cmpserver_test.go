@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -28,11 +29,6 @@ const (
 )
 
 var kubeAPIVersions = []string{"v1", "apps/v1", "cluster.open-cluster-management.io/v1beta1", "policy.open-cluster-management.io/v1"}
-
-// shellTools are the commands, besides kustomize and the functions, that the
-// sidecar image offers the plugin (busybox applets in
-// the sidecar image's base) and that the plugin uses.
-var shellTools = []string{"sh", "env", "sed", "grep"}
 
 // command is a plugin command: command[0] is exec'd with command[1:] and args.
 type command struct {
@@ -327,12 +323,9 @@ type sidecar struct {
 	env    []string
 }
 
-// initCommand is the plugin's init command, which the sidecar image installs
-// on its PATH (executable), relative to the repository root.
-const initCommand = "examples/argocd/fleetpolicy-cmp-init"
-
-// newSidecar is the sidecar of the sidecar image (hack/imagebuild): on its PATH, the
-// KRM functions, kustomize, the plugin's init command and the shell tools.
+// newSidecar is the sidecar of the sidecar image (hack/imagebuild): on its
+// PATH, the KRM functions and fleetpolicy-cmp-generate in one directory, and
+// kustomize; nothing else, no shell and no shell tool, as in the image.
 func newSidecar(t *testing.T, plugin pluginConfig) sidecar {
 	t.Helper()
 	kustomize := krmtest.Kustomize(t)
@@ -341,22 +334,34 @@ func newSidecar(t *testing.T, plugin pluginConfig) sidecar {
 	if err := os.Symlink(kustomize, filepath.Join(tools, "kustomize")); err != nil {
 		t.Fatal(err)
 	}
-	if err := copyFile(filepath.Join(krmtest.RepoRoot(t), initCommand), filepath.Join(tools, filepath.Base(initCommand)), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for _, tool := range shellTools {
-		path, err := exec.LookPath(tool)
-		if err != nil {
-			t.Fatalf("the plugin's commands need %s: %v", tool, err)
-		}
-		if err := os.Symlink(path, filepath.Join(tools, tool)); err != nil {
-			t.Fatal(err)
-		}
-	}
 	return sidecar{plugin: plugin, env: []string{
 		"PATH=" + bin + string(filepath.ListSeparator) + tools,
 		"HOME=" + t.TempDir(),
 	}}
+}
+
+// withMachineTools is s with the machine's programs names added at the end of
+// its PATH: a sidecar built on a base that has them.
+func (s sidecar) withMachineTools(t *testing.T, names ...string) sidecar {
+	t.Helper()
+	dir := t.TempDir()
+	for _, name := range names {
+		path, err := exec.LookPath(name)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if err := os.Symlink(path, filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := slices.Clone(s.env)
+	for i, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			env[i] = "PATH=" + v + string(filepath.ListSeparator) + dir
+		}
+	}
+	s.env = env
+	return s
 }
 
 // lookPath finds name as argocd-cmp-server's exec does: on the sidecar's PATH.

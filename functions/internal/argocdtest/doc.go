@@ -17,15 +17,14 @@
 //   - generate's stdout must split into Kubernetes objects; a failing command
 //     fails the request and its stderr is what the user sees.
 //
-// The sidecar's PATH holds what the sidecar image (hack/imagebuild) installs: every
-// KRM function of functions/ and the plugin's generate command
-// fleetpolicy-cmp-generate (built by the test, into one directory as the image
-// installs them), the repository's
-// bin/kustomize (`make kustomize`), the plugin's init command
-// examples/argocd/fleetpolicy-cmp-init, and only the shell tools the plugin's
-// commands use (sh, env, sed, grep), taken from the machine. Tests that need
-// kustomize fail when it is missing and CI is "true", and are skipped with the
-// reason otherwise.
+// The sidecar's PATH holds what the sidecar image (hack/imagebuild) installs
+// and nothing else: every KRM function of functions/ and
+// fleetpolicy-cmp-generate, whose subcommands are all the plugin's commands
+// (built by the test, into one directory as the image installs them), and the
+// repository's bin/kustomize (`make kustomize`). It has no shell and no shell
+// tool, as the image has none, so a plugin command that needed one would fail
+// here. Tests that need kustomize fail when it is missing and CI is "true",
+// and are skipped with the reason otherwise.
 //
 // The package holds tests only.
 package argocdtest

@@ -69,13 +69,53 @@ func TestPluginConfig(t *testing.T) {
 		t.Errorf("preserveFileMode %v, provideGitCreds %v: the plugin needs neither executable repository files nor git credentials",
 			p.Spec.PreserveFileMode, p.Spec.ProvideGitCreds)
 	}
-	generate := append(slices.Clone(p.Spec.Generate.Command), p.Spec.Generate.Args...)
-	if want := []string{filepath.Base(generateCommand)}; !slices.Equal(generate, want) {
-		t.Errorf("generate %v, want %v: the command that checks the app's functions before kustomize runs them", generate, want)
+	// One binary holds the plugin's commands: no shell, no script.
+	self := filepath.Base(generateCommand)
+	for _, c := range []struct {
+		name    string
+		command command
+		want    []string
+	}{
+		{"init", p.Spec.Init, []string{self, "init"}},
+		{"generate", p.Spec.Generate, []string{self}}, // checks the app's functions, then runs kustomize
+		{"discover.find", p.Spec.Discover.Find.command, []string{self, "discover"}},
+	} {
+		if got := append(slices.Clone(c.command.Command), c.command.Args...); !slices.Equal(got, c.want) {
+			t.Errorf("%s %v, want %v", c.name, got, c.want)
+		}
+	}
+	if d := p.Spec.Discover; d.FileName != "" || d.Find.Glob != "" {
+		t.Errorf("discover.fileName %q, discover.find.glob %q: Argo CD would use them instead of the find command", d.FileName, d.Find.Glob)
+	}
+	if c := p.Spec.Parameters.Dynamic; len(c.Command) > 0 {
+		t.Errorf("parameters.dynamic %v: the plugin announces static parameters only", c.Command)
 	}
 	for _, a := range p.Spec.Parameters.Static {
 		if a.CollectionType != "string" || a.String == nil || *a.String != "" {
 			t.Errorf("parameter %s: want a string parameter announcing the empty default (Argo CD does not send defaults; unset keeps the repository's values)", a.Name)
+		}
+	}
+}
+
+// TestPluginCommandsAreTheSidecars: every command plugin.yaml runs is found
+// on the sidecar's PATH, which holds the functions, fleetpolicy-cmp-generate
+// and kustomize and no shell, and is one of the binaries this repository
+// builds; hack/imagebuild's TestSidecarImage checks that the image holds them.
+func TestPluginCommandsAreTheSidecars(t *testing.T) {
+	p := loadPlugin(t, repoPath(t, examplePlugin))
+	s := newSidecar(t, p)
+	for name, c := range map[string]command{"init": p.Spec.Init, "generate": p.Spec.Generate, "discover.find": p.Spec.Discover.Find.command} {
+		if len(c.Command) == 0 {
+			t.Errorf("%s has no command", name)
+			continue
+		}
+		path, err := s.lookPath(c.Command[0])
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		if filepath.Dir(path) != functionBinaries(t) {
+			t.Errorf("%s runs %s (%s), not one of the binaries the sidecar image builds from this repository", name, c.Command[0], path)
 		}
 	}
 }

@@ -21,11 +21,14 @@ func indent(s, prefix string) string {
 
 // TestRepositoryCannotRunItsOwnCode: an app whose kustomizations name any
 // program but fleetpolicy's installed functions is refused before kustomize
-// runs anything, with a message naming the file and the path.
+// runs anything, with a message naming the file and the path. The sidecar
+// image has no shell; this sidecar has the machine's sh on its PATH, as one
+// built on a base with a shell would, so that "sh on PATH" names a program
+// that exists.
 func TestRepositoryCannotRunItsOwnCode(t *testing.T) {
 	p := loadPlugin(t, repoPath(t, examplePlugin))
 	app := loadApplication(t, repoPath(t, exampleApplication))
-	s := newSidecar(t, p)
+	s := newSidecar(t, p).withMachineTools(t, "sh")
 	shell, err := exec.LookPath("sh")
 	if err != nil {
 		t.Fatal(err)
