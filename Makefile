@@ -215,7 +215,7 @@ verify: generate ## Fail when generated code or CRDs are stale, or tool versions
 ##@ Build
 
 .PHONY: build
-build: ## Build the controllers, every KRM function and the Argo CD plugin's generate command into bin/.
+build: ## Build the controllers, every KRM function and the Argo CD plugin's command (init, discover, generate) into bin/.
 	@mkdir -p $(BIN)
 	@for b in $(CONTROLLER_BINARIES); do echo ">> bin/$$b"; go build -C controllers -o $(BIN)/$$b ./cmd/$$b; done
 	@for b in $(FUNCTION_BINARIES); do echo ">> bin/$$b"; go build -C functions -o $(BIN)/$$b ./$$b; done
