@@ -457,7 +457,7 @@ func (r *ConfigurationPolicyReconciler) evaluate(ctx context.Context, cp *policy
 		if obj.GetName() != "" {
 			objResults, objRelated = r.evaluateNamed(ctx, cluster, obj, obj.GetNamespace(), resource, ct, mct, enforce, def.update)
 		} else {
-			objResults, objRelated, listed = r.evaluateUnnamed(ctx, cluster, obj, obj.GetNamespace(), resource, ct, mct, enforce)
+			objResults, objRelated, listed = r.evaluateUnnamed(ctx, cluster, obj, obj.GetNamespace(), resource, ct, mct)
 		}
 		results = append(results, objResults...)
 		related = append(related, objRelated...)
@@ -865,11 +865,11 @@ func namespaceMissingOrTerminating(err error) bool {
 
 // evaluateUnnamed evaluates a template without a name against every object of
 // its kind in namespace ns: musthave is met when one matches, mustnothave when
-// none does. Enforce cannot create an object without a name; it deletes the
-// matching objects of a mustnothave. listed is false when the objects cannot
-// be listed.
+// none does. It is never enforced, as in OCM: nothing is created, and the
+// matching objects of a mustnothave are reported, not deleted. listed is false
+// when the objects cannot be listed.
 func (r *ConfigurationPolicyReconciler) evaluateUnnamed(ctx context.Context, cluster clusterReader, desired *unstructured.Unstructured, ns, resource string,
-	ct, mct policyv1.ComplianceType, enforce bool) (results []configpolicy.Result, related []policyv1.RelatedObject, listed bool) {
+	ct, mct policyv1.ComplianceType) (results []configpolicy.Result, related []policyv1.RelatedObject, listed bool) {
 	items, err := cluster.list(ctx, desired.GroupVersionKind(), ns, nil)
 	if err != nil {
 		res := configpolicy.Result{Resource: resource, Namespace: ns, Name: "*", Reason: configpolicy.Reason("cannot be listed: " + err.Error())}
@@ -894,7 +894,10 @@ func (r *ConfigurationPolicyReconciler) evaluateUnnamed(ctx context.Context, clu
 		return []configpolicy.Result{res}, nil, true
 	}
 	for _, obj := range matching {
-		verdict := configpolicy.Decide(ct, true, configpolicy.Comparison{Matches: true}, enforce)
+		// As OCM's config-policy-controller: an object template without a
+		// name is never enforced ("we do not support enforce on unnamed
+		// templates"): a mustnothave one deletes nothing, whatever matched.
+		verdict := configpolicy.Decide(ct, true, configpolicy.Comparison{Matches: true}, false)
 		res := configpolicy.Result{Resource: resource, Namespace: ns, Name: obj.GetName(), Unnamed: true, Compliant: verdict.Compliant, Reason: verdict.Reason}
 		r.write(ctx, cluster, verdict.Action, desired, obj, nil, &res)
 		results = append(results, res)

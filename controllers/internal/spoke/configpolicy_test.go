@@ -259,3 +259,26 @@ spec:
 		return ""
 	})
 }
+
+// TestUnnamedMustNotHaveIsNotEnforced: as OCM's config-policy-controller
+// ("we do not support enforce on unnamed templates"), an enforced mustnothave
+// template without a name reports the objects it matches and deletes none.
+func TestUnnamedMustNotHaveIsNotEnforced(t *testing.T) {
+	const ns, data = "unnamed-mnh", "unnamed-mnh-data"
+	configMap(t, data, "kept")
+	testkit.Apply(t, hubC, policyOf(ns, "p", `{apiVersion: policy.open-cluster-management.io/v1, kind: ConfigurationPolicy,
+        metadata: {name: unnamed-mnh-cm},
+        spec: {remediationAction: enforce,
+          object-templates: [{complianceType: mustnothave,
+            objectDefinition: {apiVersion: v1, kind: ConfigMap, metadata: {namespace: unnamed-mnh-data}, data: {owner: fleetpolicy}}}]}}`, ""))
+	bindToCluster(t, ns, "p")
+	expectCompliance(t, ns, map[string]policyv1.ComplianceState{"p": policyv1.NonCompliant})
+	cp := spokeConfigPolicy(t, "unnamed-mnh-cm")
+	if cp == nil || !strings.EqualFold(string(cp.Spec.RemediationAction), string(policyv1.Enforce)) {
+		t.Fatalf("the policy is not enforced: %+v", cp)
+	}
+	time.Sleep(2 * time.Second) // a few more evaluations
+	if kept := (&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: data, Name: "kept"}}); !exists(t, spokeC, kept) {
+		t.Fatal("an unnamed mustnothave template deleted the object it matched")
+	}
+}
