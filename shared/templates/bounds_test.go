@@ -105,6 +105,10 @@ func TestBoundStops(t *testing.T) {
 			templates.Limits{Timeout: time.Minute}, "memory"},
 		{"a value that holds itself", `{"a":"{{hub $d := dict hub}}{{hub $_ := set $d \"self\" $d hub}}{{hub $d hub}}"}`,
 			templates.Limits{}, "depth"},
+		{"sorting a shared value", `{"a":"{{hub $d := list hub}}{{hub range until 60 hub}}{{hub $d = list $d $d hub}}{{hub end hub}}{{hub sortAlpha (list $d) | len hub}}"}`,
+			templates.Limits{Timeout: time.Minute}, "memory"},
+		{"a shared value as a dict key", `{"a":"{{hub $d := list hub}}{{hub range until 60 hub}}{{hub $d = list $d $d hub}}{{hub end hub}}{{hub dict $d 1 | len hub}}"}`,
+			templates.Limits{Timeout: time.Minute}, "memory"},
 		{"deep nesting", `{"a":"{{hub $d := dict hub}}{{hub range until 5000 hub}}{{hub $d = dict \"a\" $d hub}}{{hub end hub}}{{hub print $d | len hub}}"}`,
 			templates.Limits{}, "depth"},
 	} {

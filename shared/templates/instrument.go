@@ -135,9 +135,8 @@ func (in *instrumenter) insert(at int, text string, order int) {
 // When the body starts with an action that trims the space before it, the
 // tick goes before that space, which the action still trims.
 func (in *instrumenter) tick(at int, body *parse.ListNode) {
-	if strings.HasPrefix(in.text[at:], in.start+"- ") || strings.HasPrefix(in.text[at:], in.start+"-\t") ||
-		strings.HasPrefix(in.text[at:], in.start+"-\n") || strings.HasPrefix(in.text[at:], in.start+"-\r") {
-		for at > 0 && strings.IndexByte(" \t\r\n", in.text[at-1]) >= 0 {
+	if rest := in.text[at:]; strings.HasPrefix(rest, in.start+"-") && len(rest) > len(in.start)+1 && isSpace(rest[len(in.start)+1]) {
+		for at > 0 && isSpace(in.text[at-1]) {
 			at--
 		}
 	}
@@ -298,14 +297,17 @@ func (in *instrumenter) argumentEnd(pos int) (int, bool) {
 	return trimEnd(in.text, pos, end), true
 }
 
+// isSpace is text/template's space around a trim marker.
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
+
 // trimEnd steps back from end over a right trim marker and spaces.
 func trimEnd(text string, pos, end int) int {
-	for end > pos && (text[end-1] == ' ' || text[end-1] == '\t' || text[end-1] == '\r' || text[end-1] == '\n') {
+	for end > pos && isSpace(text[end-1]) {
 		end--
 	}
-	if end > pos && text[end-1] == '-' && end-1 > pos && strings.ContainsRune(" \t\r\n", rune(text[end-2])) {
+	if end-1 > pos && text[end-1] == '-' && isSpace(text[end-2]) {
 		end -= 2
-		for end > pos && strings.ContainsRune(" \t\r\n", rune(text[end-1])) {
+		for end > pos && isSpace(text[end-1]) {
 			end--
 		}
 	}
