@@ -71,7 +71,11 @@
 // templates read, so that a change enqueues its root and only that replica is
 // resolved again. A cluster whose templates fail gets no write (its replica
 // keeps its last good spec) and is named in the root's HubTemplatesResolved
-// condition and a PolicyPropagation Event. KeyRotator creates nothing: it
+// condition and a PolicyPropagation Event. Each resolution is bounded
+// (Options.TemplateLimits, at most Options.TemplateResolutions at once); a
+// root whose templates meet a bound stalls: its other clusters are not tried
+// until a backoff ends, and until one of its resolutions succeeds they run
+// one at a time (hubTemplates.acquire). KeyRotator creates nothing: it
 // rotates the clusters' policy-encryption-key Secrets (the propagator creates
 // them) and re-resolves the roots that use encryption after a rotation.
 package hub

@@ -13,6 +13,9 @@
 // through the same watcher during a batch, so that a policy evaluated by watch
 // is evaluated again when what it evaluates changes; Direct resolves without
 // watching, for a policy that is not. Forget drops a policy's watches (when
-// it is deleted, or no longer evaluated by watch). The rules of resolution
-// (context, decryption, skipObject, error messages) are shared/templates'.
+// it is deleted, or no longer evaluated by watch). Every resolution of a
+// batch, or of Direct, is bounded (templates.Bound): the evaluation shares one
+// deadline of the Resolver's Limits.Timeout, each object definition has its
+// memory budget. The rules of resolution (context, decryption, skipObject,
+// error messages, bounds) are shared/templates'.
 package templatewatch
