@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 	"github.com/fleetpolicy/fleetpolicy/shared/replication"
@@ -66,6 +67,7 @@ func (p *Propagator) rootProblem(ctx context.Context, root *policyv1.Policy) (re
 func (p *Propagator) reportInvalid(ctx context.Context, root *policyv1.Policy, reason string, problem error) (ctrl.Result, error) {
 	p.Recorder.Eventf(root, nil, corev1.EventTypeWarning, reason, "Propagate", "%v", problem)
 	reconcileTotal.WithLabelValues("invalid").Inc()
+	p.failures.forget(client.ObjectKeyFromObject(root)) // its replicas are left as they are: no streak goes on
 	cond := metav1.Condition{Type: ConditionInvalid, Status: metav1.ConditionTrue, ObservedGeneration: root.Generation,
 		Reason: reason, Message: problem.Error()}
 	if was := meta.FindStatusCondition(root.Status.Conditions, ConditionInvalid); was != nil && was.Status == cond.Status &&

@@ -1,10 +1,8 @@
 package hub
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"sync"
 
@@ -157,12 +155,12 @@ func (s *failureStreaks) forget(root types.NamespacedName) {
 // writes it names, out of the clusters it is replicated to; nil when there is
 // none. The message names the first failuresShown clusters in order, each
 // with its write, reason and message, and counts the rest, so that its length
-// is bounded whatever the fleet. failures is sorted.
+// is bounded whatever the fleet. failures are in cluster order (Reconcile
+// sorts them).
 func replicasFailedCondition(root *policyv1.Policy, failures []writeFailure, clusters int) *metav1.Condition {
 	if len(failures) == 0 {
 		return nil
 	}
-	slices.SortFunc(failures, func(a, b writeFailure) int { return cmp.Compare(a.cluster, b.cluster) })
 	reason := failures[0].reason()
 	lines := make([]string, 0, min(len(failures), failuresShown)+1)
 	for i, f := range failures {
