@@ -12,16 +12,16 @@ import (
 	_ "embed"
 	"flag"
 	"fmt"
-	"github.com/fleetpolicy/fleetpolicy/shared/templates"
 	"io"
-	"k8s.io/apimachinery/pkg/api/resource"
 	"strings"
 	"time"
 
 	"github.com/kptdev/krm-functions-sdk/go/fn"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/klog"
 
 	"github.com/fleetpolicy/fleetpolicy/functions/internal/krm"
+	"github.com/fleetpolicy/fleetpolicy/shared/templates"
 )
 
 //go:embed README.md

@@ -80,6 +80,9 @@ func (b *Backoffs) Next(key string, stopped bool) time.Duration {
 	return RetryAfter(n)
 }
 
+// Forget drops what is known of key (a policy that is gone).
+func (b *Backoffs) Forget(key string) { b.Next(key, false) }
+
 // OrDefault returns l with each unset bound at its default.
 func (l Limits) OrDefault() Limits {
 	if l.Timeout <= 0 {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/fleetpolicy/fleetpolicy/shared/templates"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -18,6 +17,7 @@ import (
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/templatewatch"
 	"github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1beta1"
 	"github.com/fleetpolicy/fleetpolicy/shared/operatorpolicy"
+	"github.com/fleetpolicy/fleetpolicy/shared/templates"
 )
 
 // Finalizer holds an enforcing OperatorPolicy whose deletion may remove its
@@ -55,6 +55,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		if apierrors.IsNotFound(err) {
 			op.Namespace, op.Name = req.Namespace, req.Name
 			governancemetrics.Forget(kindOperatorPolicy, req.Namespace, req.Name)
+			r.boundBackoffs.Forget(req.String())
 			return ctrl.Result{}, r.templates.Forget(watcherOf(op))
 		}
 		return ctrl.Result{}, err
@@ -87,15 +88,15 @@ func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 			// Nothing can be planned from an invalid spec: let it go.
 			return ctrl.Result{}, r.setFinalizer(ctx, op, false)
 		}
-		result, err := r.report(ctx, op, operatorpolicy.EvaluateInvalid(err, op.Status.Conditions, r.now()))
-		if backoff := r.boundBackoffs.Next(req.String(), templates.IsBoundError(failed.err)); backoff > 0 && err == nil {
+		reported, reportErr := r.report(ctx, op, operatorpolicy.EvaluateInvalid(err, op.Status.Conditions, r.now()))
+		if backoff := r.boundBackoffs.Next(req.String(), templates.IsBoundError(failed.err)); backoff > 0 && reportErr == nil {
 			// Templates stopped at their bounds are tried again after a
 			// backoff that grows while they keep meeting them.
-			result = ctrl.Result{RequeueAfter: backoff}
+			reported = ctrl.Result{RequeueAfter: backoff}
 		}
-		return result, err
+		return reported, reportErr
 	}
-	r.boundBackoffs.Next(req.String(), false)
+	r.boundBackoffs.Forget(req.String())
 	if deleting {
 		return r.deleted(ctx, op, p)
 	}

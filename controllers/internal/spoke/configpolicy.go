@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	gotemplates "github.com/stolostron/go-template-utils/v7/pkg/templates"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -22,8 +23,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
-
-	gotemplates "github.com/stolostron/go-template-utils/v7/pkg/templates"
 
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/governancemetrics"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/templatewatch"
@@ -91,11 +90,13 @@ func (r *ConfigurationPolicyReconciler) Reconcile(ctx context.Context, req ctrl.
 	if err := r.Client.Get(ctx, req.NamespacedName, cp); err != nil {
 		if apierrors.IsNotFound(err) {
 			governancemetrics.Forget(kindConfigurationPolicy, req.Namespace, req.Name)
+			r.boundBackoffs.Forget(req.String())
 			return ctrl.Result{}, r.Templates.Forget(watcher)
 		}
 		return ctrl.Result{}, err
 	}
 	if !cp.DeletionTimestamp.IsZero() {
+		r.boundBackoffs.Forget(req.String())
 		if err := r.Templates.Forget(watcher); err != nil {
 			return ctrl.Result{}, err
 		}
@@ -142,16 +143,16 @@ func (r *ConfigurationPolicyReconciler) Reconcile(ctx context.Context, req ctrl.
 		}
 	}
 	requeue := ctrl.Result{Requeue: next.Now, RequeueAfter: next.After}
-	if backoff := r.boundBackoffs.Next(req.String(), stopped != nil); backoff > 0 {
-		// Templates stopped at their bounds are tried again after a backoff
-		// that grows while they keep meeting them, never sooner.
-		requeue = ctrl.Result{RequeueAfter: max(requeue.RequeueAfter, backoff)}
-	}
 	if configpolicy.AwaitsRecreate(messages) {
 		// An object deleted to be recreated is still going: as OCM, evaluate
 		// again at once rather than after the interval (each evaluation waits
 		// for it a while already).
 		requeue = ctrl.Result{RequeueAfter: recreateRetryDelay}
+	}
+	if backoff := r.boundBackoffs.Next(req.String(), stopped != nil); backoff > 0 {
+		// Templates stopped at their bounds are tried again after a backoff
+		// that grows while they keep meeting them, never sooner.
+		requeue = ctrl.Result{RequeueAfter: max(requeue.RequeueAfter, backoff)}
 	}
 	governancemetrics.Report(kindConfigurationPolicy, cp.Namespace, cp.Name, cp.Spec.Severity, status.ComplianceState)
 
@@ -899,7 +900,6 @@ func (r *ConfigurationPolicyReconciler) evaluateUnnamed(ctx context.Context, clu
 		// templates"): a mustnothave one deletes nothing, whatever matched.
 		verdict := configpolicy.Decide(ct, true, configpolicy.Comparison{Matches: true}, false)
 		res := configpolicy.Result{Resource: resource, Namespace: ns, Name: obj.GetName(), Unnamed: true, Compliant: verdict.Compliant, Reason: verdict.Reason}
-		r.write(ctx, cluster, verdict.Action, desired, obj, nil, &res)
 		results = append(results, res)
 		uidOf := obj
 		if ct == policyv1.MustNotHave {
