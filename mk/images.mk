@@ -25,7 +25,8 @@ IMAGE_OUT       ?= $(BIN)/images
 IMAGE_VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 IMAGE_REVISION  ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 # Creation time of the images and of every file in them: the commit's, so that
-# a build of the same commit gives the same digests.
+# a build of the same commit with the same Go toolchain and CA bundle (the
+# local base's) gives the same digests.
 IMAGE_CREATED   ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
 
 # controllers/cmd programs that drive local API servers and never run in a cluster.

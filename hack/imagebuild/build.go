@@ -209,7 +209,7 @@ func functionDirs(root string) ([]string, error) {
 }
 
 // goBuild builds pkgs (and kustomize) for platform p into dir: static
-// (CGO_ENABLED=0), -trimpath, the version in -ldflags.
+// (CGO_ENABLED=0), -trimpath, -ldflags "-s -w".
 func goBuild(ctx context.Context, o buildOptions, p v1.Platform, dir string, pkgs []string, kustomize bool) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -218,7 +218,7 @@ func goBuild(ctx context.Context, o buildOptions, p v1.Platform, dir string, pkg
 	if p.Variant != "" && p.Architecture == "arm" {
 		env = append(env, "GOARM="+strings.TrimPrefix(p.Variant, "v"))
 	}
-	ldflags := "-s -w -X main.version=" + o.Version
+	const ldflags = "-s -w"
 	run := func(dir string, extraEnv []string, args ...string) error {
 		cmd := exec.CommandContext(ctx, o.GoCommand, args...)
 		cmd.Dir = dir
@@ -239,7 +239,7 @@ func goBuild(ctx context.Context, o buildOptions, p v1.Platform, dir string, pkg
 	if kustomize {
 		// kustomize keeps the version its module pins in its own build info.
 		if err := run(filepath.Join(o.Root, kustomizeMod), []string{"GOWORK=off"},
-			"build", "-trimpath", "-ldflags", "-s -w", "-o", filepath.Join(dir, "kustomize"), kustomizePkg); err != nil {
+			"build", "-trimpath", "-ldflags", ldflags, "-o", filepath.Join(dir, "kustomize"), kustomizePkg); err != nil {
 			return err
 		}
 	}

@@ -23,9 +23,8 @@
 //
 // Every binary is built by `go build` from the repository (-root) with
 // CGO_ENABLED=0, GOOS/GOARCH of the platform, -trimpath and
-// -ldflags "-s -w -X main.version=VERSION" (a main that declares a version
-// variable gets it; none does today, so the version is in the labels and the
-// SBOM), kustomize with "-s -w" in its own tool module; the go build cache is
+// -ldflags "-s -w" (the version is in the labels and the SBOM), kustomize
+// with "-s -w" in its own tool module; the go build cache is
 // shared with every other build. Function and controller images run as
 // 65532:65532 and hold no shell: the base plus one layer with the binary and
 // the SBOM. Every time in an image (config, history, file mtimes) is -created

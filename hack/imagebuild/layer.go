@@ -45,14 +45,6 @@ func newLayer(files []entry, mtime time.Time) (v1.Layer, error) {
 			}
 		}
 	}
-	// An explicit directory given after one of its files wins over the default.
-	for _, f := range files {
-		p := strings.TrimPrefix(path.Clean("/"+f.Path), "/")
-		if f.Dir {
-			f.Path = p
-			byPath[p] = f
-		}
-	}
 	paths := make([]string, 0, len(byPath))
 	for p := range byPath {
 		paths = append(paths, p)

@@ -57,7 +57,7 @@ func buildCommand(ctx context.Context, args []string) error {
 	fs.StringVar(&o.Cache, "cache", "", "directory for the built binaries (default OUT/.build)")
 	fs.StringVar(&o.Registry, "registry", "ghcr.io/fleetpolicy", "registry and namespace of the image references in the archives")
 	fs.StringVar(&o.Tag, "tag", "dev", "tag of the image references in the archives")
-	fs.StringVar(&o.Version, "version", "dev", "version: org.opencontainers.image.version and -X main.version")
+	fs.StringVar(&o.Version, "version", "dev", "version: org.opencontainers.image.version and the SBOM's")
 	fs.StringVar(&o.Revision, "revision", "", "git commit: org.opencontainers.image.revision (required)")
 	fs.StringVar(&o.Source, "source", "https://github.com/fleetpolicy/fleetpolicy", "org.opencontainers.image.source")
 	fs.StringVar(&o.Base, "base", "", "base image REF@sha256:DIGEST, pulled (default: a base made here, nothing pulled)")
