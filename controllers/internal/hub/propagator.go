@@ -1,7 +1,6 @@
 package hub
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -255,9 +254,7 @@ func (p *Propagator) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		// is in flight: the failures are all there are.
 		failures = p.failures.reported(req.NamespacedName, failures)
 	}
-	// In cluster order: the writers finish in any order, and the conditions
-	// that name them must not change (and be written again) with it.
-	slices.SortFunc(failures, func(a, b writeFailure) int { return cmp.Compare(a.cluster, b.cluster) })
+	sortByCluster(failures) // for HubTemplatesResolved too
 	if root == nil {
 		if p.inFlight != nil && len(existing) == 0 {
 			p.inFlight.forget(req.NamespacedName)

@@ -1,8 +1,10 @@
 package hub
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -155,12 +157,13 @@ func (s *failureStreaks) forget(root types.NamespacedName) {
 // writes it names, out of the clusters it is replicated to; nil when there is
 // none. The message names the first failuresShown clusters in order, each
 // with its write, reason and message, and counts the rest, so that its length
-// is bounded whatever the fleet. failures are in cluster order (Reconcile
-// sorts them).
+// is bounded whatever the fleet. failures is sorted by cluster (Reconcile
+// passes them sorted already; then this costs one pass).
 func replicasFailedCondition(root *policyv1.Policy, failures []writeFailure, clusters int) *metav1.Condition {
 	if len(failures) == 0 {
 		return nil
 	}
+	sortByCluster(failures)
 	reason := failures[0].reason()
 	lines := make([]string, 0, min(len(failures), failuresShown)+1)
 	for i, f := range failures {
@@ -207,4 +210,11 @@ func truncateRunes(s string, n int) string {
 		n--
 	}
 	return s
+}
+
+// sortByCluster orders failures by cluster: the writers finish in any order,
+// and the conditions that name them must not change (and be written again)
+// with it.
+func sortByCluster(failures []writeFailure) {
+	slices.SortFunc(failures, func(a, b writeFailure) int { return cmp.Compare(a.cluster, b.cluster) })
 }
