@@ -1,4 +1,4 @@
-module github.com/fleetpolicy/fleetpolicy/hack/tools/ocm-placement
+module github.com/fleetpolicy/fleetpolicy/hack/tools/ocm
 
 go 1.25.0
 
@@ -163,6 +163,7 @@ require (
 	open-cluster-management.io/addon-framework v1.2.0 // indirect
 	open-cluster-management.io/api v1.2.0 // indirect
 	open-cluster-management.io/sdk-go v1.2.0 // indirect
+	sigs.k8s.io/about-api v0.0.0-20250131010323-518069c31c03 // indirect
 	sigs.k8s.io/apiserver-network-proxy/konnectivity-client v0.31.2 // indirect
 	sigs.k8s.io/cluster-inventory-api v0.0.0-20251124125836-445319b6307a // indirect
 	sigs.k8s.io/controller-runtime v0.22.4 // indirect
