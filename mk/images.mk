@@ -34,9 +34,11 @@ IMAGELESS_BINARIES := fleetpolicy-bench fleetpolicy-demo
 CONTROLLER_IMAGES  := $(filter-out $(IMAGELESS_BINARIES),$(CONTROLLER_BINARIES))
 FUNCTION_IMAGES    := $(FUNCTION_BINARIES)
 CMP_IMAGE          := fleetpolicy-argocd-cmp
-IMAGES             := $(FUNCTION_IMAGES) $(CONTROLLER_IMAGES) $(CMP_IMAGE)
+# The sandbox image of the e2e node's pods (hack/node/pause; mk/node.mk).
+PAUSE_IMAGE        := fleetpolicy-pause
+IMAGES             := $(FUNCTION_IMAGES) $(CONTROLLER_IMAGES) $(CMP_IMAGE) $(PAUSE_IMAGE)
 # What hack/imagebuild builds for each image: KIND:NAME.
-IMAGE_SPECS        := $(addprefix function:,$(FUNCTION_IMAGES)) $(addprefix controller:,$(CONTROLLER_IMAGES)) argocd-cmp:$(CMP_IMAGE)
+IMAGE_SPECS        := $(addprefix function:,$(FUNCTION_IMAGES)) $(addprefix controller:,$(CONTROLLER_IMAGES)) argocd-cmp:$(CMP_IMAGE) pause:$(PAUSE_IMAGE)
 
 IMAGEBUILD := $(BIN)/imagebuild
 IMAGEBUILD_FLAGS = -root $(CURDIR) -out $(IMAGE_OUT) -registry $(or $(IMAGE_REGISTRY),ghcr.io/fleetpolicy) \
@@ -50,7 +52,7 @@ $(IMAGEBUILD): $(filter-out %_test.go,$(wildcard hack/imagebuild/*.go)) hack/ima
 ##@ Images
 
 .PHONY: images
-images: $(IMAGEBUILD) ## Build every image (each KRM function, hub, spoke, Argo CD sidecar; amd64 and arm64) into bin/images/<name>.tar with no Docker engine; one alone: make image/<name>.
+images: $(IMAGEBUILD) ## Build every image (each KRM function, hub, spoke, Argo CD sidecar, the e2e node's pause; amd64 and arm64) into bin/images/<name>.tar with no Docker engine; one alone: make image/<name>.
 	$(IMAGEBUILD) build $(IMAGEBUILD_FLAGS) $(IMAGE_SPECS)
 
 .PHONY: $(addprefix image/,$(IMAGES))

@@ -21,6 +21,7 @@ const (
 	kindFunction   = "function"
 	kindController = "controller"
 	kindCMP        = "argocd-cmp"
+	kindPause      = "pause"
 )
 
 // Users the images run as.
@@ -39,6 +40,8 @@ const (
 	cmpGenerate   = "functions/cmd/fleetpolicy-cmp-generate"
 	kustomizeMod  = "hack/tools/kustomize"
 	kustomizePkg  = "sigs.k8s.io/kustomize/kustomize/v5"
+	pauseMod      = "hack/node/pause"
+	pauseBinary   = "pause"
 )
 
 // spec is one image to build: KIND:NAME.
@@ -47,13 +50,13 @@ type spec struct{ Kind, Name string }
 func parseSpec(s string) (spec, error) {
 	kind, name, ok := strings.Cut(s, ":")
 	if !ok || name == "" || strings.ContainsAny(name, "/\\ ") {
-		return spec{}, fmt.Errorf("%q: want KIND:NAME, KIND one of %s, %s, %s", s, kindFunction, kindController, kindCMP)
+		return spec{}, fmt.Errorf("%q: want KIND:NAME, KIND one of %s, %s, %s, %s", s, kindFunction, kindController, kindCMP, kindPause)
 	}
 	switch kind {
-	case kindFunction, kindController, kindCMP:
+	case kindFunction, kindController, kindCMP, kindPause:
 		return spec{kind, name}, nil
 	}
-	return spec{}, fmt.Errorf("%q: unknown kind %q (want %s, %s or %s)", s, kind, kindFunction, kindController, kindCMP)
+	return spec{}, fmt.Errorf("%q: unknown kind %q (want %s, %s, %s or %s)", s, kind, kindFunction, kindController, kindCMP, kindPause)
 }
 
 type buildOptions struct {
@@ -79,7 +82,7 @@ func build(ctx context.Context, o buildOptions) error {
 		return err
 	}
 	o.Root = root
-	pkgs, kustomize, err := packages(o)
+	pkgs, extra, err := packages(o)
 	if err != nil {
 		return err
 	}
@@ -90,7 +93,7 @@ func build(ctx context.Context, o buildOptions) error {
 	bins := map[string]string{} // "os/arch" -> directory of its binaries
 	for _, p := range o.Platforms {
 		dir := filepath.Join(o.Cache, p.OS+"-"+p.Architecture)
-		if err := goBuild(ctx, o, p, dir, pkgs, kustomize); err != nil {
+		if err := goBuild(ctx, o, p, dir, pkgs, extra); err != nil {
 			return err
 		}
 		bins[p.OS+"/"+p.Architecture] = dir
@@ -151,9 +154,13 @@ func descriptorOf(img v1.Image, p v1.Platform) (v1.Descriptor, error) {
 	return v1.Descriptor{MediaType: mt, Digest: d, Size: size, Platform: &pl}, nil
 }
 
+// moduleBuilds says which binaries built in modules of their own (outside the
+// workspace, GOWORK=off) the specs need.
+type moduleBuilds struct{ Kustomize, Pause bool }
+
 // packages lists the workspace packages to build (relative to the root, as
-// ./dir) and whether kustomize is needed.
-func packages(o buildOptions) (pkgs []string, kustomize bool, err error) {
+// ./dir) and the binaries built in their own modules.
+func packages(o buildOptions) (pkgs []string, extra moduleBuilds, err error) {
 	seen := map[string]bool{}
 	add := func(dir string) error {
 		if _, err := os.Stat(filepath.Join(o.Root, filepath.FromSlash(dir), "main.go")); err != nil {
@@ -171,11 +178,13 @@ func packages(o buildOptions) (pkgs []string, kustomize bool, err error) {
 			err = add("functions/" + s.Name)
 		case kindController:
 			err = add("controllers/cmd/" + s.Name)
+		case kindPause:
+			extra.Pause = true
 		case kindCMP:
-			kustomize = true
+			extra.Kustomize = true
 			var fns []string
 			if fns, err = functionDirs(o.Root); err != nil {
-				return nil, false, err
+				return nil, extra, err
 			}
 			for _, f := range append(fns, cmpGenerate) {
 				if err = add(f); err != nil {
@@ -184,11 +193,11 @@ func packages(o buildOptions) (pkgs []string, kustomize bool, err error) {
 			}
 		}
 		if err != nil {
-			return nil, false, err
+			return nil, extra, err
 		}
 	}
 	sort.Strings(pkgs)
-	return pkgs, kustomize, nil
+	return pkgs, extra, nil
 }
 
 // functionDirs are functions/NAME for every functions/*/main.go, as the
@@ -208,9 +217,9 @@ func functionDirs(root string) ([]string, error) {
 	return dirs, nil
 }
 
-// goBuild builds pkgs (and kustomize) for platform p into dir: static
+// goBuild builds pkgs (and kustomize, pause) for platform p into dir: static
 // (CGO_ENABLED=0), -trimpath, -ldflags "-s -w".
-func goBuild(ctx context.Context, o buildOptions, p v1.Platform, dir string, pkgs []string, kustomize bool) error {
+func goBuild(ctx context.Context, o buildOptions, p v1.Platform, dir string, pkgs []string, extra moduleBuilds) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -236,10 +245,16 @@ func goBuild(ctx context.Context, o buildOptions, p v1.Platform, dir string, pkg
 			return err
 		}
 	}
-	if kustomize {
+	if extra.Kustomize {
 		// kustomize keeps the version its module pins in its own build info.
 		if err := run(filepath.Join(o.Root, kustomizeMod), []string{"GOWORK=off"},
 			"build", "-trimpath", "-ldflags", ldflags, "-o", filepath.Join(dir, "kustomize"), kustomizePkg); err != nil {
+			return err
+		}
+	}
+	if extra.Pause {
+		if err := run(filepath.Join(o.Root, filepath.FromSlash(pauseMod)), []string{"GOWORK=off"},
+			"build", "-trimpath", "-ldflags", ldflags, "-o", filepath.Join(dir, pauseBinary), "."); err != nil {
 			return err
 		}
 	}
@@ -262,6 +277,8 @@ func description(s spec) string {
 		return "fleetpolicy KRM function " + s.Name
 	case kindController:
 		return "fleetpolicy controller " + s.Name
+	case kindPause:
+		return "pause: the sandbox container of the e2e node's pods (hack/node/pause)"
 	default:
 		return "Argo CD config management plugin sidecar: kustomize with fleetpolicy's KRM functions"
 	}
@@ -293,6 +310,10 @@ func imageFor(o buildOptions, s spec, p v1.Platform, b *baseSet, bins string) (v
 	case kindFunction, kindController:
 		addBin(s.Name)
 		entrypoint = []string{path.Join(binDir, s.Name)}
+		env = []string{"PATH=" + binDir + ":/usr/bin:/bin"}
+	case kindPause:
+		addBin(pauseBinary)
+		entrypoint = []string{path.Join(binDir, pauseBinary)}
 		env = []string{"PATH=" + binDir + ":/usr/bin:/bin"}
 	case kindCMP:
 		// kustomize alone in a layer of its own: it changes only with its pin.

@@ -20,6 +20,10 @@
 //     Every command plugin.yaml names (init, generate, discover) is
 //     fleetpolicy-cmp-generate, so the sidecar, like every image, holds no
 //     shell and needs none.
+//   - pause: the sandbox ("pause") container of the e2e node's pods
+//     (`make e2e`): hack/node/pause, a module of its own built with
+//     GOWORK=off, at /usr/local/bin/pause, user 65532. NAME is the image's
+//     name (the Makefile's is fleetpolicy-pause).
 //
 // Every binary is built by `go build` from the repository (-root) with
 // CGO_ENABLED=0, GOOS/GOARCH of the platform, -trimpath and

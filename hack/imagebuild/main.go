@@ -17,7 +17,7 @@ import (
 )
 
 const usage = `usage:
-  imagebuild build [flags] KIND:NAME...   (KIND: function, controller, argocd-cmp)
+  imagebuild build [flags] KIND:NAME...   (KIND: function, controller, argocd-cmp, pause)
   imagebuild push -registry REGISTRY [-tag TAG] ARCHIVE...
 `
 
