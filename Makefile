@@ -324,3 +324,4 @@ clean: ## Remove bin/ (built tools and binaries).
 
 include mk/images.mk
 include mk/olm.mk
+include mk/node.mk
