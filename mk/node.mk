@@ -86,13 +86,15 @@ lint: lint-node
 E2E_TIMEOUT ?= 15m
 # -run of the suite (all of it by default).
 E2E_RUN     ?= .
-# The suite: every image as a container (functions/internal/imagee2e).
-E2E_PACKAGES := ./functions/internal/imagee2e/
+# The suite: the controllers as pods (controllers/internal/e2e), every image
+# as a container (functions/internal/imagee2e); one package at a time (-p 1),
+# both on the one node.
+E2E_PACKAGES := ./controllers/internal/e2e/ ./functions/internal/imagee2e/
 
 .PHONY: e2e
-e2e: node-binaries node-packages images $(KUSTOMIZE) ## Start the e2e node, run every image as a container on it (E2E_PACKAGES), then tear the node down whatever happened (root).
-	@trap '$(NODE_ENV) hack/node/down.sh' EXIT; \
+e2e: node-binaries node-packages images $(KUSTOMIZE) ## Start the e2e node, deploy manifests/crds, hub (without cert-manager) and spoke with the built images and prove them as pods, run every image as a container, then tear the node down whatever happened (root).
+	@trap 'd=$$(date +%s); $(NODE_ENV) hack/node/down.sh; echo ">> node down in $$(( $$(date +%s) - d )) s"' EXIT; \
 	  start=$$(date +%s); $(NODE_ENV) hack/node/up.sh; echo ">> node up in $$(( $$(date +%s) - start )) s"; \
 	  FLEETPOLICY_E2E_NODE=$(NODE_DIR) FLEETPOLICY_E2E_IMAGES=$(or $(IMAGE_REGISTRY),ghcr.io/fleetpolicy) \
-	  FLEETPOLICY_E2E_IMAGE_TAG=$(IMAGE_TAG) FLEETPOLICY_E2E_KUBECTL=$(KUBECTL) \
-	  go test $(GO_TEST_FLAGS) -timeout $(E2E_TIMEOUT) -v -run '$(E2E_RUN)' $(E2E_PACKAGES)
+	  FLEETPOLICY_E2E_IMAGE_TAG=$(IMAGE_TAG) FLEETPOLICY_E2E_KUBECTL=$(KUBECTL) FLEETPOLICY_E2E_KUSTOMIZE=$(KUSTOMIZE) \
+	  go test $(GO_TEST_FLAGS) -p 1 -timeout $(E2E_TIMEOUT) -v -run '$(E2E_RUN)' $(E2E_PACKAGES)

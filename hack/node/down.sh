@@ -90,4 +90,8 @@ if [ -f "$NODE_RUN/ip_forward" ]; then
 	cat "$NODE_RUN/ip_forward" >/proc/sys/net/ipv4/ip_forward
 fi
 rm -rf "$NODE_RUN"
+# containerd 1.6 puts its shims' sockets under /run/containerd/s whatever its
+# state directory: remove what is left there only when it is empty (a
+# containerd of the machine may be using it).
+rmdir /run/containerd/s /run/containerd/fifo /run/containerd 2>/dev/null
 log "down"

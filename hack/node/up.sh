@@ -233,6 +233,7 @@ state = "$NODE_RUN/containerd"
         runtime_type = "io.containerd.runc.v2"
         [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
           SystemdCgroup = false
+          Root = "$NODE_RUN/runc"
     [plugins."io.containerd.grpc.v1.cri".cni]
       bin_dir = "$CNI_BIN_DIR"
       conf_dir = "$NODE_STATE/cni"

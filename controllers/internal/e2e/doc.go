@@ -1,0 +1,40 @@
+// Package e2e proves the controllers as pods on a real node (`make e2e`,
+// hack/node): kube-apiserver, kube-controller-manager, kube-scheduler, kubelet
+// and kube-proxy on containerd, with the images `make images` built and
+// nothing pulled. Its TestMain deploys, with bin/kustomize,
+//
+//   - manifests/crds;
+//   - manifests/hub through an overlay that uses the component
+//     manifests/hub/without-cert-manager: the webhook's serving certificate
+//     (for fleetpolicy-hub-webhook.fleetpolicy-system.svc, signed by a CA made
+//     here) comes from a secretGenerator and its CA goes into the webhook's
+//     caBundle, the path README "Webhook certificate without cert-manager"
+//     documents;
+//   - manifests/spoke/hub in the namespace of cluster cluster1, whose
+//     ManagedCluster it registers, and manifests/spoke, whose hub kubeconfig
+//     (Secret fleetpolicy-spoke-hub-kubeconfig) holds a bound token of that
+//     ServiceAccount and the node API server's address: the hub and the
+//     managed cluster are the same API server, as for OCM's self-managed
+//     local-cluster;
+//
+// every Deployment with the images of the archives (FLEETPOLICY_E2E_IMAGES,
+// FLEETPOLICY_E2E_IMAGE_TAG) and imagePullPolicy Never, and waits until they
+// are available. Its tests then check, in order: the hub's two replicas Ready
+// with one holding the leader lease and their probes answering; the spoke's
+// probes; a Policy enforced by the spoke pod on the node's API server and
+// Compliant on the hub; the placement webhook admitting (and denying) through
+// its Service; /explain refusing an anonymous or unauthorized caller and
+// answering one bound to fleetpolicy-explain, through the Service; the hub's
+// PodDisruptionBudget allowing one eviction and refusing the second; and a
+// Progressive rollout that carries on, each cluster enforced once and wave by
+// wave, when the leader pod is deleted in the middle of it and the other
+// replica takes the lease. Clusters other than cluster1 in the rollout have
+// no spoke: the test reports their replicas' compliance itself, as
+// rollouttest's fake spoke does (test-only).
+//
+// Without FLEETPOLICY_E2E_NODE (the node's directory, bin/node, holding
+// admin.kubeconfig and pki/ca.crt) every test skips, so that `make test`
+// compiles the package and runs nothing. FLEETPOLICY_E2E_KUSTOMIZE and
+// FLEETPOLICY_E2E_KUBECTL name the binaries (bin/kustomize, bin/kubectl by
+// default).
+package e2e
