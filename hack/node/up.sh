@@ -246,7 +246,8 @@ for tar in "$IMAGES_DIR"/*.tar; do
 	ctr --address "$SOCK" -n k8s.io images import "$tar" >>"$NODE_DIR/logs/images.log" 2>&1 ||
 		fail "ctr images import $tar failed: $(tail -3 "$NODE_DIR/logs/images.log")"
 done
-ctr --address "$SOCK" -n k8s.io images ls -q | grep -qx "$PAUSE_IMAGE" ||
+imported=$(ctr --address "$SOCK" -n k8s.io images ls -q)
+grep -qx "$PAUSE_IMAGE" <<<"$imported" ||
 	fail "the pause image $PAUSE_IMAGE is not among the imported images (make images builds it)"
 
 # --- kubelet, kube-proxy -----------------------------------------------------
