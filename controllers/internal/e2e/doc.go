@@ -6,10 +6,10 @@
 //   - manifests/crds;
 //   - manifests/hub through an overlay that uses the component
 //     manifests/hub/without-cert-manager: the webhook's serving certificate
-//     (for fleetpolicy-hub-webhook.fleetpolicy-system.svc, signed by a CA made
-//     here) comes from a secretGenerator and its CA goes into the webhook's
-//     caBundle, the path README "Webhook certificate without cert-manager"
-//     documents;
+//     (for fleetpolicy-hub-webhook.fleetpolicy-system.svc, signed by a CA, both
+//     made by hack/webhook-cert.sh) comes from a secretGenerator and its CA
+//     goes into the webhook's caBundle, the path README "Webhook certificate
+//     without cert-manager" documents;
 //   - manifests/spoke/hub in the namespace of cluster cluster1, whose
 //     ManagedCluster it registers, and manifests/spoke, whose hub kubeconfig
 //     (Secret fleetpolicy-spoke-hub-kubeconfig) holds a bound token of that

@@ -3,16 +3,9 @@ package e2e
 import (
 	"bytes"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/base64"
-	"encoding/pem"
 	"errors"
 	"fmt"
-	"math/big"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -291,25 +284,27 @@ func overlay(name, base, component, extra string) (string, error) {
 	return dir, os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(doc), 0o644)
 }
 
-// hubOverlay is manifests/hub without cert-manager: the component
-// manifests/hub/without-cert-manager, and the serving Secret generated from a
-// certificate made here, as README "Webhook certificate without cert-manager"
-// says.
+// hubOverlay is manifests/hub without cert-manager, as README "Webhook
+// certificate without cert-manager" says: hack/webhook-cert.sh makes the
+// certificate, the component manifests/hub/without-cert-manager drops
+// cert-manager's objects and fills caBundle, and a secretGenerator makes the
+// serving Secret.
 func hubOverlay() (string, error) {
 	dir := filepath.Join(nodeDir, "overlays", "hub")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
-	caPEM, certPEM, keyPEM, err := servingCertificate(webhookHost, webhookHost+".cluster.local")
+	var out bytes.Buffer
+	cmd := exec.Command(filepath.Join(root, "hack", "webhook-cert.sh"), dir)
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("hack/webhook-cert.sh: %v\n%s", err, out.String())
+	}
+	ca, err := os.ReadFile(filepath.Join(dir, "ca.crt"))
 	if err != nil {
 		return "", err
 	}
-	webhookCA = caPEM
-	for name, data := range map[string][]byte{"ca.crt": caPEM, "tls.crt": certPEM, "tls.key": keyPEM} {
-		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
-			return "", err
-		}
-	}
+	webhookCA = ca
 	component, err := filepath.Rel(dir, filepath.Join(root, "manifests/hub/without-cert-manager"))
 	if err != nil {
 		return "", err
@@ -323,45 +318,6 @@ secretGenerator:
     options: {disableNameSuffixHash: true}
 `, filepath.ToSlash(component)))
 	return dir, err
-}
-
-// servingCertificate makes a CA and a serving certificate for dnsNames signed
-// by it, valid for a day.
-func servingCertificate(dnsNames ...string) (caPEM, certPEM, keyPEM []byte, err error) {
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	now := time.Now()
-	caTemplate := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "fleetpolicy-e2e-webhook-ca"},
-		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
-	}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTemplate, caTemplate, &caKey.PublicKey, caKey)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	template := &x509.Certificate{
-		SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: dnsNames[0]}, DNSNames: dnsNames,
-		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, template, caTemplate, &key.PublicKey, caKey)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	keyDER, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}),
-		pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
-		pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), nil
 }
 
 // hubKubeconfigSecret writes the spoke's hub kubeconfig: a bound token of
