@@ -16,26 +16,29 @@ NODE_RUN=${NODE_RUN:-/run/fleetpolicy-node}
 BRIDGE=np0
 SOCK=$NODE_RUN/containerd.sock
 
-log() { printf '>> node: %s\n' "$*" >&2; }
+log() { printf '>> node: %s (%ds)\n' "$*" "$SECONDS" >&2; }
 
 [ "$(id -u)" = 0 ] || { echo "node: tearing the e2e node down needs root" >&2; exit 1; }
 
-stop() { # name: SIGTERM, then SIGKILL after 10 s
-	local pidfile=$NODE_RUN/$1.pid pid
-	[ -f "$pidfile" ] || return 0
-	pid=$(cat "$pidfile")
-	if kill -TERM "$pid" 2>/dev/null; then
-		for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
-		kill -KILL "$pid" 2>/dev/null
-	fi
-	rm -f "$pidfile"
+stop() { # name...: SIGTERM to all, then SIGKILL to those left after 10 s
+	local name pids=()
+	for name in "$@"; do
+		[ -f "$NODE_RUN/$name.pid" ] || continue
+		pids+=("$(cat "$NODE_RUN/$name.pid")")
+		rm -f "$NODE_RUN/$name.pid"
+	done
+	[ ${#pids[@]} -gt 0 ] || return 0
+	kill -TERM "${pids[@]}" 2>/dev/null
+	for _ in $(seq 50); do
+		kill -0 "${pids[@]}" 2>/dev/null || break
+		sleep 0.2
+	done
+	kill -KILL "${pids[@]}" 2>/dev/null
+	return 0
 }
 
 log "stopping kubelet, kube-proxy, the control plane"
-stop kubelet
-stop kube-proxy
-stop kube-scheduler
-stop kube-controller-manager
+stop kubelet kube-proxy kube-scheduler kube-controller-manager
 
 if [ -S "$SOCK" ]; then
 	log "removing containerd's containers"
@@ -44,14 +47,19 @@ if [ -S "$SOCK" ]; then
 		for t in $(ctr -n "$ns" tasks ls -q 2>/dev/null); do
 			ctr -n "$ns" tasks kill -s SIGKILL "$t" >/dev/null 2>&1
 		done
-		for t in $(ctr -n "$ns" tasks ls -q 2>/dev/null); do
-			for _ in $(seq 25); do ctr -n "$ns" tasks rm -f "$t" >/dev/null 2>&1 && break; sleep 0.2; done
+		# A killed task is deleted once it has exited (containerd's CRI
+		# plugin may delete it first): 10 s at most.
+		for _ in $(seq 50); do
+			left=$(ctr -n "$ns" tasks ls -q 2>/dev/null)
+			[ -n "$left" ] || break
+			for t in $left; do ctr -n "$ns" tasks rm -f "$t" >/dev/null 2>&1; done
+			sleep 0.2
 		done
-		ctr -n "$ns" containers ls -q 2>/dev/null | xargs -r ctr -n "$ns" containers rm >/dev/null 2>&1
+		ctr -n "$ns" containers ls -q 2>/dev/null | xargs -r ctr --address "$SOCK" -n "$ns" containers rm >/dev/null 2>&1
 	done
 fi
-stop containerd
-stop kube-apiserver
+log "stopping containerd, kube-apiserver, etcd"
+stop containerd kube-apiserver
 stop etcd
 
 # containerd's shims outlive containerd; the ones of this node's state only.
