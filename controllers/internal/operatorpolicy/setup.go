@@ -2,12 +2,17 @@ package operatorpolicy
 
 import (
 	"context"
+	"fmt"
 	"slices"
 
 	operatorsv1 "github.com/operator-framework/api/pkg/operators/v1"
 	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -52,8 +57,19 @@ const (
 )
 
 // Setup registers the OperatorPolicy controller on mgr, a manager of the
-// managed cluster whose scheme has the policy and OLM kinds.
+// managed cluster whose scheme has the policy and OLM kinds: SetupIndexes and
+// SetupController.
 func Setup(mgr ctrl.Manager, opts Options) error {
+	if err := SetupIndexes(mgr); err != nil {
+		return err
+	}
+	return SetupController(mgr, opts)
+}
+
+// SetupIndexes registers the OperatorPolicy indexes the controller reads. It
+// must run before the manager starts; SetupController may run after (once OLM
+// is installed on the cluster).
+func SetupIndexes(mgr ctrl.Manager) error {
 	ctx := context.Background()
 	indexer := mgr.GetFieldIndexer()
 	if err := indexer.IndexField(ctx, &v1beta1.OperatorPolicy{}, indexSubscriptionNamespace, func(obj client.Object) []string {
@@ -65,7 +81,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	}); err != nil {
 		return err
 	}
-	if err := indexer.IndexField(ctx, &v1beta1.OperatorPolicy{}, indexCatalogSource, func(obj client.Object) []string {
+	return indexer.IndexField(ctx, &v1beta1.OperatorPolicy{}, indexCatalogSource, func(obj client.Object) []string {
 		op, ok := obj.(*v1beta1.OperatorPolicy)
 		if !ok {
 			return nil
@@ -75,10 +91,12 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 			return []string{resolvedOnReconcileKey}
 		}
 		return []string{op.Spec.Subscription.SourceNamespace + "/" + op.Spec.Subscription.Source}
-	}); err != nil {
-		return err
-	}
+	})
+}
 
+// SetupController registers the controller itself, which watches OLM's kinds:
+// the cluster must serve OLM's API (ServesOLM).
+func SetupController(mgr ctrl.Manager, opts Options) error {
 	resolver, err := templatewatch.ForManager(mgr, opts.TemplateLimits)
 	if err != nil {
 		return err
@@ -192,4 +210,29 @@ func (r *reconciler) requests(ctx context.Context, match client.MatchingFields) 
 		out[i] = reconcile.Request{NamespacedName: types.NamespacedName{Namespace: policies.Items[i].Namespace, Name: policies.Items[i].Name}}
 	}
 	return out
+}
+
+// ServesOLM says whether the cluster of cfg serves the OLM kinds the
+// controller watches (OLM is installed).
+func ServesOLM(cfg *rest.Config) (bool, error) {
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return false, err
+	}
+	for gv, resource := range map[string]string{
+		operatorsv1alpha1.SchemeGroupVersion.String(): "subscriptions",
+		operatorsv1.SchemeGroupVersion.String():       "operatorgroups",
+	} {
+		resources, err := dc.ServerResourcesForGroupVersion(gv)
+		if apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		if err != nil {
+			return false, fmt.Errorf("asking the cluster whether it serves %s: %w", gv, err)
+		}
+		if !slices.ContainsFunc(resources.APIResources, func(r metav1.APIResource) bool { return r.Name == resource }) {
+			return false, nil
+		}
+	}
+	return true, nil
 }

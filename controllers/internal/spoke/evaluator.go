@@ -31,8 +31,13 @@ const (
 // String is the evaluator's name (flag.Value).
 func (e *Evaluator) String() string { return string(*e) }
 
-// Set accepts fleetpolicy or ocm (flag.Value).
+// Set accepts fleetpolicy or ocm (flag.Value); an empty value is the default,
+// fleetpolicy, as an OCM add-on renders a customized variable left unset
+// (--configurationpolicy-evaluator={{CONFIGURATIONPOLICY_EVALUATOR}}).
 func (e *Evaluator) Set(value string) error {
+	if value == "" {
+		value = string(EvaluatorFleetpolicy)
+	}
 	if err := Evaluator(value).validate(); err != nil {
 		return err
 	}

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/logging"
@@ -170,7 +171,7 @@ func NewManager(ctx context.Context, hubCfg, managedCfg *rest.Config, o ManagerO
 		if err := mgr.Add(releasingOperatorPolicyFinalizers(mgr, ctrl.Log.WithName("spoke"))); err != nil {
 			return nil, err
 		}
-	} else if err := operatorpolicy.Setup(mgr, operatorpolicy.Options{Concurrency: o.Concurrency, DefaultNamespace: o.OperatorPolicyDefaultNamespace, Clock: o.Clock, TemplateLimits: o.TemplateLimits}); err != nil {
+	} else if err := setupOperatorPolicies(mgr, operatorpolicy.Options{Concurrency: o.Concurrency, DefaultNamespace: o.OperatorPolicyDefaultNamespace, Clock: o.Clock, TemplateLimits: o.TemplateLimits}); err != nil {
 		return nil, err
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
@@ -180,6 +181,47 @@ func NewManager(ctx context.Context, hubCfg, managedCfg *rest.Config, o ManagerO
 		return nil, err
 	}
 	return mgr, nil
+}
+
+// olmPoll is how often a spoke on a cluster without OLM asks whether OLM is
+// installed now.
+const olmPoll = 30 * time.Second
+
+// setupOperatorPolicies registers the OperatorPolicy controller when the
+// managed cluster serves OLM's API, and otherwise once it does (asked every
+// olmPoll): on a cluster without OLM, as on a cluster where OCM's
+// config-policy-controller runs without --enable-operator-policy, no
+// OperatorPolicy is evaluated, and the rest of the spoke runs.
+func setupOperatorPolicies(mgr ctrl.Manager, opts operatorpolicy.Options) error {
+	if err := operatorpolicy.SetupIndexes(mgr); err != nil {
+		return err
+	}
+	served, err := operatorpolicy.ServesOLM(mgr.GetConfig())
+	if err != nil {
+		return err
+	}
+	if served {
+		return operatorpolicy.SetupController(mgr, opts)
+	}
+	logger := ctrl.Log.WithName("spoke")
+	logger.Info("OLM's API is not served on this cluster: OperatorPolicies are evaluated once it is")
+	return mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+		tick := time.NewTicker(olmPoll)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-tick.C:
+			}
+			if served, err := operatorpolicy.ServesOLM(mgr.GetConfig()); err != nil {
+				logger.Error(err, "asking whether OLM is installed")
+			} else if served {
+				logger.Info("OLM's API is served now: evaluating OperatorPolicies")
+				return operatorpolicy.SetupController(mgr, opts)
+			}
+		}
+	}))
 }
 
 func limited(cfg *rest.Config, o ManagerOptions) *rest.Config {
