@@ -27,6 +27,13 @@ type Options struct {
 	// rewrites each webhook's service to a URL on WebhookHost:WebhookPort (keeping
 	// the service's path) and writes a serving certificate into WebhookCertDir.
 	MutatingWebhooks []admissionregistrationv1.MutatingWebhookConfiguration
+	// CRDPaths, relative to the repository root (folders or files), replace
+	// CRDDirs: a managed cluster of an OCM fleet starts with only what OCM's
+	// agents need (ManagedClusterCRDPaths), and the add-on brings the rest.
+	CRDPaths []string
+	// APIServerFlags are set on the kube-apiserver (name without dashes:
+	// value), such as goaway-chance.
+	APIServerFlags map[string]string
 }
 
 // Plane is one running API server with fleetpolicy's CRDs installed.
@@ -47,6 +54,8 @@ type Plane struct {
 
 	env *envtest.Environment
 	dir string
+	// clientCAFile is the API server's --client-ca-file (envtest's).
+	clientCAFile string
 }
 
 // RepoRoot finds the repository root: the nearest directory above the working
@@ -99,8 +108,12 @@ func StartWith(name string, opts Options) (*Plane, error) {
 	if err != nil {
 		return nil, err
 	}
-	dirs := make([]string, len(CRDDirs))
-	for i, d := range CRDDirs {
+	paths := CRDDirs
+	if opts.CRDPaths != nil {
+		paths = opts.CRDPaths
+	}
+	dirs := make([]string, len(paths))
+	for i, d := range paths {
 		dirs[i] = filepath.Join(root, d)
 	}
 	env := &envtest.Environment{
@@ -118,11 +131,18 @@ func StartWith(name string, opts Options) (*Plane, error) {
 	etcd := &envtest.Etcd{}
 	etcd.Configure().Set("quota-backend-bytes", strconv.FormatInt(etcdQuota, 10))
 	env.ControlPlane.Etcd = etcd
+	if len(opts.APIServerFlags) > 0 {
+		api := &envtest.APIServer{}
+		for name, value := range opts.APIServerFlags {
+			api.Configure().Set(name, value)
+		}
+		env.ControlPlane.APIServer = api
+	}
 	cfg, err := env.Start()
 	if err != nil {
 		return nil, fmt.Errorf("localplane: starting %s API server: %w", name, err)
 	}
-	p := &Plane{Name: name, Config: cfg, env: env}
+	p := &Plane{Name: name, Config: cfg, env: env, clientCAFile: filepath.Join(env.ControlPlane.APIServer.CertDir, "client-cert-auth-ca.crt")}
 	if len(opts.MutatingWebhooks) > 0 {
 		w := env.WebhookInstallOptions
 		p.WebhookHost, p.WebhookPort, p.WebhookCertDir = w.LocalServingHost, w.LocalServingPort, w.LocalServingCertDir
