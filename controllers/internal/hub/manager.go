@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/rest"
+	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -83,6 +84,10 @@ func NewManager(ctx context.Context, cfg *rest.Config, o ManagerOptions) (ctrl.M
 	cfg = rest.CopyConfig(cfg)
 	cfg.QPS, cfg.Burst = o.QPS, o.Burst
 	cfg.UserAgent = "fleetpolicy-hub"
+	addons, err := servesAddons(cfg)
+	if err != nil {
+		return nil, err
+	}
 	var webhookServer, explainServer webhook.Server
 	if o.Placement {
 		webhookServer = webhook.NewServer(webhook.Options{Host: o.WebhookHost, Port: o.WebhookPort, CertDir: o.WebhookCertDir})
@@ -122,7 +127,7 @@ func NewManager(ctx context.Context, cfg *rest.Config, o ManagerOptions) (ctrl.M
 		LeaderElectionReleaseOnCancel: true,
 		Controller:                    config.Controller{SkipNameValidation: &o.SkipControllerNameValidation},
 		WebhookServer:                 webhookServer,
-		Cache:                         cacheOptions(),
+		Cache:                         cacheOptions(addons),
 	})
 	if err != nil {
 		return nil, err
@@ -133,7 +138,7 @@ func NewManager(ctx context.Context, cfg *rest.Config, o ManagerOptions) (ctrl.M
 		}
 	}
 	starts := &controllerStarts{}
-	engine, err := setup(ctx, mgr, o.Options, explainServer, starts)
+	engine, err := setup(ctx, mgr, o.Options, explainServer, starts, addons)
 	if err != nil {
 		return nil, err
 	}
@@ -159,8 +164,8 @@ func NewManager(ctx context.Context, cfg *rest.Config, o ManagerOptions) (ctrl.M
 // cacheOptions are what the hub's informer cache holds: managed fields are
 // never read, and replicas are cached as digests, both to keep the cache
 // small (see slimPolicies).
-func cacheOptions() cache.Options {
-	return cache.Options{
+func cacheOptions(addons bool) cache.Options {
+	o := cache.Options{
 		DefaultTransform: cache.TransformStripManagedFields(),
 		ByObject: map[client.Object]cache.ByObject{
 			&policyv1.Policy{}: {Transform: slimPolicies},
@@ -171,4 +176,9 @@ func cacheOptions() cache.Options {
 			&corev1.Secret{}: {Field: fields.OneTermEqualSelector("metadata.name", templates.EncryptionKeySecret)},
 		},
 	}
+	if addons {
+		// Only fleetpolicy's own add-on is read (AddonPermissions).
+		o.ByObject[&addonv1alpha1.ManagedClusterAddOn{}] = cache.ByObject{Field: fields.OneTermEqualSelector("metadata.name", AddonName)}
+	}
+	return o
 }

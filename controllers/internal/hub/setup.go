@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
+	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -111,7 +112,7 @@ func writeSlots(opts Options) *semaphore.Weighted {
 // setup registers the indexes and the hub controllers with the manager, and
 // returns the placement engine when placement is enabled. /explain is served
 // on explain (nil: not served).
-func setup(ctx context.Context, mgr ctrl.Manager, opts Options, explain webhook.Server, starts *controllerStarts) (*placementEngine, error) {
+func setup(ctx context.Context, mgr ctrl.Manager, opts Options, explain webhook.Server, starts *controllerStarts, addons bool) (*placementEngine, error) {
 	if err := setupIndexes(ctx, mgr); err != nil {
 		return nil, err
 	}
@@ -198,10 +199,27 @@ func setup(ctx context.Context, mgr ctrl.Manager, opts Options, explain webhook.
 			return nil, err
 		}
 	}
+	if addons {
+		if err := setupAddonPermissions(mgr, starts); err != nil {
+			return nil, err
+		}
+	} else {
+		ctrl.Log.WithName("fleetpolicy-hub").Info("OCM's add-on API is not served: the fleetpolicy add-on's hub permissions are not bound (restart the hub once it is)")
+	}
 	if !opts.Placement {
 		return nil, nil
 	}
 	return setupPlacement(ctx, mgr, opts, explain, starts)
+}
+
+// setupAddonPermissions registers AddonPermissions (on a hub that serves
+// OCM's add-on API, servesAddons).
+func setupAddonPermissions(mgr ctrl.Manager, starts *controllerStarts) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("addon-permissions").
+		WithOptions(starts.options("addon-permissions", controller.Options{})).
+		For(&addonv1alpha1.ManagedClusterAddOn{}).
+		Complete(logging.QuietWhenStopping(&AddonPermissions{Client: mgr.GetClient(), Reader: mgr.GetAPIReader()}))
 }
 
 // setupPlacement registers policy-based placement: the engine (every process),

@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 
@@ -27,6 +28,7 @@ func New() *runtime.Scheme {
 		appsv1.AddToScheme,
 		fleetpolicyv1alpha1.AddToScheme,
 		clusterv1.Install,
+		addonv1alpha1.Install,
 		clusterv1beta1.Install,
 		operatorsv1.AddToScheme,
 		operatorsv1alpha1.AddToScheme,
