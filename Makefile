@@ -59,6 +59,18 @@ OCM_CRDS := cluster/v1/0000_00_clusters.open-cluster-management.io_managedcluste
 	cluster/v1beta1/0000_03_clusters.open-cluster-management.io_placementdecisions.crd.yaml \
 	cluster/v1beta2/0000_00_clusters.open-cluster-management.io_managedclustersets.crd.yaml \
 	cluster/v1beta2/0000_01_clusters.open-cluster-management.io_managedclustersetbindings.crd.yaml
+# OCM's add-on and work CRDs at OCM_VERSION: the hub of the add-on test and
+# `make demo` installs the first five, each managed cluster the last
+# (the cluster CRDs come from manifests/crds/ocm); `make generate` copies them.
+OCM_CORE_CRDS_DIR := controllers/internal/localplane/testdata/ocm-core
+OCM_CORE_CRDS := addon/v1alpha1/0000_00_addon.open-cluster-management.io_clustermanagementaddons.crd.yaml \
+	addon/v1alpha1/0000_01_addon.open-cluster-management.io_managedclusteraddons.crd.yaml \
+	addon/v1alpha1/0000_02_addon.open-cluster-management.io_addondeploymentconfigs.crd.yaml \
+	addon/v1alpha1/0000_03_addon.open-cluster-management.io_addontemplates.crd.yaml \
+	work/v1/0000_00_work.open-cluster-management.io_manifestworks.crd.yaml \
+	work/v1/0000_01_work.open-cluster-management.io_appliedmanifestworks.crd.yaml
+# The CRDs the spoke needs on a managed cluster, which the add-on brings there.
+ADDON_CRDS := $(addprefix manifests/crds/fleetpolicy/policy.open-cluster-management.io_,policies.yaml configurationpolicies.yaml operatorpolicies.yaml)
 # Binaries `make build` produces: the controllers and one per KRM function.
 CONTROLLER_BINARIES := $(notdir $(wildcard controllers/cmd/*))
 FUNCTION_BINARIES   := $(notdir $(patsubst %/main.go,%,$(wildcard functions/*/main.go)))
@@ -189,7 +201,7 @@ kpt-check: ## Check that kpt is on PATH (it cannot be built from the Go proxy; s
 ##@ Development
 
 .PHONY: generate
-generate: $(CONTROLLER_GEN) ## Regenerate deepcopy code and CRDs (ours from shared/api, OCM's and OLM's copied from their modules).
+generate: $(CONTROLLER_GEN) $(KUSTOMIZE) ## Regenerate deepcopy code, CRDs (ours from shared/api, OCM's and OLM's copied from their modules) and the add-on's AddOnTemplate.
 	$(CONTROLLER_GEN) object paths=./shared/api/...
 	rm -rf manifests/crds/fleetpolicy manifests/crds/ocm manifests/crds/olm
 	$(CONTROLLER_GEN) crd paths=./shared/api/... output:crd:dir=manifests/crds/fleetpolicy
@@ -206,6 +218,12 @@ generate: $(CONTROLLER_GEN) ## Regenerate deepcopy code and CRDs (ours from shar
 	  for k in policies policysets placementbindings policyautomations; do install -m 0644 $$prop/deploy/crds/policy.open-cluster-management.io_$$k.yaml $(OCM_POLICY_CRDS_DIR)/; done
 	@sub=$$(go mod download -json open-cluster-management.io/multicloud-operators-subscription@$(OCM_SUBSCRIPTION_VERSION) | sed -n 's/^\t"Dir": "\(.*\)",$$/\1/p'); \
 	  install -m 0644 $$sub/deploy/hub-common/apps.open-cluster-management.io_placementrules_crd.yaml $(OCM_POLICY_CRDS_DIR)/apps.open-cluster-management.io_placementrules.yaml
+	@rm -rf $(OCM_CORE_CRDS_DIR) && mkdir -p $(OCM_CORE_CRDS_DIR)
+	@api=$$(GOWORK=off go list -C hack/tools/ocm -m -f '{{.Dir}}' open-cluster-management.io/api); \
+	  for f in $(OCM_CORE_CRDS); do install -m 0644 $$api/$$f $(OCM_CORE_CRDS_DIR)/; done
+	$(KUSTOMIZE) build manifests/addon/agent | GOWORK=off go run -C hack/addontemplate . \
+	  -template $(CURDIR)/manifests/addon/agent/template.yaml -orphan CustomResourceDefinition \
+	  $(addprefix $(CURDIR)/,$(ADDON_CRDS)) - > manifests/addon/addontemplate.yaml
 
 .PHONY: fmt
 fmt: ## gofmt every Go file.
@@ -218,12 +236,13 @@ lint: ## go vet every module and fail on unformatted files.
 	go vet $(addsuffix /...,$(addprefix ./,$(MODULES)))
 	GOWORK=off go vet -C hack/benchreport ./...
 	GOWORK=off go vet -C hack/imagebuild ./...
+	GOWORK=off go vet -C hack/addontemplate ./...
 
 .PHONY: verify
 verify: generate ## Fail when generated code or CRDs are stale, or tool versions disagree with hack/tools.
-	@git diff --exit-code -- shared/api manifests/crds $(OCM_POLICY_CRDS_DIR) || \
+	@git diff --exit-code -- shared/api manifests/crds manifests/addon/addontemplate.yaml $(OCM_POLICY_CRDS_DIR) $(OCM_CORE_CRDS_DIR) || \
 	  { echo "generated files are stale: run 'make generate' and commit"; exit 1; }
-	@untracked=$$(git ls-files --others --exclude-standard -- shared/api manifests/crds $(OCM_POLICY_CRDS_DIR)); \
+	@untracked=$$(git ls-files --others --exclude-standard -- shared/api manifests/crds manifests/addon/addontemplate.yaml $(OCM_POLICY_CRDS_DIR) $(OCM_CORE_CRDS_DIR)); \
 	  if [ -n "$$untracked" ]; then echo "generated files not committed: $$untracked"; exit 1; fi
 	@grep -q "k8s.io/kubernetes $(KUBE_VERSION)" hack/tools/kubernetes/go.mod
 	@grep -q "go.etcd.io/etcd/server/v3 $(ETCD_VERSION)" hack/tools/etcd/go.mod
@@ -254,10 +273,11 @@ build: ## Build the controllers, every KRM function and the Argo CD plugin's com
 ##@ Test
 
 .PHONY: test
-test: verify lint tools olm-binaries ocm-placement ocm-policy-binaries build ## Everything CI runs: verify, lint, unit, golden, integration, real-OLM, real-OCM-scheduler and OCM policy interop tests, then each fuzz target briefly.
+test: verify lint tools olm-binaries ocm-core ocm-policy-binaries build ## Everything CI runs: verify, lint, unit, golden, integration, real-OLM, real-OCM-scheduler, OCM add-on (real registration, work and addon manager) and OCM policy interop tests, then each fuzz target briefly.
 	FLEETPOLICY_E2E_OLM=1 go test $(GO_TEST_FLAGS) -timeout $(TEST_TIMEOUT) $(addsuffix /...,$(addprefix ./,$(MODULES)))
 	GOWORK=off go test -C hack/benchreport $(GO_TEST_FLAGS) ./...
 	GOWORK=off go test -C hack/imagebuild $(GO_TEST_FLAGS) ./...
+	GOWORK=off go test -C hack/addontemplate $(GO_TEST_FLAGS) ./...
 	hack/fuzz/classify_test.sh
 	$(MAKE) --no-print-directory fuzz FUZZTIME=2s
 
@@ -276,6 +296,7 @@ check: lint ## Quick pre-commit check of every module, rewriting nothing: gofmt,
 	go test -short $(addsuffix /...,$(addprefix ./,$(MODULES)))
 	GOWORK=off go test -C hack/benchreport -short ./...
 	GOWORK=off go test -C hack/imagebuild -short ./...
+	GOWORK=off go test -C hack/addontemplate -short ./...
 
 ##@ Benchmarks
 

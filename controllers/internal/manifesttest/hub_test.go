@@ -4,9 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -27,24 +24,8 @@ import (
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 )
 
-// kustomizeBuild renders a base with the repository's kustomize (bin/kustomize,
-// built by `make tools`).
-func kustomizeBuild(t *testing.T, base string) []byte {
-	t.Helper()
-	root := testkit.RepoRoot(t)
-	bin := filepath.Join(root, "bin", "kustomize")
-	if _, err := os.Stat(bin); err != nil {
-		t.Fatalf("%s missing: run `make tools`", bin)
-	}
-	var stderr bytes.Buffer
-	cmd := exec.Command(bin, "build", filepath.Join(root, base))
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("kustomize build %s: %v\n%s", base, err, stderr.String())
-	}
-	return out
-}
+// kustomizeBuild renders a base with the repository's kustomize.
+func kustomizeBuild(t *testing.T, base string) []byte { return testkit.KustomizeBuild(t, base) }
 
 // TestHubRBACIsSufficientAndLeast deploys manifests/hub's RBAC to a real API
 // server, runs the hub controller as its ServiceAccount (with leader election in

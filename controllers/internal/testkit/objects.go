@@ -1,8 +1,11 @@
 package testkit
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -109,4 +112,24 @@ func RepoRoot(t testing.TB) string {
 		t.Fatal(err)
 	}
 	return root
+}
+
+// KustomizeBuild renders the kustomization at rel (relative to the repository
+// root) with the repository's kustomize (bin/kustomize, built by `make tools`)
+// and fails the test when it cannot.
+func KustomizeBuild(t testing.TB, rel string) []byte {
+	t.Helper()
+	root := RepoRoot(t)
+	bin := filepath.Join(root, "bin", "kustomize")
+	if _, err := os.Stat(bin); err != nil {
+		t.Fatalf("%s missing: run `make tools`", bin)
+	}
+	var stderr bytes.Buffer
+	cmd := exec.Command(bin, "build", filepath.Join(root, rel))
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("kustomize build %s: %v\n%s", rel, err, stderr.String())
+	}
+	return out
 }
