@@ -5,7 +5,10 @@
 // and exit as the case expects; and the Argo CD plugin sidecar image running
 // the plugin's own commands (fleetpolicy-cmp-generate discover, init and
 // generate, as examples/argocd/plugin.yaml names them) in a copy of
-// examples/argocd/app mounted into the Pod, as argocd-cmp-server would.
+// examples/argocd/app mounted into the Pod, as argocd-cmp-server would. Those
+// read no input, so they run detached and their output is the Pod's log, read
+// once it has ended (attached, a command could end before kubectl attaches
+// and its output would be lost).
 //
 // Its tests run only when FLEETPOLICY_E2E_NODE names the directory of a running
 // node (bin/node, where admin.kubeconfig is); otherwise they skip, so that

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -71,14 +72,18 @@ func podName(parts ...string) string {
 	return strings.Trim(s, "-") + fmt.Sprintf("-%d", time.Now().UnixNano()%100000)
 }
 
-// run runs image as a Pod that exits (restartPolicy Never), with stdin on its
-// standard input, waits for it and removes it; it returns what the container
-// wrote on stdout and stderr and its exit code.
+// run runs image as a Pod that exits (restartPolicy Never), waits for it and
+// removes it. With stdin, the Pod's standard input is attached (kubectl run
+// --stdin): the container blocks reading it until kubectl has attached, and
+// stdout and stderr come apart; it returns them and the exit code. Without,
+// a command that reads no input could end before kubectl attaches and its
+// output would be lost: the Pod runs detached and its log (stdout and stderr
+// together, returned as stdout) is read once it has ended.
 func (n node) run(t *testing.T, name, image string, stdin []byte, spec podSpec) (stdout, stderr string, code int) {
 	t.Helper()
 	container := map[string]any{
 		"name": name, "image": image, "imagePullPolicy": "Never",
-		"stdin": true, "stdinOnce": true,
+		"stdin": stdin != nil, "stdinOnce": stdin != nil,
 		"securityContext": map[string]any{
 			"allowPrivilegeEscalation": false, "readOnlyRootFilesystem": true,
 			"capabilities": map[string]any{"drop": []string{"ALL"}},
@@ -114,6 +119,9 @@ func (n node) run(t *testing.T, name, image string, stdin []byte, spec podSpec) 
 	if err != nil {
 		t.Fatal(err)
 	}
+	if stdin == nil {
+		return n.runDetached(t, name, image, string(overrides))
+	}
 	cmd := exec.CommandContext(t.Context(), n.kubectl, "--kubeconfig", n.kubeconfig, "--namespace", "default",
 		"run", name, "--image", image, "--image-pull-policy", "Never", "--restart", "Never",
 		"--stdin", "--rm", "--quiet", "--pod-running-timeout", "2m", "--overrides", string(overrides))
@@ -130,6 +138,43 @@ func (n node) run(t *testing.T, name, image string, stdin []byte, spec podSpec) 
 		code = exit.ExitCode()
 	}
 	return out.String(), errOut.String(), code
+}
+
+func (n node) kubectlOutput(t *testing.T, args ...string) string {
+	t.Helper()
+	out, err := exec.CommandContext(t.Context(), n.kubectl, append([]string{"--kubeconfig", n.kubeconfig, "--namespace", "default"}, args...)...).Output()
+	if err != nil {
+		msg := ""
+		if exit, ok := err.(*exec.ExitError); ok {
+			msg = string(exit.Stderr)
+		}
+		t.Fatalf("kubectl %v: %v %s", args, err, msg)
+	}
+	return string(out)
+}
+
+// runDetached runs the Pod without attaching, waits (2 minutes at most) for
+// it to end, and returns its log and its container's exit code.
+func (n node) runDetached(t *testing.T, name, image, overrides string) (string, string, int) {
+	t.Helper()
+	n.kubectlOutput(t, "run", name, "--image", image, "--image-pull-policy", "Never", "--restart", "Never", "--overrides", overrides)
+	defer n.kubectlOutput(t, "delete", "pod", name, "--wait=false")
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		phase := n.kubectlOutput(t, "get", "pod", name, "-o", "jsonpath={.status.phase}")
+		if phase == "Succeeded" || phase == "Failed" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("pod %s still %s after 2 minutes", name, phase)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	code, err := strconv.Atoi(n.kubectlOutput(t, "get", "pod", name, "-o", "jsonpath={.status.containerStatuses[0].state.terminated.exitCode}"))
+	if err != nil {
+		t.Fatalf("pod %s: exit code: %v", name, err)
+	}
+	return n.kubectlOutput(t, "logs", name), "", code
 }
 
 // functions are the KRM functions, functions/*/main.go, as the Makefile's
