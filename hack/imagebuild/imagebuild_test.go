@@ -59,7 +59,7 @@ func testOptions(t *testing.T) (buildOptions, string) {
 		t.Fatal(err)
 	}
 	bins := t.TempDir()
-	for _, n := range []string{"fn-a", "fn-b", "fleetpolicy-cmp-generate", "kustomize", "fleetpolicy-hub"} {
+	for _, n := range []string{"fn-a", "fn-b", "fleetpolicy-cmp-generate", "kustomize", "fleetpolicy-hub", pauseBinary} {
 		if err := os.WriteFile(filepath.Join(bins, n), exe, 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -199,6 +199,39 @@ func TestFunctionImage(t *testing.T) {
 	d2, _ := again.Digest()
 	if d1 != d2 {
 		t.Errorf("two builds of the same image differ: %s, %s", d1, d2)
+	}
+}
+
+// TestPauseImage: the e2e node's sandbox image holds the pause binary as its
+// entrypoint, runs as nonroot and, like every image, has no shell; its
+// packages and build come from hack/node/pause, a module of its own.
+func TestPauseImage(t *testing.T) {
+	o, bins := testOptions(t)
+	o.Specs = []spec{{kindPause, "fleetpolicy-pause"}}
+	pkgs, extra, err := packages(o)
+	if err != nil || len(pkgs) != 0 || !extra.Pause || extra.Kustomize {
+		t.Fatalf("packages of a pause image: %v %+v %v; want no workspace package, the pause module alone", pkgs, extra, err)
+	}
+	img, err := imageFor(o, spec{kindPause, "fleetpolicy-pause"}, amd64, localBaseSet(t, o), bins)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cf, err := img.ConfigFile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(cf.Config.Entrypoint, " "); got != "/usr/local/bin/pause" || cf.Config.User != "65532:65532" {
+		t.Errorf("entrypoint %q, user %q; want /usr/local/bin/pause, 65532:65532", got, cf.Config.User)
+	}
+	fs := files(t, img)
+	if f := fs["/usr/local/bin/pause"]; f.hdr == nil || f.hdr.Mode&0o111 == 0 {
+		t.Errorf("/usr/local/bin/pause missing or not executable: %+v", f.hdr)
+	}
+	if _, ok := fs["/bin/sh"]; ok {
+		t.Error("/bin/sh is in the image")
+	}
+	if _, err := os.Stat(filepath.Join("..", "node", "pause", "go.mod")); err != nil {
+		t.Errorf("the pause module: %v", err)
 	}
 }
 
@@ -468,6 +501,9 @@ func TestParseSpec(t *testing.T) {
 		if _, err := parseSpec(bad); err == nil {
 			t.Errorf("%q parsed", bad)
 		}
+	}
+	if s, err := parseSpec("pause:fleetpolicy-pause"); err != nil || s != (spec{kindPause, "fleetpolicy-pause"}) {
+		t.Errorf("pause:fleetpolicy-pause parsed as %v, %v", s, err)
 	}
 	if s, err := parseSpec("controller:fleetpolicy-hub"); err != nil || s != (spec{kindController, "fleetpolicy-hub"}) {
 		t.Errorf("controller:fleetpolicy-hub: %v %v", s, err)
