@@ -21,16 +21,19 @@
 // FLEETPOLICY_E2E_IMAGE_TAG) and imagePullPolicy Never, and waits until they
 // are available. Its tests then check, in order: the hub's two replicas Ready
 // with one holding the leader lease and their probes answering; the spoke's
-// probes; a Policy enforced by the spoke pod on the node's API server and
-// Compliant on the hub; the placement webhook admitting (and denying) through
-// its Service; /explain refusing an anonymous or unauthorized caller and
-// answering one bound to fleetpolicy-explain, through the Service; the hub's
-// PodDisruptionBudget allowing one eviction and refusing the second; and a
-// Progressive rollout that carries on, each cluster enforced once and wave by
-// wave, when the leader pod is deleted in the middle of it and the other
-// replica takes the lease. Clusters other than cluster1 in the rollout have
-// no spoke: the test reports their replicas' compliance itself, as
-// rollouttest's fake spoke does (test-only).
+// probes; the hub's and the spoke's processes, read from this machine's
+// /proc, running as 65532 on a read-only root filesystem with GOMEMLIMIT as
+// the manifests set it (the spoke's from its memory limit); a Policy enforced
+// by the spoke pod on the node's API server and Compliant on the hub; the
+// placement webhook admitting (and denying) through its Service; /explain
+// refusing an anonymous or unauthorized caller and answering one bound to
+// fleetpolicy-explain, through the Service; the hub's PodDisruptionBudget
+// allowing one eviction and refusing the second; and a Progressive rollout
+// that carries on, each cluster enforced once and wave by wave, when the
+// leader pod is deleted in the middle of it and the other replica takes the
+// lease. Clusters other than cluster1 in the rollout have no spoke: the test
+// reports their replicas' compliance itself, as rollouttest's fake spoke
+// does (test-only).
 //
 // Without FLEETPOLICY_E2E_NODE (the node's directory, bin/node, holding
 // admin.kubeconfig and pki/ca.crt) every test skips, so that `make test`

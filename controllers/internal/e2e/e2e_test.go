@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -8,7 +9,11 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -152,6 +157,78 @@ func TestSpokeProbes(t *testing.T) {
 	for _, s := range p.Status.ContainerStatuses {
 		if s.RestartCount != 0 {
 			t.Errorf("spoke pod %s restarted %d times", p.Name, s.RestartCount)
+		}
+	}
+}
+
+// process finds the main process of pod's first container on this machine:
+// the process whose cgroup path holds the container's ID (the kubelet's
+// cgroupfs driver names each container's cgroup after it).
+func process(t *testing.T, p corev1.Pod) int {
+	t.Helper()
+	if len(p.Status.ContainerStatuses) == 0 {
+		t.Fatalf("pod %s has no container status", p.Name)
+	}
+	_, id, _ := strings.Cut(p.Status.ContainerStatuses[0].ContainerID, "://")
+	if id == "" {
+		t.Fatalf("pod %s: no container ID", p.Name)
+	}
+	procs, _ := filepath.Glob("/proc/[0-9]*/cgroup")
+	pid := 0
+	for _, f := range procs {
+		b, err := os.ReadFile(f)
+		if err != nil || !bytes.Contains(b, []byte(id)) {
+			continue
+		}
+		n, _ := strconv.Atoi(filepath.Base(filepath.Dir(f)))
+		if pid == 0 || n < pid { // the container's first process
+			pid = n
+		}
+	}
+	if pid == 0 {
+		t.Fatalf("pod %s: no process in a cgroup of container %s", p.Name, id)
+	}
+	return pid
+}
+
+// TestContainersAsTheManifestsSayTheyRun reads the hub's and the spoke's
+// processes from this machine's /proc: user 65532 (runAsNonRoot, the
+// images' user), a read-only root filesystem, and GOMEMLIMIT as the
+// manifests set it: the hub's 320MiB, the spoke's from its memory limit
+// (256Mi, resolved by the kubelet to bytes).
+func TestContainersAsTheManifestsSayTheyRun(t *testing.T) {
+	need(t)
+	for app, memlimit := range map[string]string{hubName: "320MiB", spokeName: "268435456"} {
+		for _, p := range pods(t, app) {
+			pid := process(t, p)
+			status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !regexp.MustCompile(`(?m)^Uid:\s+65532\s`).Match(status) {
+				t.Errorf("%s (pid %d) does not run as 65532:\n%s", p.Name, pid, status)
+			}
+			environ, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if env := strings.Split(string(environ), "\x00"); !slices.Contains(env, "GOMEMLIMIT="+memlimit) {
+				t.Errorf("%s: GOMEMLIMIT is not %s: %v", p.Name, memlimit, env)
+			}
+			mounts, err := os.ReadFile(fmt.Sprintf("/proc/%d/mountinfo", pid))
+			if err != nil {
+				t.Fatal(err)
+			}
+			rootRO := false
+			for _, line := range strings.Split(string(mounts), "\n") {
+				// ID parent major:minor root mount-point options ...
+				if f := strings.Fields(line); len(f) > 5 && f[4] == "/" {
+					rootRO = strings.HasPrefix(f[5], "ro,") || f[5] == "ro"
+				}
+			}
+			if !rootRO {
+				t.Errorf("%s: the root filesystem is not read-only", p.Name)
+			}
 		}
 	}
 }
