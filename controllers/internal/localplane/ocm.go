@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	certificatesv1 "k8s.io/api/certificates/v1"
@@ -83,7 +84,9 @@ type OCMHub struct {
 
 	opts                OCMHubOptions
 	bootstrapKubeconfig []byte
-	klusterlets         []*Klusterlet
+	// mu guards klusterlets: clusters may join at once.
+	mu          sync.Mutex
+	klusterlets []*Klusterlet
 }
 
 // StartOCMHub makes plane p (started with OCMHubCRDPaths) an OCM hub. The
@@ -156,7 +159,7 @@ func startKubeControllerManager(p *Plane, args ...string) (*Process, error) {
 
 // Stop ends the hub's processes and those of every cluster that joined.
 func (h *OCMHub) Stop() {
-	for _, k := range h.klusterlets {
+	for _, k := range h.joined() {
 		k.Stop()
 	}
 	for _, proc := range []*Process{h.AddonManager, h.Registration, h.KubeControllerManager} {
@@ -184,12 +187,19 @@ func (h *OCMHub) LogTails(lines int) string {
 	if h.Placement != nil {
 		tail("hub placement controller", h.Placement.Process)
 	}
-	for _, k := range h.klusterlets {
+	for _, k := range h.joined() {
 		tail(k.ClusterName+" registration agent", k.Registration)
 		tail(k.ClusterName+" work agent", k.Work)
 		tail(k.ClusterName+" kube-controller-manager", k.KubeControllerManager)
 	}
 	return b.String()
+}
+
+// joined is every klusterlet Join started.
+func (h *OCMHub) joined() []*Klusterlet {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]*Klusterlet(nil), h.klusterlets...)
 }
 
 // signerFiles are the CA certificate and key of the hub's CSR signer.
@@ -316,10 +326,13 @@ type Klusterlet struct {
 // registration agent with the bootstrap kubeconfig, accepts the cluster on the
 // hub as `clusteradm accept` does (approves its CSR, sets hubAcceptsClient),
 // starts the work agent with the hub kubeconfig registration wrote, and
-// returns once the ManagedCluster is Joined and Available.
+// returns once the ManagedCluster is Joined and Available. Several clusters
+// may join at once.
 func (h *OCMHub) Join(ctx context.Context, managed *Plane, clusterName string) (k *Klusterlet, err error) {
 	k = &Klusterlet{ClusterName: clusterName, Plane: managed}
+	h.mu.Lock()
 	h.klusterlets = append(h.klusterlets, k)
+	h.mu.Unlock()
 	dir := filepath.Join(managed.dir, "klusterlet-"+clusterName)
 	k.HubKubeconfigDir = filepath.Join(dir, "hub-kubeconfig")
 	if err := os.MkdirAll(k.HubKubeconfigDir, 0o700); err != nil {
