@@ -336,7 +336,7 @@ bench-report: $(BENCHREPORT) ## Print the table of the last `make bench` again; 
 ##@ Run
 
 .PHONY: demo
-demo: tools build ocm-placement ## The main job end to end: a local hub and 3 spokes, both controllers, examples/demo rendered by the functions, live rollout, dependencies, placement, OperatorPolicy.
+demo: tools build ocm-core ## The main job end to end on a real OCM fleet: a local OCM hub, 3 clusters that join through OCM registration and get the spoke as the fleetpolicy add-on, examples/demo rendered by the functions, live rollout, dependencies, placement, OperatorPolicy.
 	go run ./controllers/cmd/fleetpolicy-demo $(DEMO_ARGS)
 
 .PHONY: clean

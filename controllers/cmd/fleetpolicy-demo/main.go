@@ -1,14 +1,24 @@
 // Command fleetpolicy-demo runs fleetpolicy's main job end to end on this
-// machine, as `make demo` does: it starts a local hub and one spoke API server
-// per managed cluster of examples/demo (real kube-apiserver + etcd each), runs the
-// hub controller (with its placement webhook), OCM's placement controller
-// (bin/ocm-placement, which schedules the Placements) and a spoke agent per
-// cluster,
-// renders examples/demo through kustomize with the fleetpolicy KRM functions,
-// applies the result to the hub, and shows live a progressive rollout wave by
-// wave, a dependency chain resolving, a placement policy excluding clusters and
-// an OperatorPolicy reaching its status. Then it stops and removes everything
-// (or, with --wait, keeps running until Ctrl-C).
+// machine, as `make demo` does, on a real OCM fleet: it starts a local hub and
+// one API server per managed cluster of examples/demo (real kube-apiserver +
+// etcd each), makes the hub an OCM hub (kube-controller-manager as CSR signer,
+// OCM's registration controller, addon manager and placement controller, the
+// binaries of `make ocm-core`), and has each cluster join it through OCM
+// registration (registration and work agents, bootstrap token, CSR, accepted
+// as `clusteradm accept` does), with the example's labels and cluster claims.
+// It applies manifests/addon-fleetwide, so that fleetpolicy's spoke arrives on
+// every cluster as the OCM add-on fleetpolicy (a ManifestWork; a hub kubeconfig
+// issued by OCM registration), runs the hub controller (with its placement
+// webhook) and each cluster's spoke with that kubeconfig, and shows joining and
+// add-on health. Then it renders examples/demo through kustomize with the
+// fleetpolicy KRM functions, applies the result to the hub, and shows live a
+// progressive rollout wave by wave, a dependency chain resolving, a placement
+// policy excluding clusters and an OperatorPolicy reaching its status. Then it
+// stops and removes everything (or, with --wait, keeps running until Ctrl-C).
+//
+// No kubelet runs here: the add-on's Deployment is applied but its pod never
+// starts (its ManagedClusterAddOn stays not Available, as the demo says); the
+// spokes run in-process instead.
 package main
 
 import (

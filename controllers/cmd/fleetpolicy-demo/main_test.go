@@ -8,10 +8,13 @@ import (
 )
 
 // TestDemoConverges runs `make demo`'s job end to end — real API servers for the
-// hub and each spoke, both controllers, the functions under kustomize — and
-// checks that it shows each story and converges: the rollout went wave by wave,
-// the dependency resolved, the placement policy excluded clusters, the
-// OperatorPolicy reported its status.
+// hub and each managed cluster, OCM's hub and agents, both controllers, the
+// functions under kustomize — and checks that it shows each story and
+// converges: the clusters joined through OCM registration, the spoke arrived
+// as the fleetpolicy add-on with its hub kubeconfig, the rollout went wave by
+// wave, the dependency resolved, the placement policy excluded clusters (by
+// the labels and claims the clusters joined with), the OperatorPolicy reported
+// its status.
 func TestDemoConverges(t *testing.T) {
 	if testing.Short() {
 		t.Skip("skipped under -short (make check): the demo starts four API servers and runs kustomize")
@@ -25,6 +28,13 @@ func TestDemoConverges(t *testing.T) {
 	}
 	for _, want := range []string{
 		`(?m)^==> rendering examples/demo`,
+		`(?m)eu-dublin\s+joined in .*ManagedClusterJoined=True.*ManagedClusterConditionAvailable=True`,
+		`(?m)us-virginia\s+CSR us-virginia-\S+ from system:serviceaccount:open-cluster-management:agent-registration-bootstrap approved`,
+		`(?m)eu-dublin\s+labels canary=true,jurisdiction=eu set on the hub; claims pci-compliance-level=1 reported`,
+		`(?m)eu-frankfurt\s+ManifestWork addon-fleetpolicy-deploy-0 applied by the work agent: .*3 CustomResourceDefinition, 1 Deployment`,
+		`(?m)eu-frankfurt\s+Secret fleetpolicy-system/fleetpolicy-hub-kubeconfig issued by OCM registration: CN=system:open-cluster-management:cluster:eu-frankfurt:addon:fleetpolicy:`,
+		`(?m)us-virginia\s+ManifestApplied=True.*RegistrationApplied=True`,
+		`(?m)^\s+Available=`,
 		`(?m)wave: baseline-config enforcing on 1 cluster\(s\) of all-clusters/canary`,
 		`(?m)baseline-config\s+us-virginia\s+Compliant\s+rollout Succeeded`,
 		`(?m)payments-config\s+eu-frankfurt\s+Pending`,

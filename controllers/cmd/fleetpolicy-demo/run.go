@@ -14,28 +14,37 @@ import (
 
 	"github.com/go-logr/logr"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
-	authenticationv1 "k8s.io/api/authentication/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/client-go/kubernetes"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
-	"k8s.io/utils/ptr"
+	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/hub"
-	"github.com/fleetpolicy/fleetpolicy/controllers/internal/hubtoken"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/spoke"
 	"github.com/fleetpolicy/fleetpolicy/shared/placement"
 )
 
-// demo is one run: the planes, the controllers and what was rendered.
+// demo is one run: the planes, OCM's hub, the controllers and what was
+// rendered.
 type demo struct {
-	out      io.Writer
-	root     string
-	hub      *localplane.Plane
+	out  io.Writer
+	root string
+	// ctx lives as long as the demo: what follows a cluster's Secret for a
+	// spoke stops with it.
+	ctx    context.Context
+	cancel context.CancelFunc
+	// tmp holds what the demo writes besides the planes: each add-on's
+	// projected hub kubeconfig.
+	tmp    string
+	scheme *runtime.Scheme
+	hub    *localplane.Plane
+	// hubC is a client of the hub with the OCM APIs the demo reads.
+	hubC     client.Client
+	ocm      *localplane.OCMHub
 	spokes   map[string]*localplane.Plane
 	rendered []*unstructured.Unstructured
 	stops    []func()
@@ -43,15 +52,26 @@ type demo struct {
 
 func run(ctx context.Context, out io.Writer, o options) error {
 	ctrl.SetLogger(logr.Discard())
+	klog.SetLogger(logr.Discard()) // libraries that log through klog (a template watcher's start and stop)
 	root, err := localplane.RepoRoot()
 	if err != nil {
 		return err
 	}
-	d := &demo{out: out, root: root, spokes: map[string]*localplane.Plane{}}
+	tmp, err := os.MkdirTemp("", "fleetpolicy-demo-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	ctx, cancel := context.WithCancel(ctx)
+	d := &demo{out: out, root: root, ctx: ctx, cancel: cancel, tmp: tmp, scheme: ocmScheme(), spokes: map[string]*localplane.Plane{}}
 	defer d.stop()
 
 	step(out, "rendering %s with kustomize and the fleetpolicy functions", o.example)
 	if err := d.render(ctx, o.example); err != nil {
+		return err
+	}
+	members, err := managedClusters(d.rendered)
+	if err != nil {
 		return err
 	}
 	clusters := namesOf(d.rendered, "ManagedCluster")
@@ -59,27 +79,69 @@ func run(ctx context.Context, out io.Writer, o options) error {
 		return fmt.Errorf("%s defines no ManagedCluster", o.example)
 	}
 
-	step(out, "starting a hub and %d spoke API servers (%v): kube-apiserver and etcd each", len(clusters), clusters)
+	step(out, "starting a hub and %d managed cluster API servers (%v): kube-apiserver and etcd each", len(clusters), clusters)
 	start := time.Now()
 	if err := d.startPlanes(clusters); err != nil {
 		return err
 	}
 	step(out, "started in %s", time.Since(start).Round(100*time.Millisecond))
 
-	step(out, "registering the managed clusters and the placement policy on the hub")
-	if err := d.applyInventory(ctx); err != nil {
+	step(out, "making the hub an OCM hub: kube-controller-manager (CSR signer, garbage collector), OCM's registration, addon manager and placement controller")
+	if d.ocm, err = localplane.StartOCMHub(ctx, d.hub, localplane.OCMHubOptions{}); err != nil {
 		return err
 	}
-	step(out, "starting the hub controller (placement webhook on) and a spoke agent per cluster")
-	if err := d.startControllers(ctx, clusters); err != nil {
+	d.stops = append(d.stops, d.ocm.Stop)
+	// Each cluster joins, then gets the add-on, while the hub side is set up.
+	step(out, "joining %d clusters through OCM registration: registration and work agents, bootstrap token, CSR, accepted as `clusteradm accept` does; the fleetpolicy add-on follows on each", len(clusters))
+	start = time.Now()
+	joined := make([]joining, len(members))
+	arrived := make([]addonArrival, len(members))
+	joinErr := make(chan error, 1)
+	joinCtx, stopJoining := context.WithCancel(ctx)
+	defer stopJoining()
+	go func() {
+		joinErr <- localplane.Parallel(len(members), len(members), func(i int) error {
+			mc := members[i]
+			var err error
+			if joined[i], err = d.joinCluster(joinCtx, mc); err != nil {
+				return err
+			}
+			if arrived[i], err = d.waitAddOn(joinCtx, mc.Name, filepath.Join(d.tmp, mc.Name, "hub-kubeconfig")); err != nil {
+				return err
+			}
+			return d.reportJoin(joinCtx, mc, &joined[i])
+		})
+	}()
+	if err = d.setUpHub(ctx); err != nil {
+		stopJoining()
+	}
+	jerr := <-joinErr
+	for _, j := range joined {
+		for _, line := range j.lines {
+			fmt.Fprintf(out, "    %-13s %s\n", j.cluster, line)
+		}
+	}
+	step(out, "the fleetpolicy add-on on each cluster: its ManifestWork applied, its hub kubeconfig issued by OCM registration")
+	for _, a := range arrived {
+		for _, line := range a.lines {
+			fmt.Fprintf(out, "    %-13s %s\n", a.cluster, line)
+		}
+	}
+	if err := errors.Join(err, jerr); err != nil {
 		return err
 	}
-	step(out, "starting OCM's placement controller on the hub")
-	ocm, err := localplane.StartOCMPlacement(ctx, d.hub)
-	if err != nil {
+	step(out, "joined, and the add-on arrived, in %s", time.Since(start).Round(100*time.Millisecond))
+
+	step(out, "starting each cluster's spoke in-process, as its add-on Deployment would run it: with the hub kubeconfig OCM issued")
+	for _, a := range arrived {
+		if err := d.startSpoke(ctx, a.cluster, a.hubCfg); err != nil {
+			return err
+		}
+	}
+	step(out, "add-on health on the hub (ManagedClusterAddOn %s of each cluster)", addonName)
+	if err := d.addonHealth(ctx, clusters); err != nil {
 		return err
 	}
-	d.stops = append(d.stops, ocm.Stop)
 
 	step(out, "applying the rendered fleet to the hub")
 	if err := d.applyFleet(ctx); err != nil {
@@ -105,19 +167,24 @@ func run(ctx context.Context, out io.Writer, o options) error {
 }
 
 func (d *demo) stop() {
+	defer d.cancel()
 	if len(d.stops) == 0 && d.hub == nil {
 		return
 	}
-	step(d.out, "stopping the controllers and the API servers")
+	step(d.out, "stopping the controllers, OCM and the API servers")
 	for i := len(d.stops) - 1; i >= 0; i-- {
 		d.stops[i]()
 	}
+	planes := []*localplane.Plane{d.hub}
 	for _, p := range d.spokes {
-		_ = p.Stop()
+		planes = append(planes, p)
 	}
-	if d.hub != nil {
-		_ = d.hub.Stop()
-	}
+	_ = localplane.Parallel(len(planes), len(planes), func(i int) error {
+		if planes[i] != nil {
+			_ = planes[i].Stop()
+		}
+		return nil
+	})
 }
 
 // render runs the real kustomize with exec functions on the example.
@@ -179,28 +246,30 @@ func (d *demo) startPlanes(clusters []string) error {
 		set(p)
 	}
 	wg.Add(1 + len(clusters))
-	go start("hub", localplane.Options{MutatingWebhooks: []admissionregistrationv1.MutatingWebhookConfiguration{webhook}},
-		func(p *localplane.Plane) { d.hub = p })
+	go start("hub", localplane.Options{
+		CRDPaths:         localplane.OCMHubCRDPaths,
+		MutatingWebhooks: []admissionregistrationv1.MutatingWebhookConfiguration{webhook},
+	}, func(p *localplane.Plane) { d.hub = p })
 	for _, c := range clusters {
-		go start(c, localplane.Options{}, func(p *localplane.Plane) { d.spokes[c] = p })
+		go start(c, localplane.Options{CRDPaths: managedClusterCRDPaths}, func(p *localplane.Plane) { d.spokes[c] = p })
 	}
 	wg.Wait()
-	return errors.Join(errs...)
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	hubC, err := client.New(d.hub.Config, client.Options{Scheme: d.scheme})
+	d.hubC = hubC
+	return err
 }
 
 // applyInventory applies what must exist before the fleet: namespaces, the
-// ManagedClusters (with their claims) and their namespaces on the hub, their
-// cluster sets and bindings (so that OCM's placement controller schedules
-// each Placement once, on every cluster it may choose), and the placement
-// policies.
+// cluster sets and their bindings (so that OCM's placement controller
+// schedules each Placement once, on every cluster it may choose), and the
+// placement policies. The example's ManagedClusters are not applied: the
+// clusters join (joinCluster).
 func (d *demo) applyInventory(ctx context.Context) error {
 	if err := localplane.EnsureNamespace(ctx, d.hub.Client, placement.Namespace); err != nil {
 		return err
-	}
-	for _, ns := range namesOf(d.rendered, "ManagedCluster") {
-		if err := localplane.EnsureClusterNamespace(ctx, d.hub.Client, ns); err != nil {
-			return err
-		}
 	}
 	var first []*unstructured.Unstructured
 	for _, o := range d.rendered {
@@ -213,21 +282,25 @@ func (d *demo) applyInventory(ctx context.Context) error {
 }
 
 // inInventory reports whether o is part of what a hub holds before any policy
-// arrives: namespaces, the managed clusters, their cluster sets and the
-// namespaces' bindings to them, and ConfigMaps (the placement policies).
+// arrives: namespaces, the cluster sets and the namespaces' bindings to them,
+// and ConfigMaps (the placement policies).
 func inInventory(o *unstructured.Unstructured) bool {
 	switch o.GetKind() {
-	case "Namespace", "ManagedCluster", "ManagedClusterSet", "ManagedClusterSetBinding", "ConfigMap":
+	case "Namespace", "ManagedClusterSet", "ManagedClusterSetBinding", "ConfigMap":
 		return true
 	}
 	return false
 }
 
+// joins reports whether o is described by a cluster that joins rather than
+// applied: the example's ManagedClusters.
+func joins(o *unstructured.Unstructured) bool { return o.GetKind() == "ManagedCluster" }
+
 // applyFleet applies the rest of the rendered objects.
 func (d *demo) applyFleet(ctx context.Context) error {
 	var fleet []*unstructured.Unstructured
 	for _, o := range d.rendered {
-		if !inInventory(o) {
+		if !inInventory(o) && !joins(o) {
 			fleet = append(fleet, o)
 		}
 	}
@@ -247,7 +320,23 @@ func (d *demo) applyFleet(ctx context.Context) error {
 	}
 }
 
-func (d *demo) startControllers(ctx context.Context, clusters []string) error {
+// setUpHub applies the inventory and the add-on on the hub and starts
+// fleetpolicy's hub controller.
+func (d *demo) setUpHub(ctx context.Context) error {
+	step(d.out, "registering the cluster sets and the placement policy on the hub")
+	if err := d.applyInventory(ctx); err != nil {
+		return err
+	}
+	step(d.out, "applying %s on the hub: the fleetpolicy add-on, installed by Placement on every cluster of the global set", addonFleetwide)
+	if err := d.applyAddOn(ctx); err != nil {
+		return err
+	}
+	step(d.out, "starting the hub controller (placement webhook on; it grants each cluster's add-on its hub permissions)")
+	return d.startHub(ctx)
+}
+
+// startHub starts fleetpolicy's hub controller with its placement webhook.
+func (d *demo) startHub(ctx context.Context) error {
 	ho := hub.DefaultManagerOptions()
 	ho.MetricsAddr, ho.ProbeAddr = "0", "0"
 	ho.StatusBatchDelay = 200 * time.Millisecond
@@ -257,59 +346,23 @@ func (d *demo) startControllers(ctx context.Context, clusters []string) error {
 		return err
 	}
 	d.launch(ctx, "hub controller", hubMgr)
-	for _, c := range clusters {
-		so := spoke.DefaultManagerOptions()
-		so.MetricsAddr, so.ProbeAddr = "0", "0"
-		so.ClusterName = c
-		hubCfg, err := d.spokeHubIdentity(ctx, c)
-		if err != nil {
-			return fmt.Errorf("the hub identity of spoke %s: %w", c, err)
-		}
-		spokeMgr, err := spoke.NewManager(ctx, hubCfg, d.spokes[c].Config, so)
-		if err != nil {
-			return err
-		}
-		d.launch(ctx, "spoke agent "+c, spokeMgr)
-	}
 	return nil
 }
 
-// spokeHubIdentity gives cluster's spoke the hub identity a real spoke has:
-// manifests/spoke/hub's ServiceAccount and RBAC in the cluster's namespace, a
-// short bootstrap token, renewed by the spoke as fleetpolicy-spoke renews it
-// (package hubtoken) — never the hub's admin credentials.
-func (d *demo) spokeHubIdentity(ctx context.Context, cluster string) (*rest.Config, error) {
-	raw, err := os.ReadFile(filepath.Join(d.root, "manifests", "spoke", "hub", "rbac.yaml"))
+// startSpoke starts cluster's spoke agent with hubCfg, the hub identity OCM
+// registration issued to the cluster's add-on (a client certificate, which
+// OCM rotates and client-go reads again from its files; as the add-on's
+// Deployment runs it, with --hub-token-lifetime=0).
+func (d *demo) startSpoke(ctx context.Context, cluster string, hubCfg *rest.Config) error {
+	so := spoke.DefaultManagerOptions()
+	so.MetricsAddr, so.ProbeAddr = "0", "0"
+	so.ClusterName = cluster
+	spokeMgr, err := spoke.NewManager(ctx, hubCfg, d.spokes[cluster].Config, so)
 	if err != nil {
-		return nil, err
+		return fmt.Errorf("the spoke of %s: %w", cluster, err)
 	}
-	objs, err := localplane.ReadManifests("manifests/spoke/hub", bytes.NewReader(raw))
-	if err != nil {
-		return nil, err
-	}
-	for _, o := range objs {
-		o.SetNamespace(cluster)
-	}
-	if err := localplane.EnsureClusterNamespace(ctx, d.hub.Client, cluster); err != nil {
-		return nil, err
-	}
-	if _, err := localplane.Apply(ctx, d.hub.Client, objs); err != nil {
-		return nil, err
-	}
-	admin, err := kubernetes.NewForConfig(d.hub.Config)
-	if err != nil {
-		return nil, err
-	}
-	tr, err := admin.CoreV1().ServiceAccounts(cluster).CreateToken(ctx, "fleetpolicy-spoke", &authenticationv1.TokenRequest{
-		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](3600)},
-	}, metav1.CreateOptions{})
-	if err != nil {
-		return nil, err
-	}
-	cfg := rest.AnonymousClientConfig(d.hub.Config)
-	cfg.BearerToken = tr.Status.Token
-	renewing, _, err := hubtoken.Renewing(ctx, cfg, time.Hour, logr.Discard())
-	return renewing, err
+	d.launch(ctx, "spoke agent "+cluster, spokeMgr)
+	return nil
 }
 
 // launch starts a manager and records how to stop it.
