@@ -25,6 +25,7 @@ import (
 	policyk8sv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -235,7 +236,9 @@ func TestContainersAsTheManifestsSayTheyRun(t *testing.T) {
 
 // TestSpokeEnforcesAPolicy: a root Policy bound to cluster1 is replicated by
 // the hub pod, enforced by the spoke pod on the node's API server (the
-// ConfigMap it demands appears), and its compliance reaches the hub's root.
+// ConfigMap it demands appears), and its compliance reaches the hub's root;
+// then the replica stays quiet (the spoke leaves a replica that is its own
+// copy alone).
 func TestSpokeEnforcesAPolicy(t *testing.T) {
 	need(t)
 	ns := "e2e-enforce"
@@ -278,6 +281,32 @@ spec:
 		t.Errorf("ConfigMap data %v", cm.Data)
 	}
 	t.Logf("Compliant on the hub %s after the Policy was applied", time.Since(start).Round(time.Millisecond))
+	// The hub is its own managed cluster here: the replica is its own copy,
+	// and hub and spoke must not take turns rewriting it.
+	w, err := client.NewWithWatch(cfg, client.Options{Scheme: c.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	watcher, err := w.Watch(t.Context(), &policyv1.PolicyList{}, client.InNamespace(cluster))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer watcher.Stop()
+	writes := 0
+	for deadline := time.After(2 * time.Second); ; {
+		select {
+		case ev := <-watcher.ResultChan():
+			if ev.Type == watch.Modified {
+				writes++
+			}
+			continue
+		case <-deadline:
+		}
+		break
+	}
+	if writes > 3 {
+		t.Errorf("the replicas in %s were written %d times in 2 s once Compliant", cluster, writes)
+	}
 }
 
 func policyDoc(ns, name string, annotations map[string]string) string {

@@ -56,6 +56,12 @@ func (s *SpecSync) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 		return ctrl.Result{}, client.IgnoreNotFound(s.Managed.Delete(ctx, copied))
 	case !onHub:
 		return ctrl.Result{}, nil
+	case onManaged && copied.UID == replica.UID:
+		// The managed cluster is the hub (a self-managed hub, OCM's
+		// local-cluster): the replica is its own copy. Writing the
+		// hub-generation annotation on it would fight the hub, which
+		// writes the replica's annotations as the root's.
+		return ctrl.Result{}, nil
 	}
 
 	labels := maps.Clone(replica.Labels)
