@@ -302,6 +302,36 @@ spec:
 		waitAgentRemoved(t, f, c2, newCredentials)
 		waitAddOnAvailable(t, f, "cluster1")
 	})
+	t.Run("switching to OCM's policy agents and back keeps compliance and the enforced object", func(t *testing.T) {
+		// cluster2 is without the add-on now, its policy objects kept. OCM's
+		// own agents take over (with OCM's CRDs, as OCM's policy add-ons
+		// install them, and the hub identity manifests/spoke/hub documents:
+		// OCM's governance-policy-addon-controller, which would install them
+		// as add-ons, is not on the Go module proxy), then fleetpolicy's
+		// add-on again.
+		c2 := f.cluster("cluster2")
+		enforced := &corev1.ConfigMap{}
+		testkit.Get(t, c2.Plane.Client, "default", "fleetpolicy-addon-test", enforced)
+		for _, kind := range []string{"policies", "configurationpolicies", "operatorpolicies"} {
+			testkit.ApplyFile(t, c2.Plane.Client, localplane.OCMPolicyCRDs+"/policy.open-cluster-management.io_"+kind+".yaml")
+		}
+		agents, err := localplane.StartOCMPolicyAgents(c2.Plane, "cluster2", handWiredHubKubeconfig(t, f, "cluster2"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer agents.Stop()
+		since := applyPolicy(t, f, "v5")
+		waitCompliantOn(t, f, "v5", since, "cluster2")
+		sameObject(t, c2, enforced)
+
+		agents.Stop()
+		testkit.Apply(t, f.hubC, "apiVersion: addon.open-cluster-management.io/v1alpha1\nkind: ManagedClusterAddOn\nmetadata: {name: fleetpolicy, namespace: cluster2}\nspec: {}\n")
+		waitAddOnAgent(t, f, c2)
+		waitAddOnAvailable(t, f, "cluster2")
+		since = applyPolicy(t, f, "v6")
+		waitCompliantOn(t, f, "v6", since, "cluster2")
+		sameObject(t, c2, enforced)
+	})
 	t.Run("OperatorPolicies are evaluated once OLM is installed", func(t *testing.T) {
 		// The clusters joined without OLM: the spoke runs without its
 		// OperatorPolicy controller (the rest of these subtests), and starts
@@ -472,11 +502,7 @@ func waitAgentRemoved(t *testing.T, f *fleet, k *localplane.Klusterlet, c client
 	if err := managed.List(ctx, policiesAfter, client.InNamespace(k.ClusterName)); err != nil || len(policiesAfter.Items) != len(policiesBefore.Items) {
 		t.Errorf("%s had %d replicated policies before the removal and %d after (%v)", k.ClusterName, len(policiesBefore.Items), len(policiesAfter.Items), err)
 	}
-	after := &corev1.ConfigMap{}
-	testkit.Get(t, managed, "default", "fleetpolicy-addon-test", after)
-	if after.UID != enforced.UID {
-		t.Errorf("the enforced ConfigMap on %s was deleted and created again", k.ClusterName)
-	}
+	sameObject(t, k, enforced)
 }
 
 // applyPolicy applies a Policy enforcing a ConfigMap whose data names
@@ -583,6 +609,45 @@ func compliantSince(replica *policyv1.Policy, since time.Time) bool {
 		}
 	}
 	return len(replica.Status.Details) > 0
+}
+
+// sameObject fails the test unless the enforced ConfigMap on cluster k is
+// still the object it was (never deleted and created again).
+func sameObject(t *testing.T, k *localplane.Klusterlet, was *corev1.ConfigMap) {
+	t.Helper()
+	now := &corev1.ConfigMap{}
+	testkit.Get(t, k.Plane.Client, was.Namespace, was.Name, now)
+	if now.UID != was.UID {
+		t.Errorf("the enforced ConfigMap on %s was deleted and created again", k.ClusterName)
+	}
+}
+
+// handWiredHubKubeconfig applies manifests/spoke/hub in cluster's namespace on
+// the hub and writes a kubeconfig file with a token of its ServiceAccount.
+func handWiredHubKubeconfig(t *testing.T, f *fleet, cluster string) string {
+	t.Helper()
+	ctx := context.Background()
+	objs, err := localplane.ReadManifestFile(filepath.Join(testkit.RepoRoot(t), "manifests/spoke/hub/rbac.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range objs {
+		o.SetNamespace(cluster)
+	}
+	testkit.ApplyObjects(t, f.hubC, objs...)
+	token, err := localplane.ServiceAccountToken(ctx, f.hubC, cluster, "fleetpolicy-spoke")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kubeconfig, err := localplane.TokenKubeconfig(f.hub.Plane, "fleetpolicy-spoke", token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "hub-kubeconfig")
+	if err := os.WriteFile(path, kubeconfig, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 // addonClient is a client of the hub with the add-on credentials OCM

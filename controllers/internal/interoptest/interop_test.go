@@ -29,21 +29,17 @@ const hopTimeout = 120 * time.Second
 // the pinned modules; where OCM's components run (the managed clusters of
 // direction 1, the hub of direction 2) the API server gets these rather than
 // ours.
-const ocmCRDs = "controllers/internal/crdtest/testdata/ocm-v0.19.0"
+const ocmCRDs = localplane.OCMPolicyCRDs
 
 // ocmSpoke is one managed cluster running OCM's spoke components.
 type ocmSpoke struct {
-	name    string
-	plane   *localplane.Plane
-	addon   *localplane.Process
-	configs *localplane.Process
+	name   string
+	plane  *localplane.Plane
+	agents *localplane.OCMPolicyAgents
 }
 
 // logs is the tail of both components' logs, for a failure message.
-func (s *ocmSpoke) logs() string {
-	return fmt.Sprintf("--- %s framework-addon:\n%s\n--- %s config-policy-controller:\n%s",
-		s.name, s.addon.LogTail(15), s.name, s.configs.LogTail(15))
-}
+func (s *ocmSpoke) logs() string { return s.agents.LogTails(s.name, 15) }
 
 // startOCMSpoke registers cluster on the hub, gives it the hub identity
 // manifests/spoke/hub documents, installs OCM's CRDs on its API server and
@@ -56,25 +52,12 @@ func startOCMSpoke(t *testing.T, hubPlane, plane *localplane.Plane, cluster stri
 		t.Fatal(err)
 	}
 
-	s := &ocmSpoke{name: cluster, plane: plane}
-	addonArgs := []string{"--hub-cluster-configfile=" + hubKubeconfig, "--managed-cluster-configfile=" + plane.KubeconfigPath,
-		"--cluster-namespace=" + cluster, "--leader-elect=false", "--disable-gatekeeper-sync", "--enable-lease=false"}
-	configArgs := []string{"controller", "--cluster-name=" + cluster, "--leader-elect=false", "--enable-lease=false",
-		"--enable-operator-policy=false"}
-	for _, args := range []*[]string{&addonArgs, &configArgs} {
-		*args = append(*args, listenerFlags(t)...)
-	}
-	local := []string{"OSDK_FORCE_RUN_MODE=local", "KUBECONFIG=" + plane.KubeconfigPath, "WATCH_NAMESPACE=" + cluster}
-	var err error
-	if s.addon, err = localplane.StartProcess("ocm-framework-addon", "ocm-policy-binaries", addonArgs, local); err != nil {
+	agents, err := localplane.StartOCMPolicyAgents(plane, cluster, hubKubeconfig)
+	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(s.addon.Stop)
-	if s.configs, err = localplane.StartProcess("ocm-config-policy-controller", "ocm-policy-binaries", configArgs, local); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.configs.Stop)
-	return s
+	t.Cleanup(agents.Stop)
+	return &ocmSpoke{name: cluster, plane: plane, agents: agents}
 }
 
 // managed is the view the hops take of a managed cluster's API server,
