@@ -8,7 +8,8 @@
 //     (skipped under go test -short, see localplane.ErrShortTest), NewManager
 //     (a manager with test options, for a controller set up by hand), LogStop;
 //   - writing and reading objects, failing the test on error: Apply,
-//     TryApply, ApplyObjects, ApplyFile, Get, RootStatus, RepoRoot, and
+//     TryApply, ApplyObjects, ApplyFile, Get, RootStatus, RepoRoot,
+//     KustomizeBuild (a kustomization rendered by bin/kustomize), and
 //     PlacementRuleBinding, the YAML that binds root policies to clusters;
 //   - waiting: Eventually polls a check until it passes or a timeout ends;
 //     WaitOperatorPolicy waits for an OperatorPolicy's status.
