@@ -92,7 +92,7 @@ E2E_RUN     ?= .
 E2E_PACKAGES := ./controllers/internal/e2e/ ./functions/internal/imagee2e/
 
 .PHONY: e2e
-e2e: node-binaries node-packages images $(KUSTOMIZE) ## Start the e2e node, deploy manifests/crds, hub (without cert-manager) and spoke with the built images and prove them as pods, run every image as a container, then tear the node down whatever happened (root).
+e2e: node-binaries node-packages images ocm-core $(KUSTOMIZE) ## Start the e2e node, deploy manifests/crds, hub (without cert-manager) and spoke with the built images and prove them as pods, run OCM on it (the node managing itself) with the spoke as the fleetpolicy add-on, run every image as a container, then tear the node down whatever happened (root).
 	@if [ -e $(NODE_RUN)/up ]; then echo ">> a node is up (a make node-up, or a run that was killed): tearing it down first"; \
 	  $(NODE_ENV) hack/node/down.sh; fi
 	@trap 'd=$$(date +%s); $(NODE_ENV) hack/node/down.sh; echo ">> node down in $$(( $$(date +%s) - d )) s"' EXIT; \

@@ -3,7 +3,12 @@
 // and kube-proxy on containerd, with the images `make images` built and
 // nothing pulled. Its TestMain deploys, with bin/kustomize,
 //
-//   - manifests/crds;
+//   - manifests/crds, OCM's add-on and work CRDs
+//     (controllers/internal/localplane/testdata/ocm-core) and manifests/addon
+//     through an overlay that gives its AddOnTemplate's Deployment the spoke
+//     image of the archives and imagePullPolicy Never, all before the hub pods
+//     start (fleetpolicy-hub binds the add-on's hub role only when it serves
+//     OCM's add-on API at its start);
 //   - manifests/hub through an overlay that uses the component
 //     manifests/hub/without-cert-manager: the webhook's serving certificate
 //     (for fleetpolicy-hub-webhook.fleetpolicy-system.svc, signed by a CA, both
@@ -34,6 +39,23 @@
 // lease. Clusters other than cluster1 in the rollout have no spoke: the test
 // reports their replicas' compliance itself, as rollouttest's fake spoke
 // does (test-only).
+//
+// Last, TestOCMAddOn runs OCM on the node, the hub managing itself (OCM's
+// local-cluster): OCM's registration controller, addon manager and placement
+// controller and the klusterlet's registration and work agents as processes
+// on this machine (localplane.Attach, StartOCMHub, Join; the node's own
+// kube-controller-manager signs the CSRs with the node's CA). The node joins
+// as local-cluster; the hand-wired spoke Deployment is deleted (the add-on's
+// has the same name and namespace); a ManagedClusterAddOn enables the
+// fleetpolicy add-on on local-cluster, and OCM's work agent applies its
+// Deployment. It checks the add-on's spoke pod running with the hub
+// kubeconfig OCM registration issued (Secret fleetpolicy-hub-kubeconfig, a
+// client certificate of the node's CA for the add-on's identity, mounted at
+// /managed/hub-kubeconfig, as the pod's process reads it from /proc), the
+// RoleBinding fleetpolicy-hub made for that identity, the
+// ManagedClusterAddOn Available by OCM's workload prober from the
+// Deployment's status, and a Policy bound to local-cluster enforced by that
+// pod and Compliant on the hub.
 //
 // Without FLEETPOLICY_E2E_NODE (the node's directory, bin/node, holding
 // admin.kubeconfig and pki/ca.crt) every test skips, so that `make test`

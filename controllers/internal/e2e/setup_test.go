@@ -19,6 +19,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -108,7 +109,34 @@ func deploy(ctx context.Context) error {
 	if err := apply(ctx, "manifests/crds", crds); err != nil {
 		return err
 	}
+	// OCM's add-on and work APIs, and the add-on's hub side, before the hub
+	// pods start: fleetpolicy-hub binds the add-on's hub role only when it
+	// serves OCM's add-on API at its start (TestOCMAddOn).
+	ocmCRDs, err := filepath.Glob(filepath.Join(root, ocmCoreCRDs, "*.yaml"))
+	if err != nil {
+		return err
+	}
+	for _, f := range ocmCRDs {
+		objs, err := localplane.ReadManifestFile(f)
+		if err != nil {
+			return err
+		}
+		if _, err := localplane.Apply(ctx, c, objs); err != nil {
+			return err
+		}
+	}
 	if err := waitCRDs(ctx); err != nil {
+		return err
+	}
+	addonOverlay, err := addonOverlay()
+	if err != nil {
+		return err
+	}
+	addon, err := kustomize(addonOverlay)
+	if err != nil {
+		return err
+	}
+	if err := apply(ctx, "manifests/addon", addon); err != nil {
 		return err
 	}
 
@@ -318,6 +346,62 @@ secretGenerator:
     options: {disableNameSuffixHash: true}
 `, filepath.ToSlash(component)))
 	return dir, err
+}
+
+// ocmCoreCRDs are OCM's add-on and work CRDs (`make generate` copies them);
+// manifests/crds has OCM's cluster ones.
+const ocmCoreCRDs = "controllers/internal/localplane/testdata/ocm-core"
+
+// addonOverlay is manifests/addon with the spoke image of the archives in its
+// AddOnTemplate and imagePullPolicy Never on the template's Deployment (the
+// index of which a JSON patch needs, read from manifests/addon itself).
+func addonOverlay() (string, error) {
+	base, err := kustomize("manifests/addon")
+	if err != nil {
+		return "", err
+	}
+	objs, err := localplane.ReadManifests("manifests/addon", strings.NewReader(base))
+	if err != nil {
+		return "", err
+	}
+	index := -1
+	for _, o := range objs {
+		if o.GetKind() != "AddOnTemplate" {
+			continue
+		}
+		manifests, _, _ := unstructured.NestedSlice(o.Object, "spec", "agentSpec", "workload", "manifests")
+		for i, m := range manifests {
+			if obj, ok := m.(map[string]any); ok && obj["kind"] == "Deployment" && obj["metadata"].(map[string]any)["name"] == spokeName {
+				index = i
+			}
+		}
+	}
+	if index < 0 {
+		return "", errors.New("manifests/addon: no AddOnTemplate with the Deployment " + spokeName)
+	}
+	dir := filepath.Join(nodeDir, "overlays", "addon")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	rel, err := filepath.Rel(dir, filepath.Join(root, "manifests/addon"))
+	if err != nil {
+		return "", err
+	}
+	doc := fmt.Sprintf(`apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+resources: [%s]
+images:
+  - name: ghcr.io/fleetpolicy/%[2]s
+    newName: %[3]s/%[2]s
+    newTag: %[4]s
+patches:
+  - target: {kind: AddOnTemplate, name: fleetpolicy}
+    patch: |-
+      - op: add
+        path: /spec/agentSpec/workload/manifests/%[5]d/spec/template/spec/containers/0/imagePullPolicy
+        value: Never
+`, filepath.ToSlash(rel), spokeName, envOr("FLEETPOLICY_E2E_IMAGES", "ghcr.io/fleetpolicy"), envOr("FLEETPOLICY_E2E_IMAGE_TAG", "dev"), index)
+	return dir, os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(doc), 0o644)
 }
 
 // hubKubeconfigSecret writes the spoke's hub kubeconfig: a bound token of

@@ -11,6 +11,7 @@ import (
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
@@ -54,6 +55,10 @@ type Plane struct {
 
 	env *envtest.Environment
 	dir string
+	// attached is a plane Attach made: an API server started elsewhere, whose
+	// own kube-controller-manager signs CSRs with a CA its API server trusts
+	// and runs the garbage collector and namespace controller.
+	attached bool
 	// clientCAFile is the API server's --client-ca-file (envtest's).
 	clientCAFile string
 }
@@ -154,6 +159,41 @@ func StartWith(name string, opts Options) (*Plane, error) {
 	return p, nil
 }
 
+// Attach is a plane for an API server that runs already (a real cluster,
+// such as the node of `make e2e`), reached as a cluster admin with the
+// kubeconfig at kubeconfigPath. That cluster's own kube-controller-manager
+// must sign kubernetes.io/kube-apiserver-client CSRs with a CA its API server
+// trusts (--cluster-signing-cert-file and --client-ca-file) and run the
+// garbage collector and namespace controller: StartOCMHub and Join use it
+// instead of starting one. Stop removes only the plane's files; the API
+// server keeps running.
+func Attach(name, kubeconfigPath string) (*Plane, error) {
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfigPath)
+	if err != nil {
+		return nil, fmt.Errorf("localplane: kubeconfig of %s: %w", name, err)
+	}
+	if len(cfg.CAData) == 0 && cfg.CAFile != "" {
+		// TokenKubeconfig embeds the CA: the agents may run elsewhere.
+		if cfg.CAData, err = os.ReadFile(cfg.CAFile); err != nil {
+			return nil, fmt.Errorf("localplane: CA of %s: %w", name, err)
+		}
+		cfg.CAFile = ""
+	}
+	c, err := client.New(cfg, client.Options{Scheme: scheme.New()})
+	if err != nil {
+		return nil, fmt.Errorf("localplane: client for %s: %w", name, err)
+	}
+	dir, err := os.MkdirTemp("", "fleetpolicy-"+name+"-")
+	if err != nil {
+		return nil, err
+	}
+	abs, err := filepath.Abs(kubeconfigPath)
+	if err != nil {
+		return nil, err
+	}
+	return &Plane{Name: name, Config: cfg, Client: c, KubeconfigPath: abs, dir: dir, attached: true}, nil
+}
+
 // etcdQuota is the planes' etcd --quota-backend-bytes: 8 GiB, etcd's
 // suggested maximum.
 const etcdQuota = 8 << 30
@@ -192,9 +232,13 @@ func (p *Plane) finish() error {
 // Host is the API server's URL.
 func (p *Plane) Host() string { return p.Config.Host }
 
-// Stop stops the API server and etcd and removes the plane's files.
+// Stop stops the API server and etcd and removes the plane's files (of an
+// attached plane, only its files).
 func (p *Plane) Stop() error {
-	err := p.env.Stop()
+	var err error
+	if p.env != nil {
+		err = p.env.Stop()
+	}
 	if p.dir != "" {
 		err = errors.Join(err, os.RemoveAll(p.dir))
 	}

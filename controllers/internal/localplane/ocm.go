@@ -92,6 +92,8 @@ type OCMHub struct {
 // StartOCMHub makes plane p (started with OCMHubCRDPaths) an OCM hub. The
 // signer's CA is added to the API server's client CA bundle, as a real hub's
 // --client-ca-file trusts the certificates its kube-controller-manager signs.
+// On a plane of Attach (a real cluster) the cluster's own
+// kube-controller-manager signs and collects garbage, and none is started.
 // Stop ends every process it started, and those of the clusters that joined.
 func StartOCMHub(ctx context.Context, p *Plane, opts OCMHubOptions) (hub *OCMHub, err error) {
 	h := &OCMHub{Plane: p, opts: opts}
@@ -100,19 +102,12 @@ func StartOCMHub(ctx context.Context, p *Plane, opts OCMHubOptions) (hub *OCMHub
 			h.Stop()
 		}
 	}()
-	signer, err := h.trustNewSigner()
-	if err != nil {
-		return nil, err
-	}
-	kcmArgs := []string{
-		"--controllers=certificatesigningrequest-signing-controller,garbage-collector-controller,namespace-controller",
-		"--cluster-signing-kube-apiserver-client-cert-file=" + signer.certFile,
-		"--cluster-signing-kube-apiserver-client-key-file=" + signer.keyFile,
-	}
-	if opts.SigningDuration > 0 {
-		kcmArgs = append(kcmArgs, "--cluster-signing-duration="+opts.SigningDuration.String())
-	}
-	if h.KubeControllerManager, err = startKubeControllerManager(p, kcmArgs...); err != nil {
+	if p.attached {
+		// The cluster's own kube-controller-manager signs and collects.
+		if opts.SigningDuration > 0 {
+			return nil, errors.New("localplane: SigningDuration is the attached cluster's kube-controller-manager's to set")
+		}
+	} else if err := h.startSigner(); err != nil {
 		return nil, err
 	}
 	for _, ns := range []string{OCMHubNamespace, ocmBootstrapNamespace} {
@@ -133,6 +128,26 @@ func StartOCMHub(ctx context.Context, p *Plane, opts OCMHubOptions) (hub *OCMHub
 		return nil, err
 	}
 	return h, nil
+}
+
+// startSigner starts the hub's kube-controller-manager: the
+// kubernetes.io/kube-apiserver-client CSR signer with a CA the API server
+// trusts (trustNewSigner), the garbage collector, namespace deletion.
+func (h *OCMHub) startSigner() error {
+	signer, err := h.trustNewSigner()
+	if err != nil {
+		return err
+	}
+	kcmArgs := []string{
+		"--controllers=certificatesigningrequest-signing-controller,garbage-collector-controller,namespace-controller",
+		"--cluster-signing-kube-apiserver-client-cert-file=" + signer.certFile,
+		"--cluster-signing-kube-apiserver-client-key-file=" + signer.keyFile,
+	}
+	if h.opts.SigningDuration > 0 {
+		kcmArgs = append(kcmArgs, "--cluster-signing-duration="+h.opts.SigningDuration.String())
+	}
+	h.KubeControllerManager, err = startKubeControllerManager(h.Plane, kcmArgs...)
+	return err
 }
 
 // startOCMController starts the hub controller of an OCM binary (registration
@@ -345,9 +360,11 @@ func (h *OCMHub) Join(ctx context.Context, managed *Plane, clusterName string) (
 	if err := EnsureNamespace(ctx, managed.Client, OCMAgentNamespace); err != nil {
 		return nil, err
 	}
-	if k.KubeControllerManager, err = startKubeControllerManager(managed,
-		"--controllers=garbage-collector-controller,namespace-controller"); err != nil {
-		return nil, err
+	if !managed.attached {
+		if k.KubeControllerManager, err = startKubeControllerManager(managed,
+			"--controllers=garbage-collector-controller,namespace-controller"); err != nil {
+			return nil, err
+		}
 	}
 	listen, err := FreeAddress()
 	if err != nil {
