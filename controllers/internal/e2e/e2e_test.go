@@ -242,45 +242,8 @@ func TestContainersAsTheManifestsSayTheyRun(t *testing.T) {
 func TestSpokeEnforcesAPolicy(t *testing.T) {
 	need(t)
 	ns := "e2e-enforce"
-	testkit.Apply(t, c, fmt.Sprintf(`
-apiVersion: policy.open-cluster-management.io/v1
-kind: Policy
-metadata: {name: enforced, namespace: %s}
-spec:
-  disabled: false
-  remediationAction: enforce
-  policy-templates:
-  - objectDefinition:
-      apiVersion: policy.open-cluster-management.io/v1
-      kind: ConfigurationPolicy
-      metadata: {name: e2e-configmap}
-      spec:
-        remediationAction: inform
-        object-templates:
-        - complianceType: musthave
-          objectDefinition:
-            apiVersion: v1
-            kind: ConfigMap
-            metadata: {name: e2e-enforced, namespace: default}
-            data: {enforced-by: fleetpolicy-spoke}
-`, ns))
-	testkit.Apply(t, c, testkit.PlacementRuleBinding(ns, "enforced", []string{cluster}, "enforced"))
-	start := time.Now()
-	eventually(t, 2*time.Minute, "the root Compliant", func() string {
-		s := testkit.RootStatus(t, c, ns, "enforced")
-		if s.ComplianceState != policyv1.Compliant {
-			return fmt.Sprintf("compliance %q, clusters %v", s.ComplianceState, s.Status)
-		}
-		return ""
-	})
-	cm := &corev1.ConfigMap{}
-	if err := c.Get(t.Context(), client.ObjectKey{Namespace: "default", Name: "e2e-enforced"}, cm); err != nil {
-		t.Fatalf("the spoke did not enforce the ConfigMap: %v", err)
-	}
-	if cm.Data["enforced-by"] != "fleetpolicy-spoke" {
-		t.Errorf("ConfigMap data %v", cm.Data)
-	}
-	t.Logf("Compliant on the hub %s after the Policy was applied", time.Since(start).Round(time.Millisecond))
+	took := enforceConfigMap(t, ns, "enforced", cluster, "e2e-enforced", "fleetpolicy-spoke")
+	t.Logf("Compliant on the hub %s after the Policy was applied", took.Round(time.Millisecond))
 	// The hub is its own managed cluster here: the replica is its own copy,
 	// and hub and spoke must not take turns rewriting it.
 	w, err := client.NewWithWatch(cfg, client.Options{Scheme: c.Scheme()})
@@ -307,28 +270,6 @@ spec:
 	if writes > 3 {
 		t.Errorf("the replicas in %s were written %d times in 2 s once Compliant", cluster, writes)
 	}
-}
-
-func policyDoc(ns, name string, annotations map[string]string) string {
-	a := ""
-	for k, v := range annotations {
-		a += fmt.Sprintf("\n    %s: %q", k, v)
-	}
-	if a == "" {
-		a = " {}"
-	}
-	return fmt.Sprintf(`
-apiVersion: policy.open-cluster-management.io/v1
-kind: Policy
-metadata:
-  name: %s
-  namespace: %s
-  annotations:%s
-spec:
-  disabled: false
-  remediationAction: inform
-  policy-templates: []
-`, name, ns, a)
 }
 
 func failurePolicy(ctx context.Context) string {
@@ -378,7 +319,7 @@ func TestPlacementWebhookThroughItsService(t *testing.T) {
 	})
 	ns := "e2e-placement"
 	eventually(t, time.Minute, "the webhook annotates a Policy", func() string {
-		if err := testkit.TryApply(t, c, policyDoc(ns, "payments", map[string]string{
+		if err := testkit.TryApply(t, c, testkit.PolicyDoc(ns, "payments", map[string]string{
 			"fleetpolicy.io/eu-jurisdiction-required": "true", "fleetpolicy.io/pci-compliance-level": "2",
 		})); err != nil {
 			return err.Error()
@@ -390,7 +331,7 @@ func TestPlacementWebhookThroughItsService(t *testing.T) {
 		}
 		return ""
 	})
-	err := testkit.TryApply(t, c, policyDoc(ns, "bad-level", map[string]string{
+	err := testkit.TryApply(t, c, testkit.PolicyDoc(ns, "bad-level", map[string]string{
 		"fleetpolicy.io/eu-jurisdiction-required": "true", "fleetpolicy.io/pci-compliance-level": "high",
 	}))
 	if err == nil || !strings.Contains(err.Error(), "want a whole number") {
@@ -440,7 +381,7 @@ func postExplain(t *testing.T, addr, token, body string) (int, string, error) {
 func TestExplainAuthenticatedThroughTheService(t *testing.T) {
 	need(t)
 	addr := webhookService(t)
-	body := policyDoc("e2e-explain", "p", nil)
+	body := testkit.PolicyDoc("e2e-explain", "p", nil)
 	nobody, err := localplane.ServiceAccountToken(t.Context(), c, "e2e-tokens", "nobody")
 	if err != nil {
 		t.Fatal(err)
@@ -684,4 +625,53 @@ subjects: [{apiGroup: policy.open-cluster-management.io, kind: Policy, name: rol
 	}
 	t.Logf("rollout Succeeded %s after it started", time.Since(start).Round(time.Millisecond))
 	waitHubReplaced(t, old)
+}
+
+// enforceConfigMap applies a root Policy ns/name, bound to cluster, whose
+// ConfigurationPolicy enforces the ConfigMap default/configMap with the data
+// enforced-by: by; it waits for the root to be Compliant, checks the ConfigMap
+// on the node's API server, and returns how long after the apply the root
+// was Compliant.
+func enforceConfigMap(t *testing.T, ns, name, cluster, configMap, by string) time.Duration {
+	t.Helper()
+	testkit.Apply(t, c, fmt.Sprintf(`
+apiVersion: policy.open-cluster-management.io/v1
+kind: Policy
+metadata: {name: %[1]s, namespace: %[2]s}
+spec:
+  disabled: false
+  remediationAction: enforce
+  policy-templates:
+  - objectDefinition:
+      apiVersion: policy.open-cluster-management.io/v1
+      kind: ConfigurationPolicy
+      metadata: {name: %[3]s}
+      spec:
+        remediationAction: inform
+        object-templates:
+        - complianceType: musthave
+          objectDefinition:
+            apiVersion: v1
+            kind: ConfigMap
+            metadata: {name: %[3]s, namespace: default}
+            data: {enforced-by: %[4]s}
+`, name, ns, configMap, by))
+	testkit.Apply(t, c, testkit.PlacementRuleBinding(ns, name, []string{cluster}, name))
+	applied := time.Now()
+	eventually(t, 2*time.Minute, "root "+name+" Compliant", func() string {
+		s := testkit.RootStatus(t, c, ns, name)
+		if s.ComplianceState != policyv1.Compliant {
+			return fmt.Sprintf("compliance %q, clusters %v", s.ComplianceState, s.Status)
+		}
+		return ""
+	})
+	took := time.Since(applied)
+	cm := &corev1.ConfigMap{}
+	if err := c.Get(t.Context(), client.ObjectKey{Namespace: "default", Name: configMap}, cm); err != nil {
+		t.Fatalf("the spoke did not enforce the ConfigMap %s: %v", configMap, err)
+	}
+	if cm.Data["enforced-by"] != by {
+		t.Errorf("ConfigMap %s data %v, want enforced-by: %s", configMap, cm.Data, by)
+	}
+	return took
 }

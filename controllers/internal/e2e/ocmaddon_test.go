@@ -24,7 +24,6 @@ import (
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/hub"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit"
-	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 )
 
 const (
@@ -238,45 +237,8 @@ spec: {}
 
 	t.Run("a Policy bound to local-cluster is enforced by the add-on and Compliant on the hub", func(t *testing.T) {
 		ns := "e2e-addon"
-		testkit.Apply(t, c, fmt.Sprintf(`
-apiVersion: policy.open-cluster-management.io/v1
-kind: Policy
-metadata: {name: through-addon, namespace: %s}
-spec:
-  disabled: false
-  remediationAction: enforce
-  policy-templates:
-  - objectDefinition:
-      apiVersion: policy.open-cluster-management.io/v1
-      kind: ConfigurationPolicy
-      metadata: {name: e2e-addon-configmap}
-      spec:
-        remediationAction: inform
-        object-templates:
-        - complianceType: musthave
-          objectDefinition:
-            apiVersion: v1
-            kind: ConfigMap
-            metadata: {name: e2e-addon-enforced, namespace: default}
-            data: {enforced-by: fleetpolicy-addon}
-`, ns))
-		testkit.Apply(t, c, testkit.PlacementRuleBinding(ns, "through-addon", []string{addonCluster}, "through-addon"))
-		applied := time.Now()
-		eventually(t, 2*time.Minute, "the root Compliant through the add-on", func() string {
-			s := testkit.RootStatus(t, c, ns, "through-addon")
-			if s.ComplianceState != policyv1.Compliant {
-				return fmt.Sprintf("compliance %q, clusters %v", s.ComplianceState, s.Status)
-			}
-			return ""
-		})
-		cm := &corev1.ConfigMap{}
-		if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "e2e-addon-enforced"}, cm); err != nil {
-			t.Fatalf("the add-on's spoke did not enforce the ConfigMap: %v", err)
-		}
-		if cm.Data["enforced-by"] != "fleetpolicy-addon" {
-			t.Errorf("ConfigMap data %v", cm.Data)
-		}
-		t.Logf("Compliant on the hub %s after the Policy was applied", time.Since(applied).Round(time.Millisecond))
+		took := enforceConfigMap(t, ns, "through-addon", addonCluster, "e2e-addon-enforced", "fleetpolicy-addon")
+		t.Logf("Compliant on the hub %s after the Policy was applied", took.Round(time.Millisecond))
 	})
 	t.Logf("the add-on part took %s", time.Since(start).Round(time.Millisecond))
 }

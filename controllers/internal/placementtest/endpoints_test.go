@@ -99,7 +99,7 @@ func expectStatus(t *testing.T, method, addr, path, token, body string, insecure
 // POST /explain, and 200 to one bound to ClusterRole fleetpolicy-explain.
 func TestExplainAuthenticatesAndAuthorizes(t *testing.T) {
 	startHub(t)
-	body := policyDoc("explain-auth", "p", nil)
+	body := testkit.PolicyDoc("explain-auth", "p", nil)
 	expectStatus(t, http.MethodPost, webhookAddr(), hub.ExplainPath, "", body, false, http.StatusUnauthorized)
 	// A token the API server rejects is refused too; controller-runtime's
 	// filter answers 500 when the TokenReview carries an error, as it does
@@ -125,7 +125,7 @@ func TestExplainAndMetricsServedApart(t *testing.T) {
 		o.ExplainAddr = explainAddr
 		o.MetricsAddr, o.MetricsSecure = metricsAddr, true
 	})
-	body := policyDoc("explain-apart", "p", nil)
+	body := testkit.PolicyDoc("explain-apart", "p", nil)
 	explainer := serviceAccountToken(t, "explainer", "fleetpolicy-explain")
 	expectStatus(t, http.MethodPost, explainAddr, hub.ExplainPath, explainer, body, false, http.StatusOK)
 	expectStatus(t, http.MethodPost, explainAddr, hub.ExplainPath, "", body, false, http.StatusUnauthorized)

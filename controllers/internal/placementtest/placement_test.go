@@ -131,28 +131,6 @@ func deletePolicies(t *testing.T) {
 	}
 }
 
-func policyDoc(ns, name string, annotations map[string]string) string {
-	a := ""
-	for k, v := range annotations {
-		a += fmt.Sprintf("\n    %s: %q", k, v)
-	}
-	if a == "" {
-		a = " {}"
-	}
-	return fmt.Sprintf(`
-apiVersion: policy.open-cluster-management.io/v1
-kind: Policy
-metadata:
-  name: %s
-  namespace: %s
-  annotations:%s
-spec:
-  disabled: false
-  remediationAction: inform
-  policy-templates: []
-`, name, ns, a)
-}
-
 func getPolicy(t *testing.T, ns, name string) *policyv1.Policy {
 	t.Helper()
 	p := &policyv1.Policy{}
@@ -183,12 +161,12 @@ func TestFailOpenWithoutPolicies(t *testing.T) {
 	stop := startHub(t)
 	deletePolicies(t)
 	waitFailurePolicy(t, admissionregistrationv1.Ignore)
-	testkit.Apply(t, c, policyDoc("open", "p", map[string]string{"fleetpolicy.io/eu-jurisdiction-required": "true"}))
+	testkit.Apply(t, c, testkit.PolicyDoc("open", "p", map[string]string{"fleetpolicy.io/eu-jurisdiction-required": "true"}))
 	if a := getPolicy(t, "open", "p").Annotations; a[placement.ClustersAnnotation] != "" {
 		t.Fatalf("annotated without placement policies: %v", a)
 	}
 	stop()
-	testkit.Apply(t, c, policyDoc("open", "q", nil)) // the webhook is down: allowed (Ignore)
+	testkit.Apply(t, c, testkit.PolicyDoc("open", "q", nil)) // the webhook is down: allowed (Ignore)
 }
 
 // TestEUPCIExampleLive runs the EU/PCI example of examples/placement (apps that
@@ -216,7 +194,7 @@ func TestEUPCIExampleLive(t *testing.T) {
 			})
 
 			ns := "example-" + lang
-			testkit.Apply(t, c, policyDoc(ns, "payments", map[string]string{
+			testkit.Apply(t, c, testkit.PolicyDoc(ns, "payments", map[string]string{
 				"fleetpolicy.io/eu-jurisdiction-required": "true", "fleetpolicy.io/pci-compliance-level": "2",
 			}))
 			if got := getPolicy(t, ns, "payments").Annotations[placement.ClustersAnnotation]; got != "eu-dublin,eu-frankfurt" {
@@ -243,7 +221,7 @@ func TestEUPCIExampleLive(t *testing.T) {
 			})
 
 			// Denied by the policy's own error.
-			err := testkit.TryApply(t, c, policyDoc(ns, "bad-level", map[string]string{
+			err := testkit.TryApply(t, c, testkit.PolicyDoc(ns, "bad-level", map[string]string{
 				"fleetpolicy.io/eu-jurisdiction-required": "true", "fleetpolicy.io/pci-compliance-level": "high",
 			}))
 			if err == nil || !strings.Contains(err.Error(), "want a whole number") {
@@ -289,7 +267,7 @@ func TestHotReloadAndBrokenPolicy(t *testing.T) {
 	testkit.ApplyFile(t, c, "examples/placement/clusters.yaml")
 	testkit.Apply(t, c, regoPolicy("pin", `annotations["placement.fleetpolicy.io/clusters"] := "eu-paris"`))
 	waitFailurePolicy(t, admissionregistrationv1.Fail)
-	testkit.Apply(t, c, policyDoc("reload", "p", nil))
+	testkit.Apply(t, c, testkit.PolicyDoc("reload", "p", nil))
 	if got := getPolicy(t, "reload", "p").Annotations[placement.ClustersAnnotation]; got != "eu-paris" {
 		t.Fatalf("placed on %q, want eu-paris", got)
 	}
@@ -312,7 +290,7 @@ func TestHotReloadAndBrokenPolicy(t *testing.T) {
 		}
 		return ""
 	})
-	err := testkit.TryApply(t, c, policyDoc("reload", "q", nil))
+	err := testkit.TryApply(t, c, testkit.PolicyDoc("reload", "q", nil))
 	if err == nil || !strings.Contains(err.Error(), "fail closed") {
 		t.Fatalf("want a fail-closed denial while a policy is broken, got %v", err)
 	}
@@ -336,7 +314,7 @@ func TestWebhookDownFailsClosedWhilePoliciesExist(t *testing.T) {
 	testkit.Apply(t, c, regoPolicy("any", `annotations["fleetpolicy.io/checked"] := "true"`))
 	waitFailurePolicy(t, admissionregistrationv1.Fail)
 	stop()
-	err := testkit.TryApply(t, c, policyDoc("down", "p", nil))
+	err := testkit.TryApply(t, c, testkit.PolicyDoc("down", "p", nil))
 	if err == nil || !strings.Contains(err.Error(), "failed calling webhook") {
 		t.Fatalf("want the API server to refuse while the webhook is down, got %v", err)
 	}
@@ -352,7 +330,7 @@ func TestWebhookDownFailsClosedWhilePoliciesExist(t *testing.T) {
 	}
 	// Outside the selector, writes go on without the hub.
 	for _, ns := range []string{"us-virginia", "fleetpolicy-system", exempt.Name} {
-		if err := testkit.TryApply(t, c, policyDoc(ns, "while-down", nil)); err != nil {
+		if err := testkit.TryApply(t, c, testkit.PolicyDoc(ns, "while-down", nil)); err != nil {
 			t.Errorf("a Policy write in excluded namespace %s failed while the webhook is down: %v", ns, err)
 		}
 	}
@@ -370,7 +348,7 @@ func TestExplainEndpoint(t *testing.T) {
 	testkit.ApplyFile(t, c, "examples/placement/policy-rego.yaml")
 	waitFailurePolicy(t, admissionregistrationv1.Fail)
 	token := serviceAccountToken(t, "explainer", "fleetpolicy-explain")
-	body := policyDoc("explain", "payments", map[string]string{
+	body := testkit.PolicyDoc("explain", "payments", map[string]string{
 		"fleetpolicy.io/eu-jurisdiction-required": "true", "fleetpolicy.io/pci-compliance-level": "2",
 	})
 	var resp *http.Response

@@ -33,3 +33,27 @@ placementRef: {apiGroup: apps.open-cluster-management.io, kind: PlacementRule, n
 subjects:%[4]s
 `, namespace, name, decisions.String(), subjects.String())
 }
+
+// PolicyDoc is the YAML of an inform root Policy namespace/name without
+// templates, with annotations (for the placement webhook's tests).
+func PolicyDoc(namespace, name string, annotations map[string]string) string {
+	a := ""
+	for k, v := range annotations {
+		a += fmt.Sprintf("\n    %s: %q", k, v)
+	}
+	if a == "" {
+		a = " {}"
+	}
+	return fmt.Sprintf(`
+apiVersion: policy.open-cluster-management.io/v1
+kind: Policy
+metadata:
+  name: %s
+  namespace: %s
+  annotations:%s
+spec:
+  disabled: false
+  remediationAction: inform
+  policy-templates: []
+`, name, namespace, a)
+}
