@@ -85,61 +85,67 @@ func readConfig(config *fn.KubeObject) (Config, error) {
 	if err := krm.DecodeConfig(config, configKind, &cfg); err != nil {
 		return cfg, err
 	}
-	var problems []string
-	fail := func(field, format string, args ...any) {
-		problems = append(problems, field+": "+fmt.Sprintf(format, args...))
-	}
+	var errs field.ErrorList
 	switch cfg.Mode {
 	case "":
 		cfg.Mode = ModeOLM
 	case ModeOLM, ModePolicy:
 	default:
-		fail("mode", "unsupported value %q: must be %s or %s", cfg.Mode, ModeOLM, ModePolicy)
+		errs = append(errs, unsupported(field.NewPath("mode"), cfg.Mode, ModeOLM, ModePolicy))
 	}
 	if cfg.Mode == ModeOLM {
 		if cfg.Placement != nil {
-			fail("placement", "is only used in mode %s", ModePolicy)
+			errs = append(errs, field.Forbidden(field.NewPath("placement"), "is only used in mode "+ModePolicy))
 		}
 		if cfg.PlacementRef != nil {
-			fail("placementRef", "is only used in mode %s", ModePolicy)
+			errs = append(errs, field.Forbidden(field.NewPath("placementRef"), "is only used in mode "+ModePolicy))
 		}
 	}
 	if cfg.Placement != nil && cfg.PlacementRef != nil {
-		fail("placement", "cannot be combined with placementRef: give one")
+		errs = append(errs, field.Forbidden(field.NewPath("placement"), "cannot be combined with placementRef: give one"))
 	}
 	if p := cfg.Placement; p != nil {
-		checkName(p.Name, "placement.name", fail)
+		path := field.NewPath("placement")
+		errs = append(errs, checkName(path.Child("name"), p.Name)...)
 		for i, set := range p.ClusterSets {
-			checkName(set, fmt.Sprintf("placement.clusterSets[%d]", i), fail)
+			errs = append(errs, checkName(path.Child("clusterSets").Index(i), set)...)
 		}
 		if p.LabelSelector != nil {
 			if _, err := metav1.LabelSelectorAsSelector(p.LabelSelector); err != nil {
-				fail("placement.labelSelector", "%v", err)
+				errs = append(errs, field.Invalid(path.Child("labelSelector"), p.LabelSelector, err.Error()))
 			}
 		}
 	}
 	if r := cfg.PlacementRef; r != nil {
-		checkName(r.Name, "placementRef.name", fail)
+		path := field.NewPath("placementRef")
+		errs = append(errs, checkName(path.Child("name"), r.Name)...)
 		switch r.Kind {
 		case "":
 			r.Kind = binding.KindPlacement
 		case binding.KindPlacement, binding.KindPlacementRule:
 		default:
-			fail("placementRef.kind", "unsupported value %q: must be %s or %s", r.Kind, binding.KindPlacement, binding.KindPlacementRule)
+			errs = append(errs, unsupported(path.Child("kind"), r.Kind, binding.KindPlacement, binding.KindPlacementRule))
 		}
 	}
-	if len(problems) > 0 {
-		return cfg, fmt.Errorf("functionConfig %s %q: %s", configKind, config.GetName(), strings.Join(problems, "; "))
-	}
-	return cfg, nil
+	return cfg, krm.ConfigError(config, errs)
 }
 
-func checkName(name, field string, fail func(field, format string, args ...any)) {
+// unsupported is the error of a value that is neither of the two supported.
+func unsupported(path *field.Path, value, one, other string) *field.Error {
+	e := field.NotSupported(path, value, []string{one, other})
+	e.Detail = fmt.Sprintf("unsupported value %q: must be %s or %s", value, one, other)
+	return e
+}
+
+// checkName checks the name of an object the function creates, at path.
+func checkName(path *field.Path, name string) field.ErrorList {
 	if name == "" {
-		fail(field, "is required")
-	} else if problems := validation.IsDNS1123Subdomain(name); len(problems) > 0 {
-		fail(field, "invalid value %q: %s", name, strings.Join(problems, "; "))
+		return field.ErrorList{field.Required(path, "is required")}
 	}
+	if problems := validation.IsDNS1123Subdomain(name); len(problems) > 0 {
+		return field.ErrorList{field.Invalid(path, name, fmt.Sprintf("invalid value %q: %s", name, strings.Join(problems, "; ")))}
+	}
+	return nil
 }
 
 // source is one OperatorPolicy of the package.

@@ -153,8 +153,8 @@ func read(rl *fn.ResourceList) *inputs {
 // decodeInto decodes item as a T, or reports why it cannot and returns nil.
 func decodeInto[T any](in *inputs, item *fn.KubeObject) *T {
 	obj := new(T)
-	if r := decode(item, obj); r != nil {
-		in.results = append(in.results, r)
+	if err := krm.Decode(item, obj); err != nil {
+		in.results = append(in.results, krm.Unreadable(item, err))
 		return nil
 	}
 	return obj
@@ -242,13 +242,13 @@ func isRolloutPlan(item *fn.KubeObject) bool {
 
 // selectPolicies returns the Policies to plan: every Policy, or those filter
 // names ("name" or "namespace/name"), each of which must name one.
-func (in *inputs) selectPolicies(filter []string) ([]object[policyv1.Policy], error) {
+func (in *inputs) selectPolicies(filter []string) ([]object[policyv1.Policy], field.ErrorList) {
 	if len(filter) == 0 {
 		return in.policies, nil
 	}
 	return krm.SelectNamed(in.policies, func(p object[policyv1.Policy]) (string, string) {
 		return p.obj.Namespace, p.obj.Name
-	}, "policies", filter)
+	}, field.NewPath("policies"), filter)
 }
 
 // checkBindings reports the PlacementBindings an OCM hub would ignore or that

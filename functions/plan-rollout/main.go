@@ -10,10 +10,10 @@ package main
 
 import (
 	_ "embed"
-	"fmt"
 	"time"
 
 	"github.com/kptdev/krm-functions-sdk/go/fn"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/fleetpolicy/fleetpolicy/functions/internal/krm"
 )
@@ -45,17 +45,14 @@ func process(rl *fn.ResourceList, now time.Time) error {
 	if err := krm.DecodeConfig(rl.FunctionConfig, configKind, &cfg); err != nil {
 		return err
 	}
-	for i, p := range cfg.Policies {
-		if !krm.IsObjectName(p) {
-			return fmt.Errorf("functionConfig %s %q: policies[%d]: %q is neither a name nor namespace/name",
-				configKind, rl.FunctionConfig.GetName(), i, p)
-		}
+	if errs := krm.CheckObjectNames(field.NewPath("policies"), cfg.Policies); len(errs) > 0 {
+		return krm.ConfigError(rl.FunctionConfig, errs)
 	}
 
 	in := read(rl)
-	selected, err := in.selectPolicies(cfg.Policies)
-	if err != nil {
-		return fmt.Errorf("functionConfig %s %q: %w", configKind, rl.FunctionConfig.GetName(), err)
+	selected, errs := in.selectPolicies(cfg.Policies)
+	if len(errs) > 0 {
+		return krm.ConfigError(rl.FunctionConfig, errs)
 	}
 	in.checkBindings(selected)
 	p := planner{in: in, now: now, decisions: map[placementKey]*placementClusters{}}

@@ -13,11 +13,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"github.com/kptdev/krm-functions-sdk/go/fn"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/klog"
 
 	"github.com/fleetpolicy/fleetpolicy/functions/internal/krm"
@@ -77,25 +77,21 @@ func readConfig(config *fn.KubeObject) (Config, templates.Limits, error) {
 	if err := krm.DecodeConfig(config, configKind, &cfg); err != nil {
 		return cfg, templates.Limits{}, err
 	}
-	var problems []string
-	for i, p := range cfg.Policies {
-		if !krm.IsObjectName(p) {
-			problems = append(problems, fmt.Sprintf("policies[%d]: %q is neither a name nor namespace/name", i, p))
-		}
-	}
+	errs := krm.CheckObjectNames(field.NewPath("policies"), cfg.Policies)
 	for i, c := range cfg.Clusters {
 		if c == "" {
-			problems = append(problems, fmt.Sprintf("clusters[%d]: is empty", i))
+			errs = append(errs, field.Required(field.NewPath("clusters").Index(i), "is empty"))
 		}
 	}
 	timeout := defaultTimeout
 	if cfg.Timeout != "" {
+		path := field.NewPath("timeout")
 		d, err := time.ParseDuration(cfg.Timeout)
 		switch {
 		case err != nil:
-			problems = append(problems, fmt.Sprintf("timeout: %q is not a duration such as 10s or 1m", cfg.Timeout))
+			errs = append(errs, field.Invalid(path, cfg.Timeout, fmt.Sprintf("%q is not a duration such as 10s or 1m", cfg.Timeout)))
 		case d <= 0 || d > maxTimeout:
-			problems = append(problems, fmt.Sprintf("timeout: %s is not between 0s and %s", d, maxTimeout))
+			errs = append(errs, field.Invalid(path, cfg.Timeout, fmt.Sprintf("%s is not between 0s and %s", d, maxTimeout)))
 		default:
 			timeout = d
 		}
@@ -103,18 +99,19 @@ func readConfig(config *fn.KubeObject) (Config, templates.Limits, error) {
 	limits := templates.Limits{Timeout: timeout, TimeoutSetting: "timeout in the functionConfig",
 		MemorySetting: "memory in the functionConfig"}.OrDefault()
 	if cfg.Memory != "" {
+		path := field.NewPath("memory")
 		q, err := resource.ParseQuantity(cfg.Memory)
 		switch {
 		case err != nil:
-			problems = append(problems, fmt.Sprintf("memory: %q is not a quantity such as 4Mi", cfg.Memory))
+			errs = append(errs, field.Invalid(path, cfg.Memory, fmt.Sprintf("%q is not a quantity such as 4Mi", cfg.Memory)))
 		case q.Value() <= 0 || q.Value() > maxMemory:
-			problems = append(problems, fmt.Sprintf("memory: %s is not between 0 and 1Gi", cfg.Memory))
+			errs = append(errs, field.Invalid(path, cfg.Memory, fmt.Sprintf("%s is not between 0 and 1Gi", cfg.Memory)))
 		default:
 			limits.Memory = q.Value()
 		}
 	}
-	if len(problems) > 0 {
-		return cfg, templates.Limits{}, fmt.Errorf("functionConfig %s %q: %s", configKind, config.GetName(), strings.Join(problems, "; "))
+	if len(errs) > 0 {
+		return cfg, templates.Limits{}, krm.ConfigError(config, errs)
 	}
 	return cfg, limits, nil
 }

@@ -17,6 +17,7 @@ import (
 	gotemplates "github.com/stolostron/go-template-utils/v7/pkg/templates"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
@@ -95,13 +96,13 @@ func process(rl *fn.ResourceList) error {
 		return err
 	}
 	in := read(rl.Items)
-	policies, err := selectPolicies(in.policies, cfg.Policies)
-	if err != nil {
-		return fmt.Errorf("functionConfig %s %q: %w", configKind, rl.FunctionConfig.GetName(), err)
+	policies, errs := selectPolicies(in.policies, cfg.Policies)
+	if len(errs) > 0 {
+		return krm.ConfigError(rl.FunctionConfig, errs)
 	}
-	clusters, err := selectClusters(in.clusters, cfg.Clusters)
-	if err != nil {
-		return fmt.Errorf("functionConfig %s %q: %w", configKind, rl.FunctionConfig.GetName(), err)
+	clusters, errs := selectClusters(in.clusters, cfg.Clusters)
+	if len(errs) > 0 {
+		return krm.ConfigError(rl.FunctionConfig, errs)
 	}
 	key := make([]byte, templates.KeySize)
 	if _, err := rand.Read(key); err != nil {
@@ -224,11 +225,11 @@ func secretValues(u unstructured.Unstructured) []secretValue {
 
 // selectPolicies returns the Policies to preview: those with hub templates,
 // or those filter names, each of which must name one.
-func selectPolicies(policies []rootPolicy, filter []string) ([]rootPolicy, error) {
+func selectPolicies(policies []rootPolicy, filter []string) ([]rootPolicy, field.ErrorList) {
 	if len(filter) > 0 {
 		return krm.SelectNamed(policies, func(p rootPolicy) (string, string) {
 			return p.policy.Namespace, p.policy.Name
-		}, "policies", filter)
+		}, field.NewPath("policies"), filter)
 	}
 	var out []rootPolicy
 	for _, p := range policies {
@@ -241,21 +242,22 @@ func selectPolicies(policies []rootPolicy, filter []string) ([]rootPolicy, error
 
 // selectClusters returns the clusters to preview for: every one, or those
 // named, each of which must be in the package.
-func selectClusters(clusters []cluster, names []string) ([]cluster, error) {
+func selectClusters(clusters []cluster, names []string) ([]cluster, field.ErrorList) {
 	if len(names) == 0 {
 		return clusters, nil
 	}
 	var out []cluster
-	var errs []error
+	var errs field.ErrorList
 	for i, name := range names {
 		j := slices.IndexFunc(clusters, func(c cluster) bool { return c.name == name })
 		if j < 0 {
-			errs = append(errs, fmt.Errorf("clusters[%d]: no ManagedCluster %q in the input", i, name))
+			errs = append(errs, &field.Error{Type: field.ErrorTypeNotFound, Field: field.NewPath("clusters").Index(i).String(),
+				BadValue: name, Detail: fmt.Sprintf("no ManagedCluster %q in the input", name)})
 			continue
 		}
 		out = append(out, clusters[j])
 	}
-	return out, errors.Join(errs...)
+	return out, errs
 }
 
 // previewer renders the previews of one ResourceList.

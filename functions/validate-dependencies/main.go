@@ -13,6 +13,7 @@ import (
 	"github.com/kptdev/krm-functions-sdk/go/fn"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/fleetpolicy/fleetpolicy/functions/internal/krm"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
@@ -56,11 +57,14 @@ func validate(rl *fn.ResourceList) error {
 	if err := krm.DecodeConfig(rl.FunctionConfig, configKind, &cfg); err != nil {
 		return err
 	}
+	var errs field.ErrorList
 	for i, e := range cfg.External {
 		if e.Kind == "" || e.Name == "" {
-			return fmt.Errorf("functionConfig %s %q: external[%d]: kind and name are required",
-				configKind, rl.FunctionConfig.GetName(), i)
+			errs = append(errs, field.Required(field.NewPath("external").Index(i), "kind and name are required"))
 		}
+	}
+	if len(errs) > 0 {
+		return krm.ConfigError(rl.FunctionConfig, errs)
 	}
 
 	var (

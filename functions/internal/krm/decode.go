@@ -13,57 +13,14 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
-// APIVersion is the apiVersion of the functionConfigs of this repository's
-// functions.
-const APIVersion = "fn.fleetpolicy.io/v1alpha1"
-
 // Decode decodes obj into the typed value into points at, through obj's JSON
 // form (MarshalJSON) as the API server would; unknown fields are ignored. A
-// value of the wrong type yields a *field.Error naming the field (its detail
-// says what was found and what was wanted).
+// value that does not decode yields a *field.Error naming the field with its
+// list indices (locateDecodeError), also when the error comes from a type's
+// own JSON decoding (a duration, an int-or-string, a time); its detail says
+// what was found and what was wanted, or why the type refused it.
 func Decode(obj *fn.KubeObject, into any) error {
 	return decodeJSON(Node(obj), into, false)
-}
-
-// DecodeConfig decodes the functionConfig config into cfg, a pointer to the
-// struct of the config's top-level fields (apiVersion, kind and metadata are not
-// decoded). Unknown fields are refused. A missing config, or kpt's placeholder
-// (a ConfigMap without data, which kpt fn eval passes when given no config),
-// leaves cfg as it is. Any other config must have apiVersion
-// fn.fleetpolicy.io/v1alpha1 and the given kind. Errors name the config and the
-// field.
-func DecodeConfig(config *fn.KubeObject, kind string, cfg any) error {
-	if config == nil || config.IsEmpty() || isKptPlaceholder(config) {
-		return nil
-	}
-	name := fmt.Sprintf("functionConfig %s %q", config.GetKind(), config.GetName())
-	if config.GetAPIVersion() != APIVersion || config.GetKind() != kind {
-		return fmt.Errorf("%s: apiVersion %q and kind %q are not supported: want apiVersion %s, kind %s",
-			name, config.GetAPIVersion(), config.GetKind(), APIVersion, kind)
-	}
-	node := config.CopyToResourceNode()
-	for _, key := range []string{"apiVersion", "kind", "metadata"} {
-		if err := node.PipeE(yaml.Clear(key)); err != nil {
-			return fmt.Errorf("%s: %w", name, err)
-		}
-	}
-	err := decodeJSON(node.YNode(), cfg, true)
-	var fieldErr *field.Error
-	if errors.As(err, &fieldErr) {
-		return fmt.Errorf("%s: %s: %s", name, fieldErr.Field, fieldErr.Detail)
-	}
-	if err != nil {
-		return fmt.Errorf("%s: %w", name, err)
-	}
-	return nil
-}
-
-func isKptPlaceholder(config *fn.KubeObject) bool {
-	if config.GetAPIVersion() != "v1" || config.GetKind() != "ConfigMap" {
-		return false
-	}
-	data, _, _ := config.NestedStringMap("data")
-	return len(data) == 0
 }
 
 func decodeJSON(node *yaml.Node, into any, strict bool) error {
@@ -76,16 +33,29 @@ func decodeJSON(node *yaml.Node, into any, strict bool) error {
 		dec.DisallowUnknownFields()
 	}
 	err = dec.Decode(into)
+	if err == nil {
+		return nil
+	}
+	if name, unknown := strings.CutPrefix(err.Error(), `json: unknown field "`); unknown {
+		return field.Forbidden(field.NewPath(strings.TrimSuffix(name, `"`)), "unknown field")
+	}
+	var path *field.Path
+	cause := err
+	if t := reflect.TypeOf(into); t != nil && t.Kind() == reflect.Pointer {
+		if located, locatedErr := locateDecodeError(t.Elem(), raw, nil); located != nil {
+			path, cause = located, locatedErr
+		}
+	}
 	var typeErr *json.UnmarshalTypeError
 	switch {
-	case err == nil:
-		return nil
-	case errors.As(err, &typeErr):
-		return field.TypeInvalid(field.NewPath(typeErr.Field), field.OmitValueType{},
+	case errors.As(cause, &typeErr):
+		if path == nil {
+			path = field.NewPath(typeErr.Field)
+		}
+		return field.TypeInvalid(path, field.OmitValueType{},
 			fmt.Sprintf("got %s, want %s", article(typeErr.Value), describe(typeErr.Type)))
-	case strings.HasPrefix(err.Error(), `json: unknown field "`):
-		name := strings.TrimSuffix(strings.TrimPrefix(err.Error(), `json: unknown field "`), `"`)
-		return field.Forbidden(field.NewPath(name), "unknown field")
+	case path != nil:
+		return field.TypeInvalid(path, field.OmitValueType{}, cause.Error())
 	}
 	return err
 }

@@ -7,6 +7,9 @@ import (
 
 	"github.com/kptdev/krm-functions-sdk/go/fn"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
+
+	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 )
 
 type testConfig struct {
@@ -86,5 +89,42 @@ func TestDecodeNamesTheField(t *testing.T) {
 	if r := Unreadable(obj, err); r.Severity != fn.Error || r.Message != "cannot be read: got an object, want a list" ||
 		r.Field == nil || r.Field.Path != "spec.items" {
 		t.Errorf("Unreadable(decode error) = %+v", r)
+	}
+}
+
+// TestDecodeLocatesTheField checks that Decode names the field with its list
+// indices also for the values a type decodes itself (durations,
+// int-or-strings, times), which encoding/json reports without a field.
+func TestDecodeLocatesTheField(t *testing.T) {
+	cases := []struct {
+		name, yaml, field, detail string
+		into                      any
+	}{
+		{"duration", "apiVersion: policy.open-cluster-management.io/v1\nkind: Policy\nmetadata: {name: p}\nspec:\n  rolloutStrategy:\n    progressive: {minSuccessTime: soon}\n",
+			"spec.rolloutStrategy.progressive.minSuccessTime", `time: invalid duration "soon"`, &policyv1.Policy{}},
+		{"int-or-string", "apiVersion: policy.open-cluster-management.io/v1\nkind: Policy\nmetadata: {name: p}\nspec:\n  rolloutStrategy:\n    progressive: {maxConcurrency: true}\n",
+			"spec.rolloutStrategy.progressive.maxConcurrency", "got a boolean, want a number", &policyv1.Policy{}},
+		{"in a list", "apiVersion: cluster.open-cluster-management.io/v1beta1\nkind: Placement\nmetadata: {name: p}\nspec:\n  tolerations:\n  - {key: a}\n  - {key: b, tolerationSeconds: later}\n",
+			"spec.tolerations[1].tolerationSeconds", "got a string, want a number", &clusterv1beta1.Placement{}},
+		{"time", "apiVersion: cluster.open-cluster-management.io/v1beta1\nkind: Placement\nmetadata: {name: p, creationTimestamp: yesterday}\n",
+			"metadata.creationTimestamp", `parsing time "yesterday" as "2006-01-02T15:04:05Z07:00": cannot parse "yesterday" as "2006"`, &clusterv1beta1.Placement{}},
+		{"map key with dots", "apiVersion: cluster.open-cluster-management.io/v1beta1\nkind: Placement\nmetadata: {name: p, labels: {a.b/c: [1]}}\n",
+			"metadata.labels[a.b/c]", "got a list, want a string", &clusterv1beta1.Placement{}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			item, err := fn.ParseKubeObject([]byte(tc.yaml))
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = Decode(item, tc.into)
+			var fieldErr *field.Error
+			if !errors.As(err, &fieldErr) {
+				t.Fatalf("Decode error %v, want a field.Error", err)
+			}
+			if fieldErr.Field != tc.field || fieldErr.Detail != tc.detail {
+				t.Errorf("Decode error names %s: %s, want %s: %s", fieldErr.Field, fieldErr.Detail, tc.field, tc.detail)
+			}
+		})
 	}
 }

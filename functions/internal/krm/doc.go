@@ -41,6 +41,10 @@
 //   - functionConfigs are objects of apiVersion fn.fleetpolicy.io/v1alpha1 with
 //     their fields at the top level, as kpt's own configs (DecodeConfig). The
 //     absence of a config, and kpt's placeholder ConfigMap, mean defaults.
+//     A function checks its config's fields into a field.ErrorList
+//     (CheckObjectNames and SelectNamed check lists of names) and returns
+//     ConfigError of it, which fails the run naming the config and each
+//     field.
 //   - Process must leave alone the items it does not own. Orchestrators put
 //     their own items in the list (kpt: the Kptfile and function configs;
 //     kustomize: generator configs marked config.kubernetes.io/local-config) and
@@ -82,8 +86,15 @@
 //     from its nodes; used by object.go and marshal.go.
 //   - marshal.go: an item's JSON text (MarshalJSON); uses plain.go.
 //   - object.go: an item's JSON form as a map (Object); uses plain.go.
-//   - decode.go: typed decoding (Decode, DecodeConfig; a value of the wrong
-//     type is a field.Error) through the JSON text of marshal.go.
+//   - decode.go: typed decoding (Decode: a value that does not decode is a
+//     field.Error naming its field) through the JSON text of marshal.go;
+//     uses locate.go.
+//   - locate.go: the decode-error locator, which finds the field behind a
+//     decoding error with its list indices, also one a type's own JSON
+//     decoding reports without the field (a duration, a time).
+//   - config.go: functionConfigs: DecodeConfig, and ConfigError, the one
+//     error every function returns for its config's field errors; uses
+//     decode.go.
 //   - fielderrors.go: field errors as results (FieldResult, ErrorResults,
 //     Unreadable); uses result.go.
 //   - nodefromjson.go: the YAML nodes of a JSON text (NodeFromJSON), its own
