@@ -33,10 +33,10 @@ func checkForOLM(item *fn.KubeObject, op *v1beta1.OperatorPolicy) fn.Results {
 		fail("spec.complianceType", "is mustnothave, which removes the operator; OLM objects applied by GitOps "+
 			"cannot say that: delete the OperatorPolicy from the package, or use mode policy")
 	}
-	for _, path := range operatorpolicy.ClusterDefaultedFields(&op.Spec.Subscription) {
-		if why, required := requiredWithoutSpoke[path]; required {
+	for _, f := range operatorpolicy.ClusterDefaultedFields(&op.Spec.Subscription) {
+		if why, required := requiredWithoutSpoke[f]; required {
 			results = append(results, krm.FieldResult(item, fn.Error,
-				field.Required(field.NewPath(path), "in mode olm: without the spoke controller nothing "+why)))
+				field.Required(f.Path(), "in mode olm: without the spoke controller nothing "+why)))
 		}
 	}
 	return results
@@ -46,10 +46,10 @@ func checkForOLM(item *fn.KubeObject, op *v1beta1.OperatorPolicy) fn.Results {
 // fills in (operatorpolicy.ClusterDefaultedFields), what would be missing
 // without the spoke controller; the channel is not there: OLM defaults it to
 // the package's default channel.
-var requiredWithoutSpoke = map[string]string{
-	operatorpolicy.FieldSubscriptionNamespace:       "defaults it from the operator's PackageManifest or a default namespace",
-	operatorpolicy.FieldSubscriptionSource:          "picks the catalog from the operator's PackageManifest",
-	operatorpolicy.FieldSubscriptionSourceNamespace: "picks the catalog from the operator's PackageManifest",
+var requiredWithoutSpoke = map[operatorpolicy.SubscriptionField]string{
+	operatorpolicy.SubscriptionNamespace:       "defaults it from the operator's PackageManifest or a default namespace",
+	operatorpolicy.SubscriptionSource:          "picks the catalog from the operator's PackageManifest",
+	operatorpolicy.SubscriptionSourceNamespace: "picks the catalog from the operator's PackageManifest",
 }
 
 // expandOLM replaces each OperatorPolicy by the OperatorGroup (when one is

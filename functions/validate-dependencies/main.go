@@ -130,21 +130,21 @@ func validate(rl *fn.ResourceList) error {
 	}
 	for _, c := range g.Cycles() {
 		declared := c.Declared()
-		if isTemplated(declared.Policy, declared.Field) {
+		if isTemplated(declared.Policy, declared.Field.String()) {
 			continue
 		}
-		rl.Results = append(rl.Results, krm.ObjectResult(items[declared.Policy], fn.Error, declared.Field,
+		rl.Results = append(rl.Results, krm.ObjectResult(items[declared.Policy], fn.Error, declared.Field.String(),
 			"dependency cycle, each waits for the next: "+c.Path()))
 	}
 	for _, e := range g.Unresolved() {
-		if isExternal(e, cfg.External) || isTemplated(e.Policy, e.Field) {
+		if isExternal(e, cfg.External) || isTemplated(e.Policy, e.Field.String()) {
 			continue
 		}
 		waitsFor := e.To.String()
 		if e.Compliance != "" {
 			waitsFor += " to be " + string(e.Compliance)
 		}
-		rl.Results = append(rl.Results, krm.ObjectResult(items[e.Policy], fn.Warning, e.Field, fmt.Sprintf(
+		rl.Results = append(rl.Results, krm.ObjectResult(items[e.Policy], fn.Warning, e.Field.String(), fmt.Sprintf(
 			"waits for %s, which is not in the package; if it is managed elsewhere, list it under external in the %s functionConfig",
 			waitsFor, configKind)))
 	}

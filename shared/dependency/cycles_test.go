@@ -19,7 +19,7 @@ func adjacencyGraph(out [][]int) *Graph {
 	}
 	for u, targets := range out {
 		for _, w := range targets {
-			g.edge(Edge{From: g.refs[u], To: g.refs[w], Policy: types.NamespacedName{Namespace: "default", Name: "p"}, Field: "spec.dependencies[0]"})
+			g.edge(Edge{From: g.refs[u], To: g.refs[w], Policy: types.NamespacedName{Namespace: "default", Name: "p"}, Field: dependencyField(0)})
 		}
 	}
 	return g

@@ -33,8 +33,8 @@ func TestObserve(t *testing.T) {
 }
 
 func TestEvaluate(t *testing.T) {
-	a := Requirement{Target: policyRef("ns.a"), Compliance: policyv1.Compliant, Field: "spec.dependencies[0]"}
-	bar := Requirement{Target: configRef("bar"), Compliance: policyv1.NonCompliant, Field: "spec.policy-templates[0].extraDependencies[0]"}
+	a := Requirement{Target: policyRef("ns.a"), Compliance: policyv1.Compliant, Field: dependencyField(0)}
+	bar := Requirement{Target: configRef("bar"), Compliance: policyv1.NonCompliant, Field: extraDependencyField(0, 0)}
 	seen := func(state policyv1.ComplianceState) Observation { return Observation{Found: true, Compliance: state} }
 	cases := []struct {
 		name           string

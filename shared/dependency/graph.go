@@ -24,11 +24,23 @@ type Edge struct {
 	// empty for the edges from a Policy to its templates and from a PolicySet to
 	// its members.
 	Policy types.NamespacedName
-	Field  string
+	Field  *field.Path
 }
 
 // declared reports whether a dependency field declared the edge.
-func (e Edge) declared() bool { return e.Field != "" }
+func (e Edge) declared() bool { return e.Field != nil }
+
+// edgeKey identifies an edge by value, its field by its path written out.
+type edgeKey struct {
+	from, to   Ref
+	compliance policyv1.ComplianceState
+	policy     types.NamespacedName
+	field      string
+}
+
+func (e Edge) key() edgeKey {
+	return edgeKey{from: e.From, to: e.To, compliance: e.Compliance, policy: e.Policy, field: e.Field.String()}
+}
 
 // Graph is the "waits for" graph of a set of Policies and PolicySets. Its nodes
 // are the Policies, their templates and the PolicySets; a template waits for its
@@ -75,7 +87,7 @@ func Build(policies []*policyv1.Policy, sets []*policyv1beta1.PolicySet) *Graph 
 			}
 		}
 	}
-	seenUnresolved := map[Edge]bool{}
+	seenUnresolved := map[edgeKey]bool{}
 	for i, p := range policies {
 		if p == nil {
 			continue
@@ -99,16 +111,15 @@ func Build(policies []*policyv1.Policy, sets []*policyv1beta1.PolicySet) *Graph 
 					// Reported from the policy: a policy-level field is unresolved
 					// for every template alike.
 					e.From = g.refs[self]
-					if !seenUnresolved[e] {
-						seenUnresolved[e] = true
+					if !seenUnresolved[e.key()] {
+						seenUnresolved[e.key()] = true
 						g.unresolved = append(g.unresolved, e)
 					}
 				case target == self:
-					// e.Field is the declaration's path, written out: one element.
-					addIssues(Issue{Policy: e.Policy, Error: field.Forbidden(field.NewPath(e.Field),
+					addIssues(Issue{Policy: e.Policy, Error: field.Forbidden(e.Field,
 						fmt.Sprintf("self-dependency: the policy waits for itself (%s)", req.Target))})
 				case target == node:
-					addIssues(Issue{Policy: e.Policy, Error: field.Forbidden(field.NewPath(e.Field), selfTemplateMessage(req))})
+					addIssues(Issue{Policy: e.Policy, Error: field.Forbidden(e.Field, selfTemplateMessage(req))})
 				default:
 					g.edge(e)
 				}
@@ -132,7 +143,7 @@ func Build(policies []*policyv1.Policy, sets []*policyv1beta1.PolicySet) *Graph 
 
 func selfTemplateMessage(req Requirement) string {
 	msg := fmt.Sprintf("self-dependency: %s waits for itself", req.Target)
-	if strings.HasPrefix(req.Field, "spec.dependencies") {
+	if strings.HasPrefix(req.Field.String(), fieldDependencies.String()+"[") {
 		msg += " (spec.dependencies apply to every template of the policy, this one included)"
 	}
 	return msg

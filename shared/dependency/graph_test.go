@@ -220,7 +220,7 @@ func TestCycleDeclaredEdge(t *testing.T) {
 		t.Fatalf("got %d cycles, want 1", len(cycles))
 	}
 	got := cycles[0].Declared()
-	if got.Policy.Name != "a" || got.Field != "spec.dependencies[0]" || got.To != policyRef("default.b") {
+	if got.Policy.Name != "a" || got.Field.String() != "spec.dependencies[0]" || got.To != policyRef("default.b") {
 		t.Errorf("Declared() = %+v, want the edge of Policy a spec.dependencies[0] to Policy default.b", got)
 	}
 }

@@ -5,6 +5,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 	policyv1beta1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1beta1"
@@ -75,4 +76,12 @@ func policyRef(replicated string) Ref {
 
 func configRef(name string) Ref {
 	return Ref{Group: "policy.open-cluster-management.io", Kind: "ConfigurationPolicy", Name: name}
+}
+
+// dependencyField is the path of the policy's dependency i.
+func dependencyField(i int) *field.Path { return field.NewPath("spec", "dependencies").Index(i) }
+
+// extraDependencyField is the path of extra dependency i of template t.
+func extraDependencyField(t, i int) *field.Path {
+	return field.NewPath("spec", "policy-templates").Index(t).Child("extraDependencies").Index(i)
 }

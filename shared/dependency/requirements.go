@@ -25,6 +25,17 @@ func (i Issue) String() string {
 	return fmt.Sprintf("Policy %s: %s", policyName(i.Policy), i.Error.Error())
 }
 
+// Format prints the issue as String does for the verbs %v and %s (%q
+// quotes it), so that printing an Issue names its policy: without it, fmt
+// would print the Error of the embedded field error, which does not.
+func (i Issue) Format(f fmt.State, verb rune) {
+	if verb == 'q' {
+		fmt.Fprintf(f, "%q", i.String())
+		return
+	}
+	fmt.Fprint(f, i.String())
+}
+
 // Requirement is one canonical dependency of a template: the object it waits
 // for and the compliance it waits for.
 type Requirement struct {
@@ -33,7 +44,7 @@ type Requirement struct {
 	// Field is where the dependency is declared, e.g. spec.dependencies[0] or
 	// spec.policy-templates[1].extraDependencies[0]. A PolicySet dependency yields
 	// one Requirement per member, all with the set dependency's field.
-	Field string
+	Field *field.Path
 }
 
 // Requirements returns what template number template of p waits for: the union
@@ -61,10 +72,14 @@ type declaration struct {
 	path *field.Path
 }
 
+// fieldDependencies is the path of a policy's own dependencies, which apply
+// to every template.
+var fieldDependencies = field.NewPath("spec", "dependencies")
+
 func policyDeclarations(p *policyv1.Policy) []declaration {
 	decls := make([]declaration, 0, len(p.Spec.Dependencies))
 	for i, dep := range p.Spec.Dependencies {
-		decls = append(decls, declaration{dep: dep, path: field.NewPath("spec", "dependencies").Index(i)})
+		decls = append(decls, declaration{dep: dep, path: fieldDependencies.Index(i)})
 	}
 	return decls
 }
@@ -95,7 +110,7 @@ func addRequirements(reqs []Requirement, decls []declaration, p *policyv1.Policy
 			continue
 		}
 		for _, dep := range canonicalize(written, p.Namespace, sets) {
-			req := Requirement{Target: TargetOf(dep), Compliance: dep.Compliance, Field: decl.path.String()}
+			req := Requirement{Target: TargetOf(dep), Compliance: dep.Compliance, Field: decl.path}
 			i := slices.IndexFunc(reqs, func(r Requirement) bool { return r.Target == req.Target })
 			switch {
 			case i < 0:

@@ -1,7 +1,9 @@
 package dependency
 
 import (
+	"fmt"
 	"reflect"
+	"strconv"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -20,8 +22,8 @@ func TestRequirements(t *testing.T) {
 	)
 	sets := IndexPolicySets([]*policyv1beta1.PolicySet{policySet("base", "ns-setup")})
 	policyLevel := []Requirement{
-		{Target: policyRef("default.setup"), Compliance: policyv1.Compliant, Field: "spec.dependencies[0]"},
-		{Target: policyRef("default.ns-setup"), Compliance: policyv1.Compliant, Field: "spec.dependencies[1]"},
+		{Target: policyRef("default.setup"), Compliance: policyv1.Compliant, Field: dependencyField(0)},
+		{Target: policyRef("default.ns-setup"), Compliance: policyv1.Compliant, Field: dependencyField(1)},
 	}
 	cases := []struct {
 		name       string
@@ -31,7 +33,7 @@ func TestRequirements(t *testing.T) {
 	}{
 		{"union of policy and template dependencies, without duplicates", 0,
 			append(policyLevel, Requirement{Target: configRef("bar"), Compliance: policyv1.NonCompliant,
-				Field: "spec.policy-templates[0].extraDependencies[0]"}),
+				Field: extraDependencyField(0, 0)}),
 			nil},
 		{"a conflicting template dependency loses to the policy's", 1, policyLevel,
 			[]string{`Policy default/app: spec.policy-templates[1].extraDependencies[0].compliance: Invalid value: "NonCompliant": ` +
@@ -98,10 +100,24 @@ func TestValidate(t *testing.T) {
 	})
 }
 
-func TestIssueString(t *testing.T) {
-	is := Issue{Policy: types.NamespacedName{Namespace: "ns", Name: "p"}, Error: field.Required(field.NewPath("spec", "dependencies").Index(0).Child("kind"), "")}
-	if got, want := is.String(), "Policy ns/p: spec.dependencies[0].kind: Required value"; got != want {
-		t.Errorf("String() = %q, want %q", got, want)
+// TestIssueNamesItsPolicy checks that an Issue, however it is printed,
+// names the policy that holds the field.
+func TestIssueNamesItsPolicy(t *testing.T) {
+	is := Issue{Policy: types.NamespacedName{Namespace: "ns", Name: "p"}, Error: field.Required(dependencyField(0).Child("kind"), "")}
+	const want = "Policy ns/p: spec.dependencies[0].kind: Required value"
+	for _, tc := range []struct {
+		name, got, want string
+	}{
+		{"String", is.String(), want},
+		{"%v", fmt.Sprintf("%v", is), want},
+		{"%s", fmt.Sprintf("%s", is), want},
+		{"%q", fmt.Sprintf("%q", is), strconv.Quote(want)},
+		{"%v of a list", fmt.Sprintf("%v", []Issue{is, is}), "[" + want + " " + want + "]"},
+		{"wrapped with %v", fmt.Errorf("checking: %v", is).Error(), "checking: " + want},
+	} {
+		if tc.got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, tc.got, tc.want)
+		}
 	}
 }
 

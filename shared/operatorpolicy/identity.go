@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1beta1"
 )
@@ -50,38 +51,48 @@ func OperatorGroupName(p Policy) string {
 	return DefaultOperatorGroupName
 }
 
-// The spec.subscription fields the managed cluster defaults, as the field
-// paths of this package's errors print them.
-var (
-	FieldSubscriptionNamespace       = fieldSubscriptionNamespace.String()
-	FieldSubscriptionChannel         = fieldSubscription.Child("channel").String()
-	FieldSubscriptionSource          = fieldSubscription.Child("source").String()
-	FieldSubscriptionSourceNamespace = fieldSubscription.Child("sourceNamespace").String()
+// SubscriptionField is a field of spec.subscription that the managed cluster
+// fills in when a policy leaves it unset (ApplySubscriptionDefaults): its
+// name under spec.subscription.
+type SubscriptionField string
+
+// The spec.subscription fields the managed cluster defaults.
+const (
+	SubscriptionNamespace       SubscriptionField = "namespace"
+	SubscriptionChannel         SubscriptionField = "channel"
+	SubscriptionSource          SubscriptionField = "source"
+	SubscriptionSourceNamespace SubscriptionField = "sourceNamespace"
 )
+
+// Path is the field's path in an OperatorPolicy: spec.subscription.<name>.
+func (f SubscriptionField) Path() *field.Path { return fieldSubscription.Child(string(f)) }
 
 // ClusterDefaultedFields names the fields of s that are left to the managed
 // cluster: unset, they are filled in when the policy is reconciled there
 // (ApplySubscriptionDefaults), from the operator's PackageManifest, an existing
 // Subscription or the controller's default namespace. In this order:
-// FieldSubscriptionNamespace, FieldSubscriptionChannel,
-// FieldSubscriptionSource, FieldSubscriptionSourceNamespace. Without the
-// managed cluster's controller nothing fills them in, except the channel,
-// which OLM defaults to the package's default channel.
-func ClusterDefaultedFields(s *v1beta1.Subscription) []string {
+// SubscriptionNamespace, SubscriptionChannel, SubscriptionSource,
+// SubscriptionSourceNamespace. Without the managed cluster's controller
+// nothing fills them in, except the channel, which OLM defaults to the
+// package's default channel.
+func ClusterDefaultedFields(s *v1beta1.Subscription) []SubscriptionField {
 	return unsetFields(Subscription{Namespace: s.Namespace, Channel: s.Channel, Source: s.Source, SourceNamespace: s.SourceNamespace})
 }
 
 // unsetFields names the fields of s that ApplySubscriptionDefaults fills in.
-func unsetFields(s Subscription) []string {
-	var fields []string
-	for _, f := range []struct{ name, value string }{
-		{FieldSubscriptionNamespace, s.Namespace},
-		{FieldSubscriptionChannel, s.Channel},
-		{FieldSubscriptionSource, s.Source},
-		{FieldSubscriptionSourceNamespace, s.SourceNamespace},
+func unsetFields(s Subscription) []SubscriptionField {
+	var fields []SubscriptionField
+	for _, f := range []struct {
+		field SubscriptionField
+		value string
+	}{
+		{SubscriptionNamespace, s.Namespace},
+		{SubscriptionChannel, s.Channel},
+		{SubscriptionSource, s.Source},
+		{SubscriptionSourceNamespace, s.SourceNamespace},
 	} {
 		if f.value == "" {
-			fields = append(fields, f.name)
+			fields = append(fields, f.field)
 		}
 	}
 	return fields

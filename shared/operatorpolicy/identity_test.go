@@ -84,24 +84,39 @@ func TestOperatorGroupName(t *testing.T) {
 // TestClusterDefaultedFields pins the subscription fields left to the managed
 // cluster, in their order.
 func TestClusterDefaultedFields(t *testing.T) {
-	all := []string{FieldSubscriptionNamespace, FieldSubscriptionChannel, FieldSubscriptionSource, FieldSubscriptionSourceNamespace}
+	all := []SubscriptionField{SubscriptionNamespace, SubscriptionChannel, SubscriptionSource, SubscriptionSourceNamespace}
 	for _, tc := range []struct {
 		name string
 		sub  v1beta1.Subscription
-		want []string
+		want []SubscriptionField
 	}{
 		{"only the package", v1beta1.Subscription{Name: strimzi}, all},
 		{"everything set", v1beta1.Subscription{Name: strimzi, Namespace: appNS, Channel: "stable", Source: catalog, SourceNamespace: catalogNS}, nil},
 		{"no catalog", v1beta1.Subscription{Name: strimzi, Namespace: appNS, Channel: "stable"},
-			[]string{FieldSubscriptionSource, FieldSubscriptionSourceNamespace}},
+			[]SubscriptionField{SubscriptionSource, SubscriptionSourceNamespace}},
 		{"no source namespace", v1beta1.Subscription{Name: strimzi, Namespace: appNS, Source: catalog},
-			[]string{FieldSubscriptionChannel, FieldSubscriptionSourceNamespace}},
+			[]SubscriptionField{SubscriptionChannel, SubscriptionSourceNamespace}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := ClusterDefaultedFields(&tc.sub); !slices.Equal(got, tc.want) {
 				t.Fatalf("got %v, want %v", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestSubscriptionFieldPath pins the path of each field the managed cluster
+// defaults, as the field errors about it print it.
+func TestSubscriptionFieldPath(t *testing.T) {
+	for f, want := range map[SubscriptionField]string{
+		SubscriptionNamespace:       "spec.subscription.namespace",
+		SubscriptionChannel:         "spec.subscription.channel",
+		SubscriptionSource:          "spec.subscription.source",
+		SubscriptionSourceNamespace: "spec.subscription.sourceNamespace",
+	} {
+		if got := f.Path().String(); got != want {
+			t.Errorf("%s.Path() = %s, want %s", f, got, want)
+		}
 	}
 }
 

@@ -262,7 +262,7 @@ func invalidNamespace(namespace string) *field.Error {
 		return nil
 	}
 	if problems := validation.IsDNS1123Label(namespace); len(problems) > 0 {
-		return notDNS(fieldSubscriptionNamespace, namespace, problems)
+		return notDNS(SubscriptionNamespace.Path(), namespace, problems)
 	}
 	return nil
 }
@@ -316,10 +316,9 @@ func (n *normalizer) subscriptionConfig(raw *runtime.RawExtension) *operatorsv1a
 }
 
 var (
-	fieldSubscription          = field.NewPath("spec", "subscription")
-	fieldSubscriptionNamespace = fieldSubscription.Child("namespace")
-	fieldInstallPlanApproval   = fieldSubscription.Child("installPlanApproval")
-	fieldUpgradeApproval       = field.NewPath("spec", "upgradeApproval")
+	fieldSubscription        = field.NewPath("spec", "subscription")
+	fieldInstallPlanApproval = fieldSubscription.Child("installPlanApproval")
+	fieldUpgradeApproval     = field.NewPath("spec", "upgradeApproval")
 )
 
 // approval maps installPlanApproval (Automatic|Manual) and upgradeApproval

@@ -105,7 +105,7 @@ func ApplySubscriptionDefaults(p Policy, from SubscriptionDefaultsFrom) (Policy,
 	// fields that stay unset.
 	names := make([]string, len(unset))
 	for i, f := range unset {
-		names[i] = strings.TrimPrefix(f, fieldSubscription.String()+".")
+		names[i] = string(f)
 	}
 	cannotDefault := func(reason string) (Policy, error) {
 		return fail(field.Invalid(fieldSubscription, field.OmitValueType{},
@@ -156,7 +156,7 @@ func ApplySubscriptionDefaults(p Policy, from SubscriptionDefaultsFrom) (Policy,
 		s.Namespace = from.DefaultNamespace
 	}
 	if s.Namespace == "" {
-		return fail(field.Required(fieldSubscriptionNamespace, msgNamespaceRequired))
+		return fail(field.Required(SubscriptionNamespace.Path(), msgNamespaceRequired))
 	}
 	if err := invalidNamespace(s.Namespace); err != nil {
 		return fail(err)

@@ -86,7 +86,7 @@ func SetupIndexes(mgr ctrl.Manager) error {
 		if !ok {
 			return nil
 		}
-		if leftToCluster(op, operatorpolicy.FieldSubscriptionSource, operatorpolicy.FieldSubscriptionSourceNamespace) ||
+		if leftToCluster(op, operatorpolicy.SubscriptionSource, operatorpolicy.SubscriptionSourceNamespace) ||
 			templated(op.Spec.Subscription.Source, op.Spec.Subscription.SourceNamespace) {
 			return []string{resolvedOnReconcileKey}
 		}
@@ -127,7 +127,7 @@ func SetupController(mgr ctrl.Manager, opts Options) error {
 // subscriptionNamespace is where an OperatorPolicy's operator lives, as its
 // spec says.
 func subscriptionNamespace(op *v1beta1.OperatorPolicy) string {
-	if leftToCluster(op, operatorpolicy.FieldSubscriptionNamespace) || templated(op.Spec.Subscription.Namespace) {
+	if leftToCluster(op, operatorpolicy.SubscriptionNamespace) || templated(op.Spec.Subscription.Namespace) {
 		return resolvedOnReconcileKey
 	}
 	return op.Spec.Subscription.Namespace
@@ -136,9 +136,9 @@ func subscriptionNamespace(op *v1beta1.OperatorPolicy) string {
 // leftToCluster reports whether op leaves one of the subscription fields to
 // the managed cluster, which fills them in on reconcile
 // (operatorpolicy.ClusterDefaultedFields).
-func leftToCluster(op *v1beta1.OperatorPolicy, fields ...string) bool {
+func leftToCluster(op *v1beta1.OperatorPolicy, fields ...operatorpolicy.SubscriptionField) bool {
 	unset := operatorpolicy.ClusterDefaultedFields(&op.Spec.Subscription)
-	return slices.ContainsFunc(fields, func(f string) bool { return slices.Contains(unset, f) })
+	return slices.ContainsFunc(fields, func(f operatorpolicy.SubscriptionField) bool { return slices.Contains(unset, f) })
 }
 
 // resolvedOnReconcileKey is the index value of a policy whose subscription's
