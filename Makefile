@@ -92,7 +92,7 @@ help: ## List every target with what it does.
 ##@ Tools
 
 .PHONY: tools
-tools: envtest-binaries kustomize controller-gen ## Build every tool the project needs into bin/ (kube-apiserver, etcd, kustomize, controller-gen).
+tools: envtest-binaries kustomize controller-gen ## Build the tools most targets share into bin/ (kube-apiserver and etcd for envtest, kustomize, controller-gen); the others are built by the targets that need them (olm-binaries, ocm-core, ocm-placement, ocm-policy-binaries, node-binaries) and kpt comes from PATH (kpt-check).
 
 .PHONY: envtest-binaries
 envtest-binaries: $(ENVTEST_ASSETS)/kube-apiserver $(ENVTEST_ASSETS)/etcd ## Build kube-apiserver and etcd for envtest into bin/envtest.
@@ -229,17 +229,21 @@ generate: $(CONTROLLER_GEN) $(KUSTOMIZE) ## Regenerate deepcopy code, CRDs (ours
 fmt: ## gofmt every Go file.
 	gofmt -w $$(git ls-files '*.go')
 
-.PHONY: lint
-lint: ## go vet every module and fail on unformatted files.
+.PHONY: fmt-check
+fmt-check: ## Fail on Go files gofmt would change (rewrites nothing; make fmt does).
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
 	  if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
+
+.PHONY: vet
+vet: ## go vet every Go module: shared, functions, controllers and hack/'s programs (benchreport, imagebuild, addontemplate, node/pause); no other linter runs.
 	go vet $(addsuffix /...,$(addprefix ./,$(MODULES)))
 	GOWORK=off go vet -C hack/benchreport ./...
 	GOWORK=off go vet -C hack/imagebuild ./...
 	GOWORK=off go vet -C hack/addontemplate ./...
+	GOWORK=off go vet -C hack/node/pause ./...
 
 .PHONY: verify
-verify: generate ## Fail when generated code or CRDs are stale, or tool versions disagree with hack/tools.
+verify: generate ## Fail when generated code or CRDs are stale, tool versions disagree with hack/tools, or a target of the Makefile or mk/ is missing from make help.
 	@git diff --exit-code -- shared/api manifests/crds manifests/addon/addontemplate.yaml $(OCM_POLICY_CRDS_DIR) $(OCM_CORE_CRDS_DIR) || \
 	  { echo "generated files are stale: run 'make generate' and commit"; exit 1; }
 	@untracked=$$(git ls-files --others --exclude-standard -- shared/api manifests/crds manifests/addon/addontemplate.yaml $(OCM_POLICY_CRDS_DIR) $(OCM_CORE_CRDS_DIR)); \
@@ -257,7 +261,7 @@ verify: generate ## Fail when generated code or CRDs are stale, or tool versions
 	@grep -q "open-cluster-management.io/multicloud-operators-subscription $(OCM_SUBSCRIPTION_VERSION)" hack/tools/ocm-propagator/go.mod
 	@grep -q "github.com/google/go-containerregistry $(GO_CONTAINERREGISTRY_VERSION)" hack/imagebuild/go.mod
 	@undocumented=$$(awk '/^\.PHONY:/ {for (i = 2; i <= NF; i++) phony[$$i] = 1} \
-	  /^[a-zA-Z0-9_.-]+:/ {name = $$1; sub(/:.*/, "", name); if (phony[name] && $$0 !~ /##/) print name}' Makefile); \
+	  /^[a-zA-Z0-9_.-]+:/ {name = $$1; sub(/:.*/, "", name); if (phony[name] && $$0 !~ /##/) print name}' $(MAKEFILE_LIST)); \
 	  if [ -n "$$undocumented" ]; then echo "targets missing from 'make help' (no ## comment): $$undocumented"; exit 1; fi
 	@echo "verify: generated files, tool versions and 'make help' are up to date"
 
@@ -273,7 +277,7 @@ build: ## Build the controllers, every KRM function and the Argo CD plugin's com
 ##@ Test
 
 .PHONY: test
-test: verify lint tools olm-binaries ocm-core ocm-policy-binaries build ## What CI runs first (.ci/run, then make e2e): verify, lint, unit, golden, integration, real-OLM, real-OCM-scheduler, OCM add-on (real registration, work and addon manager) and OCM policy interop tests, then each fuzz target briefly.
+test: verify fmt-check vet tools olm-binaries ocm-core ocm-policy-binaries build ## What CI runs first (.ci/run, then make e2e): verify, fmt-check, vet, unit, golden, integration, real-OLM, real-OCM-scheduler, OCM add-on (real registration, work and addon manager) and OCM policy interop tests, then each fuzz target briefly.
 	FLEETPOLICY_E2E_OLM=1 go test $(GO_TEST_FLAGS) -timeout $(TEST_TIMEOUT) $(addsuffix /...,$(addprefix ./,$(MODULES)))
 	GOWORK=off go test -C hack/benchreport $(GO_TEST_FLAGS) ./...
 	GOWORK=off go test -C hack/imagebuild $(GO_TEST_FLAGS) ./...
@@ -287,12 +291,12 @@ FUZZTIME ?= 3s
 fuzz: ## Run every fuzz target for FUZZTIME each (default 3s); their committed seed corpora also run as unit tests.
 	FUZZTIME=$(FUZZTIME) hack/fuzz/run.sh
 
-.PHONY: test-unit
-test-unit: ## Only the shared/ tests (pure algorithms; no tools needed).
+.PHONY: test-shared
+test-shared: ## Only the shared/ tests (API types and pure algorithms; no tools needed).
 	go test $(GO_TEST_FLAGS) ./shared/...
 
 .PHONY: check
-check: lint ## Quick pre-commit check of every module, rewriting nothing: gofmt, go vet and `go test -short` (tests that start API servers or processes, build binaries or run kustomize or kpt skip themselves under -short).
+check: fmt-check vet ## Quick pre-commit check of every module, rewriting nothing: fmt-check, vet and `go test -short` (tests that start API servers or processes, build binaries or run kustomize or kpt skip themselves under -short).
 	go test -short $(addsuffix /...,$(addprefix ./,$(MODULES)))
 	GOWORK=off go test -C hack/benchreport -short ./...
 	GOWORK=off go test -C hack/imagebuild -short ./...

@@ -75,12 +75,6 @@ node-up: node-binaries node-packages images ## Start the e2e node (root): contro
 node-down: ## Stop the e2e node and undo what it changed (processes, containers, iptables rules, mounts, bridge np0, ip_forward); its logs stay in bin/node/logs.
 	$(NODE_ENV) hack/node/down.sh
 
-.PHONY: lint-node
-lint-node: ## go vet the pause command (hack/node/pause, its own module); make lint runs it.
-	GOWORK=off go vet -C hack/node/pause ./...
-
-lint: lint-node
-
 ##@ End-to-end
 
 E2E_TIMEOUT ?= 15m
