@@ -1,7 +1,8 @@
 # The end-to-end test of the spoke's OperatorPolicy controller with the REAL
 # OLM (controllers/internal/olme2e): olm-operator and catalog-operator from
 # bin/ (`make olm-binaries`) against a local API server (bin/envtest), and
-# `opm serve` for the file-based catalog of examples/olm-catalog. The test
+# `opm serve` for the file-based catalog of its fixture,
+# controllers/internal/olme2e/testdata/olm-catalog. The test
 # starts and stops every process itself. Included by the Makefile.
 
 OLM_E2E_TIMEOUT ?= 10m

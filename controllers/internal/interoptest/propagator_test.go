@@ -358,8 +358,9 @@ subjects: [{apiGroup: policy.open-cluster-management.io, kind: PolicySet, name: 
 `, name, policy))
 }
 
-// checkOperatorPolicy delivers the OperatorPolicy of examples/olm-catalog
-// (tiny-operator v0.1.0 from the example catalog) in policy op to m, where
+// checkOperatorPolicy delivers an OperatorPolicy like that of
+// controllers/internal/olme2e/testdata/olm-catalog (tiny-operator v0.1.0 from
+// that catalog) in policy op to m, where
 // OLM runs, and checks each hop to Compliant on the root.
 func checkOperatorPolicy(t *testing.T, hubClient client.Client, m managedCluster, a agents, olm *localplane.OLM) {
 	t.Helper()

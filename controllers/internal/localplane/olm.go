@@ -24,10 +24,12 @@ import (
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/scheme"
 )
 
-// OLMCatalogDir is the example file-based catalog OLM serves, relative to the
-// repository root; its bundles are embedded (image "" and olm.bundle.object
-// properties), so OLM makes no bundle unpack Job (which needs a kubelet).
-const OLMCatalogDir = "examples/olm-catalog"
+// OLMCatalogDir is the file-based catalog OLM serves, relative to the
+// repository root: the test fixture of controllers/internal/olme2e (its
+// README), rendered there from the bundle manifests beside it. Its bundles are
+// embedded (image "" and olm.bundle.object properties), so OLM makes no
+// bundle unpack Job (which needs a kubelet).
+const OLMCatalogDir = "controllers/internal/olme2e/testdata/olm-catalog"
 
 // OLM is the real Operator Lifecycle Manager running against a plane:
 // olm-operator and catalog-operator (bin/, `make olm-binaries`), `opm serve`
@@ -42,7 +44,7 @@ type OLM struct {
 // olmReadyTimeout bounds how long StartOLM waits for the CatalogSource.
 const olmReadyTimeout = 2 * time.Minute
 
-// StartOLM starts OLM against p and returns once the example CatalogSource is
+// StartOLM starts OLM against p and returns once the fixture's CatalogSource is
 // READY; it fails when it is not within olmReadyTimeout. Both OLM binaries bind :8080 for metrics and health, with
 // no flag to move it: a second one (also of another OLM on this machine) logs
 // the bind error and carries on, which is all the tests need of them.

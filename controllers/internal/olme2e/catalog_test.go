@@ -11,13 +11,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit"
 
 	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	"sigs.k8s.io/yaml"
 )
 
-var update = flag.Bool("update", false, "rewrite examples/olm-catalog/catalog from testdata/bundle")
+var update = flag.Bool("update", false, "rewrite testdata/olm-catalog/catalog from testdata/bundle")
 
 // The catalog's one package and channel.
 const (
@@ -28,22 +29,19 @@ const (
 // bundleDir holds the catalog's bundles, one directory of manifests each.
 const bundleDir = "testdata/bundle"
 
-// exampleDir is examples/olm-catalog of the repository.
-func exampleDir(t *testing.T) string {
+// fixtureDir is the fixture localplane.StartOLM serves: the catalog rendered
+// from bundleDir, its CatalogSource and the OperatorPolicy the test enforces.
+func fixtureDir(t *testing.T) string {
 	t.Helper()
-	root := testkit.RepoRoot(t)
-	return filepath.Join(root, "examples", "olm-catalog")
+	return filepath.Join(testkit.RepoRoot(t), localplane.OLMCatalogDir)
 }
 
 // TestCatalogIsTheBundles checks that the file-based catalog of
-// examples/olm-catalog is the rendering of the bundle manifests: one bundle per
+// testdata/olm-catalog is the rendering of the bundle manifests: one bundle per
 // directory of testdata/bundle, each manifest embedded as an
-// olm.bundle.object, in one channel following the CSVs' replaces. (The
-// manifests are kept out of examples/, every manifest of which is applied to
-// an API server by controllers/internal/crdtest: a bundle's CSV has no
-// namespace.)
+// olm.bundle.object, in one channel following the CSVs' replaces.
 func TestCatalogIsTheBundles(t *testing.T) {
-	dir := exampleDir(t)
+	dir := fixtureDir(t)
 	want, err := renderCatalog(bundleDir)
 	if err != nil {
 		t.Fatal(err)

@@ -2,7 +2,7 @@
 // the REAL OLM, as localplane.StartOLM runs it: olm-operator and
 // catalog-operator (bin/, built by `make olm-binaries`) against a local API
 // server, and `opm serve` serving the file-based catalog of
-// examples/olm-catalog, whose bundles are embedded (image "" and
+// testdata/olm-catalog (its README), whose bundles are embedded (image "" and
 // olm.bundle.object properties), so that no bundle unpack Job (which needs a
 // kubelet) is made.
 //

@@ -32,7 +32,7 @@ import (
 const enableEnv = "FLEETPOLICY_E2E_OLM"
 
 // TestRealOLM installs tiny-operator from the example catalog with the real
-// OLM through the enforcing OperatorPolicy of examples/olm-catalog until it is
+// OLM through the enforcing OperatorPolicy of testdata/olm-catalog until it is
 // Compliant (OperatorPolicy user story 1), then checks that the upgrade OLM
 // offers waits for allowedCSVs and goes through once allowed (story 2).
 // Without bundle lookups (the bundles are embedded), approval maps the plan's
@@ -85,7 +85,7 @@ func TestRealOLM(t *testing.T) {
 	}()
 	t.Cleanup(func() { cancel(); <-stopped })
 
-	policy := readExample(t, "operatorpolicy.yaml")
+	policy := readFixture(t, "operatorpolicy.yaml")
 	testkit.ApplyObjects(t, c, policy)
 	key := client.ObjectKeyFromObject(policy)
 	ns := key.Namespace
@@ -188,10 +188,10 @@ func phases(t *testing.T, began time.Time) func(string) {
 	}
 }
 
-// readExample reads the one object of a manifest of examples/olm-catalog.
-func readExample(t *testing.T, name string) *unstructured.Unstructured {
+// readFixture reads the one object of a manifest of testdata/olm-catalog.
+func readFixture(t *testing.T, name string) *unstructured.Unstructured {
 	t.Helper()
-	path := filepath.Join(exampleDir(t), name)
+	path := filepath.Join(fixtureDir(t), name)
 	objs, err := localplane.ReadManifestFile(path)
 	if err != nil {
 		t.Fatal(err)
