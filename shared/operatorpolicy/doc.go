@@ -8,21 +8,12 @@
 //
 // Normalize turns an OperatorPolicy into a Policy. fleetpolicy's own spelling
 // and the one OCM shipped are both accepted; when both set a setting they must
-// agree:
-//
-//	fleetpolicy                              OCM                          Policy
-//	allowedCSVs (exact; "*" = all;           versions (entries split at   Allowed
-//	  must not be empty when given)            commas, blanks ignored,
-//	                                           none = all; "*" = all)
-//	subscription.installPlanApproval         upgradeApproval              Approval
-//	  Automatic | Manual                       Automatic | None (=Manual)   (default Automatic)
-//	statusConfig.X StatusMessageOnly |       complianceConfig.X           Effects.X
-//	  Condition | NonCompliant                 Compliant (=Condition) |
-//	                                           NonCompliant
-//	removal when the policy is deleted       complianceType mustnothave   Remove (mustnothave),
-//	  (by a user)                              (deleting removes nothing)   OnDeletion (deletion)
-//	operatorGroup.target.namespaces /        operatorGroup.targetNamespaces /
-//	  target.selector                          selector                   OperatorGroup
+// agree. The pairs (allowedCSVs and versions into Allowed,
+// subscription.installPlanApproval and upgradeApproval into Approval,
+// statusConfig and complianceConfig into Effects, removal on deletion and
+// complianceType mustnothave into Remove and OnDeletion, operatorGroup.target
+// and targetNamespaces/selector into OperatorGroup), with their values, are
+// one table: docs/ocm-fields.md, "The two spellings".
 //
 // Neither spelling wins a disagreement: the policy is invalid. For the
 // approval, that is what OCM v0.19 does with any spec.subscription.installPlanApproval
