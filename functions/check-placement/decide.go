@@ -5,7 +5,6 @@ import (
 	"fmt"
 	goruntime "runtime"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -112,19 +111,7 @@ func decide(ctx context.Context, engine *placement.Evaluator, item *fn.KubeObjec
 	}
 	current := item.GetAnnotations()
 	annotations, _ := result.Apply(current)
-	var set, removed []string // the annotations applying the result sets and removes
-	for k, value := range annotations {
-		if old, ok := current[k]; !ok || old != value {
-			set = append(set, k)
-		}
-	}
-	for k := range current {
-		if _, kept := annotations[k]; !kept {
-			removed = append(removed, k)
-		}
-	}
-	sort.Strings(set)
-	sort.Strings(removed)
+	set, removed := krm.ChangedKeys(current, annotations) // what applying the result sets and removes
 	if explain {
 		for _, k := range set {
 			v.results = append(v.results, krm.ObjectResult(item, fn.Info, "metadata.annotations",

@@ -11,6 +11,7 @@ import (
 
 	"github.com/kptdev/krm-functions-sdk/go/fn"
 
+	"github.com/fleetpolicy/fleetpolicy/functions/internal/krm"
 	"github.com/fleetpolicy/fleetpolicy/functions/internal/krmtest"
 )
 
@@ -32,7 +33,8 @@ func TestOnlyGovernedItemsChange(t *testing.T) {
 			before, after := in.Items[i].GetAnnotations(), item.GetAnnotations()
 			restored, original := item.Copy(), in.Items[i].Copy()
 			changed := false
-			for _, k := range differing(before, after) {
+			set, removed := krm.ChangedKeys(before, after)
+			for _, k := range append(set, removed...) {
 				changed = true
 				if err := restored.RemoveAnnotation(k); err != nil {
 					t.Fatal(err)
@@ -56,22 +58,6 @@ func TestOnlyGovernedItemsChange(t *testing.T) {
 			}
 		}
 	})
-}
-
-// differing lists the annotations that a and b do not hold alike.
-func differing(a, b map[string]string) []string {
-	var keys []string
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
-			keys = append(keys, k)
-		}
-	}
-	for k := range b {
-		if _, ok := a[k]; !ok {
-			keys = append(keys, k)
-		}
-	}
-	return keys
 }
 
 // TestExplainChangesNothing runs every case with explain: the items come out

@@ -108,14 +108,11 @@ func TestClusterDefaultedFields(t *testing.T) {
 // TestSubscriptionFieldPath pins the path of each field the managed cluster
 // defaults, as the field errors about it print it.
 func TestSubscriptionFieldPath(t *testing.T) {
-	for f, want := range map[SubscriptionField]string{
-		SubscriptionNamespace:       "spec.subscription.namespace",
-		SubscriptionChannel:         "spec.subscription.channel",
-		SubscriptionSource:          "spec.subscription.source",
-		SubscriptionSourceNamespace: "spec.subscription.sourceNamespace",
-	} {
-		if got := f.Path().String(); got != want {
-			t.Errorf("%s.Path() = %s, want %s", f, got, want)
+	fields := []SubscriptionField{SubscriptionNamespace, SubscriptionChannel, SubscriptionSource, SubscriptionSourceNamespace}
+	want := []string{"spec.subscription.namespace", "spec.subscription.channel", "spec.subscription.source", "spec.subscription.sourceNamespace"}
+	for i, f := range fields {
+		if got := f.Path().String(); got != want[i] {
+			t.Errorf("%s.Path() = %s, want %s", f, got, want[i])
 		}
 	}
 }

@@ -8,12 +8,12 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
-	"sort"
 	"strings"
 	"testing"
 
 	"sigs.k8s.io/kustomize/kyaml/kio"
 
+	"github.com/fleetpolicy/fleetpolicy/functions/internal/krm"
 	"github.com/fleetpolicy/fleetpolicy/functions/internal/krmtest"
 )
 
@@ -418,19 +418,8 @@ func packageFiles(files map[string]string) map[string]string {
 // changedFiles are the paths whose content differs between two ReadDir
 // results, added and removed files included, sorted.
 func changedFiles(before, after map[string]string) []string {
-	var changed []string
-	for path, content := range after {
-		if old, ok := before[path]; !ok || old != content {
-			changed = append(changed, path)
-		}
-	}
-	for path := range before {
-		if _, ok := after[path]; !ok {
-			changed = append(changed, path)
-		}
-	}
-	sort.Strings(changed)
-	return changed
+	set, removed := krm.ChangedKeys(before, after)
+	return slices.Sorted(slices.Values(append(set, removed...)))
 }
 
 // objects parses a stream of YAML documents; src names it in errors.

@@ -99,6 +99,8 @@
 //     Unreadable); uses result.go.
 //   - nodefromjson.go: the YAML nodes of a JSON text (NodeFromJSON), its own
 //     scanner.
+//   - changedkeys.go: which keys of a map (an item's annotations) a change
+//     sets and removes (ChangedKeys).
 //   - annotations.go, selectnamed.go: helpers of the functions' own rules
 //     (orchestrator annotations, names in a functionConfig's lists).
 //
