@@ -21,8 +21,8 @@ type Edge struct {
 	// compliance.
 	Compliance policyv1.ComplianceState
 	// Policy and Field locate the dependency that declared the edge; both are
-	// empty for the edges from a Policy to its templates and from a PolicySet to
-	// its members.
+	// zero (Field nil) for the edges from a Policy to its templates and from a
+	// PolicySet to its members.
 	Policy types.NamespacedName
 	Field  *field.Path
 }
