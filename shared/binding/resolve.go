@@ -111,8 +111,8 @@ type resolvedBinding struct {
 	override Override
 	// overrideField is the field the enforce override is written in.
 	overrideField *field.Path
-	clusters []string
-	entries  []*policyv1.Placement
+	clusters      []string
+	entries       []*policyv1.Placement
 	// excluded are the clusters every path of the binding excludes (nil when a
 	// path excludes none): the binding does not bind the policy to them.
 	excluded map[string]bool
