@@ -48,7 +48,8 @@
 // no index, when the root rolls out by decision group) keeps its replicas as they are and says why in its
 // Invalid condition; rollout settings that do not do what they seem to (a
 // Progressive maxConcurrency of 0 that enforces everywhere at once) are listed
-// in its RolloutWarning condition (docs/hub-safety.md).
+// in its RolloutWarning condition, and binding enforce overrides its
+// rollout strategy ignores in BindingOverridesIgnored (docs/hub-safety.md).
 //
 // /readyz answers 200 only when the hub can act: every controller it
 // registered has synced the caches of what it watches and started its workers

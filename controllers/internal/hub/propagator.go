@@ -286,6 +286,7 @@ func (p *Propagator) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	conditions := []conditionUpdate{
 		{ConditionClustersUnknown, unknownClustersCondition(root, unknown)},
 		{ConditionHubTemplatesResolved, templatesCondition},
+		{ConditionBindingOverridesIgnored, ignoredOverridesCondition(root, resolution)},
 	}
 	if !statusOnly {
 		// A status-only reconcile writes no replica (and never runs while a
