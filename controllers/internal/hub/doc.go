@@ -27,6 +27,11 @@
 // and resumes (settledRoots, statusWrites and replicasInFlight are only
 // shortcuts: a new process starts with every root unsettled).
 //
+// Each replica carries its cluster's rollout status (status.rolloutStatus, the
+// value of the root's status[] entry), patched on its status subresource only
+// when it changes, right after the replica's spec write when there is one
+// (planRolloutStatus; the patches in flight are not sent again).
+//
 // Replicas are written only for decided clusters that have a ManagedCluster
 // (the root's ClustersUnknown condition names the others), and a ManagedCluster
 // created or deleted enqueues the roots whose placements decided on it. A
