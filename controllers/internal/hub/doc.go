@@ -56,6 +56,10 @@
 // in its RolloutWarning condition, and binding enforce overrides its
 // rollout strategy ignores in BindingOverridesIgnored (docs/hub-safety.md).
 //
+// With Options.OpenReports, and only when the API server serves the
+// OpenReports Report API, ReportWriter keeps one Report per cluster namespace
+// (package shared/policyreport), written only when its results change.
+//
 // /readyz answers 200 only when the hub can act: every controller it
 // registered has synced the caches of what it watches and started its workers
 // (controllerStarts), so a write made once it is ready is acted on at once.
