@@ -117,9 +117,6 @@ func writeSlots(opts Options) *semaphore.Weighted {
 // returns the placement engine when placement is enabled. /explain is served
 // on explain (nil: not served).
 func setup(ctx context.Context, mgr ctrl.Manager, opts Options, explain webhook.Server, starts *controllerStarts, addons bool) (*placementEngine, error) {
-	if opts.OpenReports && opts.Clock == nil {
-		opts.Clock = clock.RealClock{}
-	}
 	if err := setupIndexes(ctx, mgr); err != nil {
 		return nil, err
 	}
