@@ -201,9 +201,9 @@ kpt-check: ## Check that kpt is on PATH (it cannot be built from the Go proxy; s
 ##@ Development
 
 .PHONY: generate
-generate: $(CONTROLLER_GEN) $(KUSTOMIZE) ## Regenerate deepcopy code, CRDs (ours from shared/api, OCM's and OLM's copied from their modules) and the add-on's AddOnTemplate.
+generate: $(CONTROLLER_GEN) $(KUSTOMIZE) ## Regenerate deepcopy code, CRDs (ours from shared/api, OCM's, OLM's and OpenReports' Report copied from their modules) and the add-on's AddOnTemplate.
 	$(CONTROLLER_GEN) object paths=./shared/api/...
-	rm -rf manifests/crds/fleetpolicy manifests/crds/ocm manifests/crds/olm
+	rm -rf manifests/crds/fleetpolicy manifests/crds/ocm manifests/crds/olm manifests/crds/openreports
 	$(CONTROLLER_GEN) crd paths=./shared/api/... output:crd:dir=manifests/crds/fleetpolicy
 	@mkdir -p manifests/crds/ocm manifests/crds/olm
 	@cd shared && go mod download open-cluster-management.io/api github.com/operator-framework/api
@@ -211,6 +211,10 @@ generate: $(CONTROLLER_GEN) $(KUSTOMIZE) ## Regenerate deepcopy code, CRDs (ours
 	  for f in $(OCM_CRDS); do install -m 0644 $$ocm/$$f manifests/crds/ocm/; done
 	@olm=$$(go list -C shared -m -f '{{.Dir}}' github.com/operator-framework/api); \
 	  install -m 0644 $$olm/crds/operators.coreos.com_*.yaml manifests/crds/olm/
+	@mkdir -p manifests/crds/openreports
+	@cd shared && go mod download github.com/openreports/reports-api
+	@reports=$$(go list -C shared -m -f '{{.Dir}}' github.com/openreports/reports-api); \
+	  install -m 0644 $$reports/config/crd/openreports.io_reports.yaml manifests/crds/openreports/
 	@rm -rf $(OCM_POLICY_CRDS_DIR) && mkdir -p $(OCM_POLICY_CRDS_DIR)
 	@cfg=$$(go mod download -json open-cluster-management.io/config-policy-controller@$(OCM_POLICY_VERSION) | sed -n 's/^\t"Dir": "\(.*\)",$$/\1/p'); \
 	  install -m 0644 $$cfg/deploy/crds/policy.open-cluster-management.io_*.yaml $(OCM_POLICY_CRDS_DIR)/

@@ -89,6 +89,7 @@ func (p *planner) plan(policy object[policyv1.Policy]) (*fn.KubeObject, bool) {
 	if err != nil {
 		return nil, false // checkBindings reported the bindings at fault
 	}
+	p.in.warnIgnoredOverrides(root, res.IgnoredOverrides)
 
 	fleet := rollout.BoundFleet(res, func(ref binding.PlacementRef) []rollout.DecisionGroup {
 		if pc := p.clustersOf(root.Namespace, ref); pc != nil {
@@ -112,6 +113,21 @@ func (p *planner) plan(policy object[policyv1.Policy]) (*fn.KubeObject, bool) {
 		return nil, false
 	}
 	return obj, true
+}
+
+// warnIgnoredOverrides adds a warning on the field of each binding override
+// that root's rollout strategy ignores (binding.Resolution.IgnoredOverrides,
+// the rule the hub's BindingOverridesIgnored condition reports too), naming
+// root: a binding may bind several Policies, not all of them progressive.
+func (in *inputs) warnIgnoredOverrides(root *policyv1.Policy, ignored []binding.IgnoredOverride) {
+	for _, o := range ignored {
+		for _, b := range in.bindings {
+			if b.obj.Namespace == root.Namespace && b.obj.Name == o.Binding {
+				in.results = append(in.results, krm.ObjectResult(b.item, fn.Warning, o.Field.String(),
+					"for Policy "+root.Namespace+"/"+root.Name+": "+o.Message()))
+			}
+		}
+	}
 }
 
 // planWaves plans the waves over fleet, reporting errors on the Policy.

@@ -41,7 +41,13 @@
 //     The effective remediationAction is the root's own value when the root
 //     enforces or no override applies, and "enforce" otherwise.
 //   - Overrides are ignored (nothing is enforced by a binding) when the policy's
-//     spec.rolloutStrategy.type is set and is not All; empty means All.
+//     spec.rolloutStrategy.type is set and is not All; empty means All
+//     (OverridesApply). OCM v0.19 has no rollout strategy and always applies
+//     them, and says nothing; here each ignored enforce override is listed in
+//     Resolution.IgnoredOverrides (binding, field, strategy), so that the hub
+//     (the root's BindingOverridesIgnored condition) and plan-rollout (a
+//     warning on the binding's field) say so with the same rule. The warning is
+//     additive: what is enforced is as without it.
 //   - A disabled policy is bound to no cluster, but status.placement still lists
 //     its non-restricted bindings, as OCM does.
 //   - status.placement has one entry per binding and path: the Policy subject,

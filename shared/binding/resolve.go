@@ -8,6 +8,7 @@ import (
 	"maps"
 	"slices"
 
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	clusterv1alpha1 "open-cluster-management.io/api/cluster/v1alpha1"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 
@@ -73,6 +74,10 @@ type Resolution struct {
 	// bind the policy, each once, sorted: the placements whose decision groups a
 	// rollout walks.
 	BindingPlacements []PlacementRef
+	// IgnoredOverrides are the enforce overrides of the bindings that bind the
+	// policy (restricted ones included) that its rollout strategy ignores
+	// (OverridesApply), sorted by binding; empty when the strategy is All.
+	IgnoredOverrides []IgnoredOverride
 	// excludedFrom holds, per placement of BindingPlacements, the clusters that
 	// every non-restricted binding through it excludes (see Excludes).
 	excludedFrom map[PlacementRef]map[string]bool
@@ -104,8 +109,10 @@ type resolvedBinding struct {
 	name     string
 	ref      PlacementRef
 	override Override
-	clusters []string
-	entries  []*policyv1.Placement
+	// overrideField is the field the enforce override is written in.
+	overrideField *field.Path
+	clusters      []string
+	entries       []*policyv1.Placement
 	// excluded are the clusters every path of the binding excludes (nil when a
 	// path excludes none): the binding does not bind the policy to them.
 	excluded map[string]bool
@@ -127,8 +134,11 @@ func Resolve(policy *policyv1.Policy, sets []policyv1beta1.PolicySet, bindings [
 	}
 
 	rollout := policy.Spec.Rollout()
-	overridesApply := rollout.Type == "" || rollout.Type == clusterv1alpha1.All
+	overridesApply := OverridesApply(rollout)
 	res := &Resolution{}
+	if !overridesApply {
+		res.IgnoredOverrides = ignoredOverrides(rollout.Type, unrestricted, restricted)
+	}
 	largest := 0 // the bound clusters are at least the largest non-restricted selection
 	for _, b := range unrestricted {
 		largest = max(largest, len(b.clusters))
@@ -219,6 +229,21 @@ func Resolve(policy *policyv1.Policy, sets []policyv1beta1.PolicySet, bindings [
 	return res, nil
 }
 
+// ignoredOverrides lists the enforce overrides of the bindings, which a
+// rollout strategy of type strategy (not All) ignores, sorted by binding.
+func ignoredOverrides(strategy clusterv1alpha1.RolloutType, lists ...[]resolvedBinding) []IgnoredOverride {
+	var out []IgnoredOverride
+	for _, list := range lists {
+		for _, b := range list {
+			if b.override.Enforce {
+				out = append(out, IgnoredOverride{Binding: b.name, Field: b.overrideField, Strategy: strategy})
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b IgnoredOverride) int { return cmp.Compare(a.Binding, b.Binding) })
+	return out
+}
+
 // bindingsOf returns the bindings that bind policy through a valid placementRef,
 // split into non-restricted and restricted ones, each with the decisions of its
 // placement (none when the policy is disabled). It fails with the override errors
@@ -243,8 +268,8 @@ func bindingsOf(policy *policyv1.Policy, sets []policyv1beta1.PolicySet, binding
 			errs = append(errs, fmt.Errorf("PlacementBinding %s: %w", bindingRef(pb), fieldErrs.ToAggregate()))
 			continue
 		}
-		resolved := resolvedBinding{name: pb.Name, ref: ref, override: override, entries: entries,
-			excluded: applyExclusions(entries, exclusions)}
+		resolved := resolvedBinding{name: pb.Name, ref: ref, override: override, overrideField: overrideField(pb),
+			entries: entries, excluded: applyExclusions(entries, exclusions)}
 		if !policy.Spec.Disabled {
 			resolved.clusters = decisions[ref]
 		}

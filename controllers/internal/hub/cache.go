@@ -27,8 +27,9 @@ const cachedEvaluatedAtAnnotation = "fleetpolicy.io/cached-evaluated-at"
 // metadata with the digest of what the hub owns (replication.Digest: spec,
 // labels and annotations), its hub templates' IV and the time of its last
 // evaluation (from the status details' history) in place of its annotations,
-// its remediationAction, and its compliance with the generation it was
-// evaluated at. Desired replicas
+// its remediationAction, its compliance with the generation it was
+// evaluated at, and the rolloutStatus the hub patched on it (planRolloutStatus
+// compares it with the step's). Desired replicas
 // are compared with the digest. At thousands of clusters the templates, status
 // details and history would otherwise dominate the hub's memory.
 func slimPolicies(obj any) (any, error) {
@@ -56,7 +57,8 @@ func slimPolicies(obj any) (any, error) {
 	}
 	p.Annotations = annotations
 	p.Spec = policyv1.PolicySpec{RemediationAction: p.Spec.RemediationAction, Disabled: p.Spec.Disabled}
-	p.Status = policyv1.PolicyStatus{ComplianceState: p.Status.ComplianceState, ObservedGeneration: p.Status.ObservedGeneration}
+	p.Status = policyv1.PolicyStatus{ComplianceState: p.Status.ComplianceState, ObservedGeneration: p.Status.ObservedGeneration,
+		RolloutStatus: policyv1.RolloutStatus(intern(string(p.Status.RolloutStatus)))}
 	// The same few strings recur in every replica of a root, and of a cluster:
 	// keep one copy of each.
 	p.APIVersion, p.Kind = intern(p.APIVersion), intern(p.Kind)

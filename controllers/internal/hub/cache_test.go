@@ -25,7 +25,7 @@ func TestSlimPolicies(t *testing.T) {
 	stored := desired.Build("c1", policyv1.Enforce)
 	stored.Generation, stored.ResourceVersion = 3, "42"
 	stored.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "fleetpolicy-hub"}}
-	stored.Status = policyv1.PolicyStatus{ComplianceState: policyv1.NonCompliant, ObservedGeneration: 3,
+	stored.Status = policyv1.PolicyStatus{ComplianceState: policyv1.NonCompliant, ObservedGeneration: 3, RolloutStatus: policyv1.RolloutFailed,
 		Details: []*policyv1.DetailsPerTemplate{{History: []policyv1.ComplianceHistory{{Message: "m"}}}}}
 
 	obj, err := slimPolicies(stored)
@@ -40,7 +40,7 @@ func TestSlimPolicies(t *testing.T) {
 		t.Errorf("cached replica keeps what the hub never reads: %+v", cached)
 	}
 	if cached.Spec.RemediationAction != policyv1.Enforce || cached.Status.ComplianceState != policyv1.NonCompliant ||
-		cached.Status.ObservedGeneration != 3 || cached.Generation != 3 ||
+		cached.Status.ObservedGeneration != 3 || cached.Status.RolloutStatus != policyv1.RolloutFailed || cached.Generation != 3 ||
 		cached.Labels[replication.LabelRootPolicy] != "policies.p" {
 		t.Errorf("cached replica lost what the hub reads: %+v", cached)
 	}

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
+	"github.com/fleetpolicy/fleetpolicy/shared/binding"
 	"github.com/fleetpolicy/fleetpolicy/shared/replication"
 	"github.com/fleetpolicy/fleetpolicy/shared/rollout"
 )
@@ -95,4 +96,32 @@ func setRuleConditions(status *policyv1.PolicyStatus, generation int64, notes []
 	}
 	meta.SetStatusCondition(&status.Conditions, metav1.Condition{Type: ConditionRolloutWarning, Status: metav1.ConditionTrue,
 		ObservedGeneration: generation, Reason: "RolloutNotApplied", Message: strings.Join(rollout.NoteStrings(notes), "; ")})
+}
+
+// ConditionBindingOverridesIgnored is the root condition that names the
+// PlacementBindings whose enforce override the root's rollout strategy
+// ignores (its type is not All: binding.Resolution.IgnoredOverrides, the
+// rule plan-rollout warns with); removed when there is none. It is a warning
+// only: the root propagates as it would without the overrides. OCM v0.19,
+// which has no rollout strategy, has no such condition.
+const ConditionBindingOverridesIgnored = "BindingOverridesIgnored"
+
+// ignoredOverridesCondition is root's BindingOverridesIgnored condition for
+// the overrides res says are ignored, naming at most ten bindings; nil when
+// none is.
+func ignoredOverridesCondition(root *policyv1.Policy, res *binding.Resolution) *metav1.Condition {
+	if res == nil || len(res.IgnoredOverrides) == 0 {
+		return nil
+	}
+	var lines []string
+	for i, o := range res.IgnoredOverrides {
+		if i == 10 {
+			lines = append(lines, fmt.Sprintf("and %d more", len(res.IgnoredOverrides)-i))
+			break
+		}
+		lines = append(lines, o.String())
+	}
+	return &metav1.Condition{Type: ConditionBindingOverridesIgnored, Status: metav1.ConditionTrue,
+		ObservedGeneration: root.Generation, Reason: "RolloutStrategyNotAll",
+		Message: fmt.Sprintf("%d binding override(s) ignored: %s", len(res.IgnoredOverrides), strings.Join(lines, "; "))}
 }

@@ -27,6 +27,11 @@
 // and resumes (settledRoots, statusWrites and replicasInFlight are only
 // shortcuts: a new process starts with every root unsettled).
 //
+// Each replica carries its cluster's rollout status (status.rolloutStatus, the
+// value of the root's status[] entry), patched on its status subresource only
+// when it changes, right after the replica's spec write when there is one
+// (planRolloutStatus; the patches in flight are not sent again).
+//
 // Replicas are written only for decided clusters that have a ManagedCluster
 // (the root's ClustersUnknown condition names the others), and a ManagedCluster
 // created or deleted enqueues the roots whose placements decided on it. A
@@ -48,7 +53,12 @@
 // no index, when the root rolls out by decision group) keeps its replicas as they are and says why in its
 // Invalid condition; rollout settings that do not do what they seem to (a
 // Progressive maxConcurrency of 0 that enforces everywhere at once) are listed
-// in its RolloutWarning condition (docs/hub-safety.md).
+// in its RolloutWarning condition, and binding enforce overrides its
+// rollout strategy ignores in BindingOverridesIgnored (docs/hub-safety.md).
+//
+// With Options.OpenReports, and only when the API server serves the
+// OpenReports Report API, ReportWriter keeps one Report per cluster namespace
+// (package shared/policyreport), written only when its results change.
 //
 // /readyz answers 200 only when the hub can act: every controller it
 // registered has synced the caches of what it watches and started its workers

@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 	"github.com/fleetpolicy/fleetpolicy/shared/replication"
 )
 
@@ -35,6 +36,8 @@ import (
 type replicasInFlight struct {
 	mu     sync.Mutex
 	byRoot map[types.NamespacedName]map[string]inFlightWrite
+	// statuses are the replicas' rollout status patches in flight.
+	statuses *rolloutStatusesInFlight
 }
 
 // inFlightWrite is an accepted write of one replica: the resourceVersion of
@@ -48,7 +51,7 @@ type inFlightWrite struct {
 const inFlightTimeout = 5 * time.Minute
 
 func newReplicasInFlight() *replicasInFlight {
-	return &replicasInFlight{byRoot: map[types.NamespacedName]map[string]inFlightWrite{}}
+	return &replicasInFlight{byRoot: map[types.NamespacedName]map[string]inFlightWrite{}, statuses: newRolloutStatusesInFlight()}
 }
 
 // wrote records that the API server accepted a write of root's replica in
@@ -90,6 +93,9 @@ func (r *replicasInFlight) seen(replica client.Object, deleted bool) {
 	if !ok {
 		return
 	}
+	if policy, ok := replica.(*policyv1.Policy); ok {
+		r.statuses.seenReplica(policy, deleted)
+	}
 	cluster := replica.GetNamespace()
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -100,9 +106,31 @@ func (r *replicasInFlight) seen(replica client.Object, deleted bool) {
 
 // forget drops the writes of a root that is gone.
 func (r *replicasInFlight) forget(root types.NamespacedName) {
+	r.statuses.forget(root)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	delete(r.byRoot, root)
+}
+
+// statusWrote records an accepted rollout status patch of root's replica in
+// cluster; r may be nil (nothing is remembered).
+func (r *replicasInFlight) statusWrote(root types.NamespacedName, cluster string, status policyv1.RolloutStatus, now time.Time) {
+	if r != nil {
+		r.statuses.wrote(root, cluster, status, now)
+	}
+}
+
+// statusPending reports whether a patch of status for root's replica in
+// cluster is in flight; never with a nil r.
+func (r *replicasInFlight) statusPending(root types.NamespacedName, cluster string, status policyv1.RolloutStatus, now time.Time) bool {
+	return r != nil && r.statuses.pending(root, cluster, status, now)
+}
+
+// statusSeen ends a rollout status patch the cache shows; r may be nil.
+func (r *replicasInFlight) statusSeen(root types.NamespacedName, cluster string, status policyv1.RolloutStatus) {
+	if r != nil {
+		r.statuses.seen(root, cluster, status)
+	}
 }
 
 // drop ends one write; r.mu is held.

@@ -73,3 +73,53 @@ func TestReplicasInFlight(t *testing.T) {
 		t.Fatal("a forgotten root's write is still in flight")
 	}
 }
+
+// TestRolloutStatusesInFlight: an accepted rollout status patch stays in
+// flight, for that status only, until a watch event or a cache read shows the
+// replica with it (or the replica gone), or the patch is older than
+// inFlightTimeout.
+func TestRolloutStatusesInFlight(t *testing.T) {
+	root := types.NamespacedName{Namespace: "policies", Name: "p"}
+	at := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+	replica := func(cluster string, status policyv1.RolloutStatus) *policyv1.Policy {
+		r := replication.Build(&policyv1.Policy{ObjectMeta: metav1.ObjectMeta{Namespace: root.Namespace, Name: root.Name}},
+			cluster, policyv1.Inform, nil)
+		r.Status.RolloutStatus = status
+		return r
+	}
+	for _, tc := range []struct {
+		name    string
+		event   *policyv1.Policy
+		deleted bool
+		seen    policyv1.RolloutStatus // a cache read shows this status ("": none)
+		ask     policyv1.RolloutStatus
+		after   time.Duration
+		pending bool
+	}{
+		{name: "not shown yet", ask: policyv1.RolloutSucceeded, after: time.Second, pending: true},
+		{name: "another status is not in flight", ask: policyv1.RolloutFailed, after: time.Second},
+		{name: "an event shows it", event: replica("c1", policyv1.RolloutSucceeded), ask: policyv1.RolloutSucceeded, after: time.Second},
+		{name: "an event shows the old status", event: replica("c1", policyv1.RolloutProgressing), ask: policyv1.RolloutSucceeded, after: time.Second, pending: true},
+		{name: "an event of another cluster", event: replica("c2", policyv1.RolloutSucceeded), ask: policyv1.RolloutSucceeded, after: time.Second, pending: true},
+		{name: "the replica was deleted", event: replica("c1", ""), deleted: true, ask: policyv1.RolloutSucceeded, after: time.Second},
+		{name: "a cache read shows it", seen: policyv1.RolloutSucceeded, ask: policyv1.RolloutSucceeded, after: time.Second},
+		{name: "the event never came", ask: policyv1.RolloutSucceeded, after: inFlightTimeout},
+	} {
+		r := newReplicasInFlight()
+		r.statusWrote(root, "c1", policyv1.RolloutSucceeded, at)
+		if tc.event != nil {
+			r.seen(tc.event, tc.deleted)
+		}
+		if tc.seen != "" {
+			r.statusSeen(root, "c1", tc.seen)
+		}
+		if got := r.statusPending(root, "c1", tc.ask, at.Add(tc.after)); got != tc.pending {
+			t.Errorf("%s: statusPending = %v, want %v", tc.name, got, tc.pending)
+		}
+	}
+	var none *replicasInFlight
+	none.statusWrote(root, "c1", policyv1.RolloutSucceeded, at)
+	if none.statusPending(root, "c1", policyv1.RolloutSucceeded, at) {
+		t.Error("a nil tracker holds a patch back")
+	}
+}

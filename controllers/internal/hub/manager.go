@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	openreportsv1alpha1 "github.com/openreports/reports-api/apis/openreports.io/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/rest"
@@ -88,6 +89,16 @@ func NewManager(ctx context.Context, cfg *rest.Config, o ManagerOptions) (ctrl.M
 	if err != nil {
 		return nil, err
 	}
+	if o.OpenReports {
+		served, err := servesReports(cfg)
+		if err != nil {
+			return nil, err
+		}
+		if !served {
+			ctrl.Log.WithName("fleetpolicy-hub").Info("--openreports: the OpenReports API (openreports.io/v1alpha1 reports) is not served: no Report is written (install its CRD and restart the hub)")
+		}
+		o.OpenReports = served
+	}
 	var webhookServer, explainServer webhook.Server
 	if o.Placement {
 		webhookServer = webhook.NewServer(webhook.Options{Host: o.WebhookHost, Port: o.WebhookPort, CertDir: o.WebhookCertDir})
@@ -127,7 +138,7 @@ func NewManager(ctx context.Context, cfg *rest.Config, o ManagerOptions) (ctrl.M
 		LeaderElectionReleaseOnCancel: true,
 		Controller:                    config.Controller{SkipNameValidation: &o.SkipControllerNameValidation},
 		WebhookServer:                 webhookServer,
-		Cache:                         cacheOptions(addons),
+		Cache:                         cacheOptions(addons, o.OpenReports),
 	})
 	if err != nil {
 		return nil, err
@@ -164,7 +175,7 @@ func NewManager(ctx context.Context, cfg *rest.Config, o ManagerOptions) (ctrl.M
 // cacheOptions are what the hub's informer cache holds: managed fields are
 // never read, and replicas are cached as digests, both to keep the cache
 // small (see slimPolicies).
-func cacheOptions(addons bool) cache.Options {
+func cacheOptions(addons, reports bool) cache.Options {
 	o := cache.Options{
 		DefaultTransform: cache.TransformStripManagedFields(),
 		ByObject: map[client.Object]cache.ByObject{
@@ -175,6 +186,10 @@ func cacheOptions(addons bool) cache.Options {
 			// through the cache (hub templates read theirs themselves).
 			&corev1.Secret{}: {Field: fields.OneTermEqualSelector("metadata.name", templates.EncryptionKeySecret)},
 		},
+	}
+	if reports {
+		// Only the hub's own Reports are read (ReportWriter).
+		o.ByObject[&openreportsv1alpha1.Report{}] = reportsCache()
 	}
 	if addons {
 		// Only fleetpolicy's own add-on is read (AddonPermissions).

@@ -19,7 +19,7 @@ var (
 	})
 	replicaWrites = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "fleetpolicy_hub_replica_writes_total",
-		Help: "Replica writes the API server accepted, by verb (create, update, delete).",
+		Help: "Replica writes the API server accepted, by verb (create, update, delete; rolloutStatus: a patch of the replica's status.rolloutStatus).",
 	}, []string{"verb"})
 	propagationSeconds = prometheus.NewHistogram(prometheus.HistogramOpts{
 		Name:    "fleetpolicy_hub_propagation_seconds",

@@ -100,9 +100,13 @@ type replicaWrite struct {
 	cluster   string
 	action    policyv1.RemediationAction
 	actual    *policyv1.Policy // nil for a create
+	// rolloutStatus, when set, is patched onto the replica's status after its
+	// spec write, or alone when statusOnly (planRolloutStatus).
+	rolloutStatus policyv1.RolloutStatus
+	statusOnly    bool
 }
 
-func (w replicaWrite) isDelete() bool { return w.replicas == nil && w.desired == nil }
+func (w replicaWrite) isDelete() bool { return !w.statusOnly && w.replicas == nil && w.desired == nil }
 
 // The verbs of replica writes, as the replicaWrites metric and the
 // ReplicasFailed condition name them.
@@ -114,6 +118,8 @@ const (
 
 func (w replicaWrite) verb() string {
 	switch {
+	case w.statusOnly:
+		return verbRolloutStatus
 	case w.isDelete():
 		return verbDelete
 	case w.actual == nil:
@@ -248,6 +254,11 @@ func (p *Propagator) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		writes = p.plan(root, step.Clusters, sets, existing)
 		writes, inFlight = p.dropInFlight(req.NamespacedName, writes)
 	}
+	if root != nil {
+		// Also in a status-only reconcile: reports are what move a cluster to
+		// Succeeded or Failed.
+		writes = p.planRolloutStatus(req.NamespacedName, step.Clusters, existing, writes)
+	}
 	written, templateErrs, failures, writeErr := p.write(ctx, req.NamespacedName, root, writes)
 	if !statusOnly {
 		// Every replica that is not as it should be was written just now, or
@@ -286,6 +297,7 @@ func (p *Propagator) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	conditions := []conditionUpdate{
 		{ConditionClustersUnknown, unknownClustersCondition(root, unknown)},
 		{ConditionHubTemplatesResolved, templatesCondition},
+		{ConditionBindingOverridesIgnored, ignoredOverridesCondition(root, resolution)},
 	}
 	if !statusOnly {
 		// A status-only reconcile writes no replica (and never runs while a
@@ -812,7 +824,10 @@ func (p *Propagator) write(ctx context.Context, key types.NamespacedName, root *
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for w := range jobs {
+			// writeSpec makes w's spec write (create, update, delete) and
+			// reports whether the replica is there with it (or was
+			// already, for a templated candidate that needs none).
+			writeSpec := func(w replicaWrite) bool {
 				if w.templated {
 					var ok bool
 					var err error
@@ -822,7 +837,7 @@ func (p *Propagator) write(ctx context.Context, key types.NamespacedName, root *
 							templateErrs[w.cluster] = err
 							mu.Unlock()
 						}
-						continue
+						return err == nil && w.actual != nil
 					}
 				}
 				err := p.writeInSlot(ctx, key, w)
@@ -841,7 +856,7 @@ func (p *Propagator) write(ctx context.Context, key types.NamespacedName, root *
 						}
 						p.inFlight.wrote(key, w.namespace(), replaced, time.Now())
 					}
-					continue
+					return err == nil
 				}
 				mu.Lock()
 				if w.verb() == verbCreate && apierrors.IsNotFound(err) {
@@ -850,6 +865,17 @@ func (p *Propagator) write(ctx context.Context, key types.NamespacedName, root *
 					errs = append(errs, err)
 				}
 				mu.Unlock()
+				return false
+			}
+			for w := range jobs {
+				if !w.statusOnly && !writeSpec(w) || w.rolloutStatus == "" || w.isDelete() {
+					continue
+				}
+				if err := p.patchRolloutStatusInSlot(ctx, key, w); err != nil {
+					mu.Lock()
+					errs = append(errs, fmt.Errorf("rolloutStatus of the replica in %s: %w", w.cluster, err))
+					mu.Unlock()
+				}
 			}
 		}()
 	}
@@ -885,6 +911,28 @@ func (p *Propagator) writeInSlot(ctx context.Context, root types.NamespacedName,
 	}
 	defer p.writeSlots.Release(1)
 	return p.writeOne(ctx, root, w)
+}
+
+// patchRolloutStatusInSlot patches w.rolloutStatus onto the status of root's
+// replica in w.cluster once a hub-wide write slot is free, and records the
+// accepted patch (replicasInFlight.statusWrote). A replica that is gone is no
+// error: its delete event brings the root back.
+func (p *Propagator) patchRolloutStatusInSlot(ctx context.Context, root types.NamespacedName, w replicaWrite) error {
+	if p.writeSlots != nil {
+		if err := p.writeSlots.Acquire(ctx, 1); err != nil {
+			return err
+		}
+		defer p.writeSlots.Release(1)
+	}
+	err := p.Policies.Patch(types.MergePatchType).Namespace(w.cluster).Resource("policies").
+		Name(replication.Name(root.Namespace, root.Name)).SubResource("status").
+		Body(rolloutStatusPatch(w.rolloutStatus)).Do(ctx).Error()
+	if err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	replicaWrites.WithLabelValues(verbRolloutStatus).Inc()
+	p.inFlight.statusWrote(root, w.cluster, w.rolloutStatus, time.Now())
+	return nil
 }
 
 // writeOne writes one replica of root. A write refused only because the

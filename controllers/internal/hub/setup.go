@@ -85,6 +85,10 @@ type Options struct {
 	// TemplateResolutions run at once, hub-wide (at least 1).
 	TemplateLimits      templates.Limits
 	TemplateResolutions int
+	// OpenReports makes the hub write an OpenReports Report in each cluster
+	// namespace (ReportWriter), when the API server serves that API; off by
+	// default, as OpenReports' CRD may not be installed.
+	OpenReports bool
 	// Identity is the username the hub writes replicas as: the admission
 	// webhook passes a replica only when this user sent it. Empty: the
 	// identity of the hub's own credentials, asked of the API server
@@ -205,6 +209,11 @@ func setup(ctx context.Context, mgr ctrl.Manager, opts Options, explain webhook.
 		}
 	} else {
 		ctrl.Log.WithName("fleetpolicy-hub").Info("OCM's add-on API is not served: the fleetpolicy add-on's hub permissions are not bound (restart the hub once it is)")
+	}
+	if opts.OpenReports {
+		if err := setupReportWriter(ctx, mgr, opts, starts); err != nil {
+			return nil, err
+		}
 	}
 	if !opts.Placement {
 		return nil, nil

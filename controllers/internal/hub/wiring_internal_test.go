@@ -47,7 +47,7 @@ func TestPropagatorWiring(t *testing.T) {
 		}
 	}
 	// The hub's cache and indexes, and no controller.
-	mgr, err := ctrl.NewManager(plane.Config, ctrl.Options{Scheme: scheme.New(), Cache: cacheOptions(false),
+	mgr, err := ctrl.NewManager(plane.Config, ctrl.Options{Scheme: scheme.New(), Cache: cacheOptions(false, false),
 		Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0"})
 	if err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit"
@@ -225,6 +226,27 @@ func TestFleetpolicyHubWithOCMSpoke(t *testing.T) {
 		return ""
 	})
 
+	// Each replica carries its cluster's rolloutStatus: OCM's add-on replaces
+	// the replica's status with its own type, which drops the field, and the
+	// hub patches it back; the two do not chase each other.
+	testkit.Eventually(t, hopTimeout, "hop \"replicas' rolloutStatus Succeeded under OCM's add-on\"", func() string {
+		for _, cluster := range clusters {
+			r := &policyv1.Policy{}
+			if err := hubClient.Get(ctx, client.ObjectKey{Namespace: cluster, Name: "interop.p"}, r); err != nil {
+				return err.Error()
+			}
+			if r.Status.RolloutStatus != policyv1.RolloutSucceeded {
+				return fmt.Sprintf("replica in %s rolloutStatus %q", cluster, r.Status.RolloutStatus)
+			}
+		}
+		return ""
+	})
+	before := rolloutStatusPatches(t)
+	time.Sleep(2 * time.Second)
+	if n := rolloutStatusPatches(t) - before; n > 4 {
+		t.Errorf("the hub patched replicas' rolloutStatus %v times in 2 s once every rollout was done: it and OCM's add-on chase each other over status", n)
+	}
+
 	testkit.Eventually(t, hopTimeout, "hop \"dependency satisfied and ProgressivePerGroup rollout of q to completion\"", func() string {
 		root := &policyv1.Policy{}
 		if err := hubClient.Get(ctx, client.ObjectKey{Namespace: "interop", Name: "q"}, root); err != nil {
@@ -373,4 +395,27 @@ func errString(err error) string {
 		return ""
 	}
 	return err.Error()
+}
+
+// rolloutStatusPatches is the in-process hub's count of replica rolloutStatus
+// patches so far (fleetpolicy_hub_replica_writes_total{verb="rolloutStatus"}).
+func rolloutStatusPatches(t *testing.T) float64 {
+	t.Helper()
+	families, err := ctrlmetrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != "fleetpolicy_hub_replica_writes_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "verb" && l.GetValue() == "rolloutStatus" {
+					return m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return 0
 }

@@ -30,7 +30,7 @@ func kustomizeBuild(t *testing.T, base string) []byte { return testkit.Kustomize
 // TestHubRBACIsSufficientAndLeast deploys manifests/hub's RBAC to a real API
 // server, runs the hub controller as its ServiceAccount (with leader election in
 // its namespace) and checks that it decides on a PlacementRule's clusters,
-// propagates a policy and writes root status —
+// propagates a policy and writes root status and the replica's rolloutStatus —
 // and that the same identity cannot change Secrets (other than the clusters'
 // encryption keys) nor bindings.
 func TestHubRBACIsSufficientAndLeast(t *testing.T) {
@@ -123,6 +123,10 @@ spec:
 			if !strings.Contains(raw, `"plain":"from-configmap"`) || !strings.Contains(raw, `"secret":"$ocm_encrypted:`) {
 				terr = fmt.Errorf("templated replica %s", raw)
 			}
+		}
+		// The replica's rolloutStatus, patched on its status subresource.
+		if rerr == nil && replica.Status.RolloutStatus != policyv1.RolloutProgressing {
+			rerr = fmt.Errorf("replica rolloutStatus %q", replica.Status.RolloutStatus)
 		}
 		if rerr == nil && gerr == nil && terr == nil && len(root.Status.Status) == 1 {
 			break
