@@ -273,7 +273,7 @@ build: ## Build the controllers, every KRM function and the Argo CD plugin's com
 ##@ Test
 
 .PHONY: test
-test: verify lint tools olm-binaries ocm-core ocm-policy-binaries build ## What CI runs first (.ci/run, then make e2e): verify, lint, unit, golden, integration, real-OLM, real-OCM-scheduler, OCM add-on (real registration, work and addon manager) and OCM policy interop tests, then each fuzz target briefly.
+test: verify lint tools olm-binaries ocm-core ocm-policy-binaries chromium build ## What CI runs first (.ci/run, then make e2e): verify, lint, unit, golden, integration, real-OLM, real-OCM-scheduler, OCM add-on (real registration, work and addon manager), OCM policy interop and the console's browser (headless Chromium) tests, then each fuzz target briefly.
 	FLEETPOLICY_E2E_OLM=1 go test $(GO_TEST_FLAGS) -timeout $(TEST_TIMEOUT) $(addsuffix /...,$(addprefix ./,$(MODULES)))
 	GOWORK=off go test -C hack/benchreport $(GO_TEST_FLAGS) ./...
 	GOWORK=off go test -C hack/imagebuild $(GO_TEST_FLAGS) ./...
@@ -346,3 +346,4 @@ clean: ## Remove bin/ (built tools and binaries).
 include mk/images.mk
 include mk/olm.mk
 include mk/node.mk
+include mk/console.mk
