@@ -324,6 +324,7 @@ bench: tools build $(BENCHREPORT) ## Run every benchmark BENCH_RUNS times (defau
 	  record go test -run '^$$' -bench BenchmarkPlanRollout -benchtime 1x -count $(BENCH_RUNS) ./functions/plan-rollout/; \
 	  record go test -run '^$$' -bench 'BenchmarkFunctions|BenchmarkCheckPlacementDistinct|BenchmarkKitAgainstSDK' -benchtime 1x -count $(BENCH_RUNS) -timeout 60m ./functions/internal/benchtest/; \
 	  record go test -run '^$$' -bench BenchmarkSpokeTemplateSync -benchtime 1x -count $(BENCH_RUNS) -timeout 60m ./controllers/internal/spokebench/; \
+	  record go test -run '^$$' -bench BenchmarkConsoleFleetPage -benchtime 1x -count $(BENCH_RUNS) -timeout 30m ./controllers/internal/console/; \
 	  record go run ./controllers/cmd/fleetpolicy-bench --runs $(BENCH_RUNS) $(BENCH_FLAGS); \
 	  echo ">> $(BENCHREPORT) $(BENCH_REPORT_FLAGS) $(BENCH_RESULTS)" >&2; \
 	  $(BENCHREPORT) $(BENCH_REPORT_FLAGS) $(BENCH_RESULTS) || failed+=("benchreport (bad result lines)"); \

@@ -35,7 +35,9 @@ import (
 
 func TestMain(m *testing.M) {
 	ctrl.SetLogger(logr.Discard())
-	os.Exit(m.Run())
+	code := m.Run()
+	stopBenchPlane()
+	os.Exit(code)
 }
 
 // chromium is the browser the test drives: the Debian package's binary
@@ -227,11 +229,6 @@ func TestConsoleInABrowser(t *testing.T) {
 		}
 		spoketest.Start(t, fleet.Hub.Config, fleet.Spokes[i].Config, name)
 	}
-	for _, ns := range []string{"team-a", "team-b"} {
-		if err := localplane.EnsureNamespace(ctx, hc, ns); err != nil {
-			t.Fatal(err)
-		}
-	}
 	// spoke1 has the ConfigMap cm-required wants, spoke2 does not.
 	testkit.Apply(t, fleet.Spokes[0].Client, `{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "wanted", "namespace": "default"}}`)
 	testkit.Apply(t, hc, configMapPolicy("team-a", "cm-required", "inform", "wanted", ""))
@@ -241,6 +238,19 @@ apiVersion: policy.open-cluster-management.io/v1beta1
 kind: PolicySet
 metadata: {name: baseline, namespace: team-a}
 spec: {policies: [cm-required]}`)
+	// A policy the placement policies (examples/placement's CEL policy) keep on
+	// the EU cluster spoke1: the annotation is the one the hub's webhook
+	// writes (placement is off in this test's hub).
+	for _, ns := range []string{"team-a", "team-b", "fleetpolicy-placement"} {
+		if err := localplane.EnsureNamespace(ctx, hc, ns); err != nil {
+			t.Fatal(err)
+		}
+	}
+	testkit.ApplyFile(t, hc, "examples/placement/policy-cel.yaml")
+	testkit.Apply(t, hc, `{"apiVersion": "cluster.open-cluster-management.io/v1", "kind": "ManagedCluster", "metadata": {"name": "spoke1", "labels": {"jurisdiction": "eu"}}}`)
+	testkit.Apply(t, hc, testkit.PolicyDoc("team-a", "eu-only", map[string]string{"fleetpolicy.io/eu-jurisdiction-required": "true",
+		"fleetpolicy.io/pci-compliance-level": "0", "placement.fleetpolicy.io/clusters": "spoke1"}))
+	testkit.Apply(t, hc, testkit.PlacementRuleBinding("team-a", "eu", clusters, "eu-only"))
 	testkit.Apply(t, hc, configMapPolicy("team-b", "secret-b", "inform", "team-b-only", ""))
 	testkit.Apply(t, hc, testkit.PlacementRuleBinding("team-b", "one", clusters[:1], "secret-b"))
 
@@ -281,8 +291,13 @@ spec: {policies: [cm-required]}`)
 			t.Errorf("the fleet does not list the NonCompliant policy first:\n%s", text)
 		}
 		// Linked: the fleet's policy link leads to the policy.
-		b.run(t, "following the policy link", chromedp.Click(chromedp.CSS(`a[href="/policies/team-a/cm-required"]`)),
-			chromedp.WaitVisible(chromedp.CSS("#compliance")))
+		// (Clicked from the page's script: the live update may swap the node
+		// between a DOM query and a synthetic click.)
+		get(t, b, "following the policy link", chromedp.Evaluate[bool](`document.querySelector('a[href="/policies/team-a/cm-required"]').click(), true`))
+		b.run(t, "waiting for the policy", chromedp.WaitVisible(chromedp.CSS("#compliance")))
+		if url := get(t, b, "reading the URL", chromedp.Evaluate[string](`location.pathname`)); url != "/policies/team-a/cm-required" {
+			t.Errorf("the fleet's policy link led to %s", url)
+		}
 		text = b.view(t, base+"/policies/team-a/cm-required", "policy")
 		contains(t, "the policy", text, string(root.ComplianceState), "ConfigurationPolicy", "cm-required-cm", "spoke1", "spoke2", "baseline")
 		text = b.view(t, base+"/policies/team-a/cm-required/clusters/spoke2", "replica")
@@ -296,6 +311,15 @@ spec: {policies: [cm-required]}`)
 		contains(t, "the cluster", text, "team-a/cm-required", "team-b/secret-b", "Compliant")
 		text = b.view(t, base+"/policies/team-a/cm-required/placement", "placement")
 		contains(t, "the placement", text, "both", "PlacementRule", "spoke1", "spoke2")
+		// Why the placement policies keep eu-only off spoke2, as /explain says.
+		testkit.Eventually(t, 30*time.Second, "eu-only bound to spoke1 only", func() string {
+			if s := testkit.RootStatus(t, hc, "team-a", "eu-only"); len(s.Status) != 1 || s.Status[0].ClusterName != "spoke1" {
+				return fmt.Sprintf("%+v", s.Status)
+			}
+			return ""
+		})
+		text = b.view(t, base+"/policies/team-a/eu-only/placement", "placement-excluded")
+		contains(t, "the placement of eu-only", text, "spoke2", "not in the EU jurisdiction (label jurisdiction is not eu)")
 	})
 
 	t.Run("rollout followed live", func(t *testing.T) {

@@ -240,8 +240,8 @@ type templateInfo struct {
 }
 
 type eventLine struct {
-	Time                time.Time
-	Type, Reason, Note  string
+	Time               time.Time
+	Type, Reason, Note string
 }
 
 type policyPage struct {
@@ -477,8 +477,9 @@ type placementPage struct {
 	Entries    []placementEntry
 	Decisions  []view.Excluded
 	Excluded   []view.Excluded
-	Pager      pager
-	Conditions []metav1.Condition
+	Pager       pager
+	Conditions  []metav1.Condition
+	ExplainNote string
 }
 
 // placement shows the placements a root is bound through, their decisions,
@@ -541,7 +542,9 @@ func (s *Server) placement(r *request) (pageResult, error) {
 			page.Conditions = append(page.Conditions, c)
 		}
 	}
-	all, excluded := view.Placement(p, sets, decided, binding.ClustersAnnotation)
+	explained, note := s.explainPlacement(r.Context(), r.viewer.client, p)
+	page.ExplainNote = note
+	all, excluded := view.Placement(p, sets, decided, binding.ClustersAnnotation, explained)
 	n, size := s.pageOf(r, "page")
 	var pg view.Paging
 	page.Decisions, pg = view.Page(all, n, size, s.o.MaxPageSize)
@@ -565,13 +568,13 @@ type clusterPolicy struct {
 }
 
 type clusterPage struct {
-	Name          string
-	Cluster       *clusterv1.ManagedCluster
-	ClusterError  string
-	Policies      []clusterPolicy
-	Counts        view.Counts
-	More          bool
-	Available     string
+	Name         string
+	Cluster      *clusterv1.ManagedCluster
+	ClusterError string
+	Policies     []clusterPolicy
+	Counts       view.Counts
+	More         bool
+	Available    string
 }
 
 // cluster shows every policy replicated to a cluster (its namespace's

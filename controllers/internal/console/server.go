@@ -85,7 +85,9 @@ type Server struct {
 	viewers *viewers
 	pages   map[string]*template.Template
 	slots   chan struct{}
-	mux     *http.ServeMux
+	// explainSlot lets one placement explanation run at once.
+	explainSlot chan struct{}
+	mux         *http.ServeMux
 }
 
 // New builds the console.
@@ -103,7 +105,7 @@ func New(o Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{o: o, pages: pages, slots: make(chan struct{}, max(o.MaxInFlight, 1)),
+	s := &Server{o: o, pages: pages, slots: make(chan struct{}, max(o.MaxInFlight, 1)), explainSlot: make(chan struct{}, 1),
 		viewers: &viewers{base: o.Config, scheme: o.Scheme, max: max(o.MaxViewers, 1), scopes: max(o.MaxScopes, 1),
 			idle: o.ViewerIdle, recheck: o.Recheck, syncWait: o.RequestTimeout, now: o.Now, entries: map[string]*viewer{}}}
 	mux := http.NewServeMux()

@@ -29,12 +29,14 @@ type Excluded = Decided
 // PlacementRule's status) with whether the root's status binds the cluster,
 // and the clusters it excludes, each with the reason the root's status and
 // PolicySets give: the policy is disabled; the placement policies' clusters
-// annotation (clustersAnnotation) does not list the cluster; a PolicySet's
+// annotation (clustersAnnotation) does not list the cluster, with the
+// policies' own reasons when explained has them (cluster -> reasons, as the
+// hub's /explain gives them); a PolicySet's
 // spec.exclusions (with the set's reason) on every path; the hub found no
 // ManagedCluster (the ClustersUnknown condition); otherwise no binding that
 // binds the policy places it there (a restricted binding only enforces).
 // Both lists are sorted by placement, group, cluster.
-func Placement(root *policyv1.Policy, sets []*policyv1beta1.PolicySet, decided map[string][]Decided, clustersAnnotation string) (all, excluded []Decided) {
+func Placement(root *policyv1.Policy, sets []*policyv1beta1.PolicySet, decided map[string][]Decided, clustersAnnotation string, explained map[string][]string) (all, excluded []Decided) {
 	bound := map[string]*policyv1.CompliancePerClusterStatus{}
 	for _, e := range root.Status.Status {
 		if e != nil {
@@ -112,6 +114,9 @@ func Placement(root *policyv1.Policy, sets []*policyv1beta1.PolicySet, decided m
 				d.Reason = "the policy is disabled"
 			case narrowed && !allowed[d.Cluster]:
 				d.Reason = fmt.Sprintf("the placement policies do not allow it (%s lists %d cluster(s))", clustersAnnotation, len(allowed))
+				if why := explained[d.Cluster]; len(why) > 0 {
+					d.Reason = "the placement policies do not allow it: " + strings.Join(why, "; ")
+				}
 			case len(excludedBy[d.Cluster]) > 0:
 				d.Reason = setText(d.Cluster)
 			case unknown != "" && mentions(unknown, d.Cluster):

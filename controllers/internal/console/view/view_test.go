@@ -259,13 +259,14 @@ func TestPlacementReasons(t *testing.T) {
 	s := set("ns", "s", "p")
 	s.Spec.Exclusions = []policyv1beta1.PolicySetExclusion{{PolicyName: "p", Reason: "frozen", ClusterNames: []policyv1.NonEmptyString{"b"}}}
 	decided := map[string][]Decided{"pl": {{Cluster: "a", Group: "g[0]"}, {Cluster: "b"}, {Cluster: "c"}, {Cluster: "x"}, {Cluster: "ghost"}}}
-	all, excluded := Placement(p, []*policyv1beta1.PolicySet{s}, decided, "placement.fleetpolicy.io/clusters")
+	explained := map[string][]string{"ghost": {"ConfigMap fleetpolicy-placement/eu eu.rego: not in the EU"}}
+	all, excluded := Placement(p, []*policyv1beta1.PolicySet{s}, decided, "placement.fleetpolicy.io/clusters", explained)
 	want := map[string]string{
 		"a":     "",
 		"b":     "PolicySet s excludes it (frozen)",
 		"c":     "the placement policies do not allow it (placement.fleetpolicy.io/clusters lists 3 cluster(s))",
 		"x":     "PolicySet s excludes it; still placed by other",
-		"ghost": "the placement policies do not allow it (placement.fleetpolicy.io/clusters lists 3 cluster(s))",
+		"ghost": "the placement policies do not allow it: ConfigMap fleetpolicy-placement/eu eu.rego: not in the EU",
 	}
 	if len(all) != len(want) {
 		t.Fatalf("decisions %+v", all)
@@ -287,7 +288,7 @@ func TestPlacementReasons(t *testing.T) {
 	}
 	// Without the annotation, an unknown cluster is named as such and one no binding places as that.
 	delete(p.Annotations, "placement.fleetpolicy.io/clusters")
-	all, _ = Placement(p, nil, decided, "placement.fleetpolicy.io/clusters")
+	all, _ = Placement(p, nil, decided, "placement.fleetpolicy.io/clusters", nil)
 	for _, d := range all {
 		switch d.Cluster {
 		case "ghost":
