@@ -473,10 +473,10 @@ type placementEntry struct {
 }
 
 type placementPage struct {
-	Policy     *policyv1.Policy
-	Entries    []placementEntry
-	Decisions  []view.Excluded
-	Excluded   []view.Excluded
+	Policy      *policyv1.Policy
+	Entries     []placementEntry
+	Decisions   []view.Excluded
+	Excluded    []view.Excluded
 	Pager       pager
 	Conditions  []metav1.Condition
 	ExplainNote string
