@@ -379,7 +379,8 @@ spec:
 			t.Error("the rollout page reloaded instead of updating in place")
 		}
 		text := b.view(t, base+"/policies/team-a/rollout-p/rollout", "rollout")
-		contains(t, "the rollout", text, "RolloutPlan rollout-p", "wave-0", "wave-1", "RolloutWave", "Every planned cluster is in the live rollout")
+		contains(t, "the rollout", text, "RolloutPlan rollout-p", "wave-0", "wave-1", "RolloutWave", "Every planned cluster is in the live rollout",
+			"The live plan follows the RolloutPlan wave by wave")
 		if svg := get(t, b, "counting the chart", chromedp.Evaluate[int](`document.querySelectorAll('main svg.timeline rect').length`)); svg < 4 {
 			t.Errorf("the rollout chart has %d bars, want one share bar and one time span per wave", svg)
 		}

@@ -377,13 +377,14 @@ type rolloutPage struct {
 	Notes        []string
 	PlanLocal    bool
 	ReplicasNote string
+	LiveNote     string
 	Clusters     []view.TimelineCluster
 	Pager        pager
 }
 
 func (s *Server) rollout(r *request) (pageResult, error) {
 	ns, name := r.PathValue("namespace"), r.PathValue("name")
-	p, _, err := s.root(r, ns, name)
+	p, sets, err := s.root(r, ns, name)
 	if err != nil {
 		return pageResult{}, err
 	}
@@ -428,7 +429,14 @@ func (s *Server) rollout(r *request) (pageResult, error) {
 		}
 	}
 	page.Events = rolloutEvents
-	page.Model = view.Timeline(p, plan, replicas, start, r.now)
+	in := view.TimelineInput{Root: p, Plan: plan, Replicas: replicas, Start: start, Now: r.now}
+	live, err := s.livePlan(r, p, sets)
+	if err != nil {
+		page.LiveNote = err.Error()
+	} else {
+		in.Live = live
+	}
+	page.Model = view.Timeline(in)
 	page.Chart = view.TimelineSVG(page.Model)
 	var all []view.TimelineCluster
 	for _, w := range page.Model.Waves {

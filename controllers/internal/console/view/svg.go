@@ -79,7 +79,7 @@ func TimelineSVG(m TimelineModel) template.HTML {
 	for i, w := range m.Waves {
 		y := svgAxis + i*svgRow
 		label := fmt.Sprintf("wave %d", w.Index)
-		if m.Plan == "" {
+		if m.Plan == "" && !m.LiveKnown {
 			label = "live clusters"
 		}
 		fmt.Fprintf(&b, `<text x="4" y="%d" font-size="13" fill="#111">%s · %s</text>`, y+15, esc(label), esc(w.State))

@@ -9,6 +9,7 @@ import (
 
 	fleetv1alpha1 "github.com/fleetpolicy/fleetpolicy/shared/api/fleetpolicy/v1alpha1"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
+	"github.com/fleetpolicy/fleetpolicy/shared/rollout"
 )
 
 // TimelineCluster is one cluster of a rollout.
@@ -63,10 +64,14 @@ type TimelineModel struct {
 	Name      string                 `json:"name"`
 	Status    policyv1.RolloutStatus `json:"rolloutStatus"`
 	Strategy  string                 `json:"strategy"`
-	// Plan names the RolloutPlan the waves come from; without one the live
-	// clusters are one wave.
-	Plan  string         `json:"plan,omitempty"`
-	Waves []TimelineWave `json:"waves"`
+	// Plan names the RolloutPlan the waves come from; without one they are
+	// the live plan's (LiveKnown), or else the live clusters as one wave.
+	Plan      string `json:"plan,omitempty"`
+	LiveKnown bool   `json:"liveKnown"`
+	// Divergence is the first difference between the RolloutPlan and the
+	// live plan ("" when they agree or either is unknown).
+	Divergence string         `json:"divergence,omitempty"`
+	Waves      []TimelineWave `json:"waves"`
 	// HeldBy says what holds the next wave back ("" when nothing waits).
 	HeldBy string `json:"heldBy,omitempty"`
 	// Unplanned are live clusters the plan does not have, Missing planned
@@ -80,14 +85,32 @@ type TimelineModel struct {
 	Now           time.Time  `json:"now"`
 }
 
-// Timeline builds a rollout's model from its root, the RolloutPlan of the
-// root's name applied to the hub (nil: none), the replicas' own
-// status.rolloutStatus by cluster (may be nil), the rollout's start (the
-// first RolloutWave Event of the hub, zero when unknown) and now.
-func Timeline(root *policyv1.Policy, plan *fleetv1alpha1.RolloutPlan, replicas map[string]policyv1.RolloutStatus, start, now time.Time) TimelineModel {
+// TimelineInput is what a rollout's model is built from.
+type TimelineInput struct {
+	Root *policyv1.Policy
+	// Plan is the RolloutPlan of the root's name applied to the hub (nil:
+	// none).
+	Plan *fleetv1alpha1.RolloutPlan
+	// Live is the plan of the live fleet, as the hub computes it
+	// (rollout.PlanBound over rollout.BoundFleet; nil when not known).
+	Live *rollout.Plan
+	// Replicas are the replicas' own status.rolloutStatus by cluster (may be
+	// nil).
+	Replicas map[string]policyv1.RolloutStatus
+	// Start is the rollout's start (the hub's first RolloutWave Event; zero
+	// when unknown).
+	Start, Now time.Time
+}
+
+// Timeline builds a rollout's model. Its waves are the RolloutPlan's when one
+// was applied, else the live plan's, else the live clusters as one wave; the
+// drift between a plan and the live plan is rollout.Divergence's, the rule
+// of the hub's RolloutPlanMatches condition.
+func Timeline(in TimelineInput) TimelineModel {
+	root, plan, replicas, start, now := in.Root, in.Plan, in.Replicas, in.Start, in.Now
 	m := TimelineModel{Namespace: root.Namespace, Name: root.Name, Status: root.Status.RolloutStatus, Now: now}
-	s := root.Spec.Rollout()
-	m.Strategy = string(s.Type)
+	strategy := root.Spec.Rollout()
+	m.Strategy = string(strategy.Type)
 	if m.Strategy == "" {
 		m.Strategy = "All"
 	}
@@ -114,18 +137,48 @@ func Timeline(root *policyv1.Policy, plan *fleetv1alpha1.RolloutPlan, replicas m
 			m.PlanMatches = &ok
 		}
 	}
-	if plan != nil {
+	type waveSpec struct {
+		index     int
+		mandatory bool
+		notBefore time.Duration
+		groups    []string
+		clusters  []string
+	}
+	var specs []waveSpec
+	switch {
+	case plan != nil:
 		m.Plan = plan.Name
-		planned := map[string]bool{}
+		planned := make([][]string, 0, len(plan.Spec.Waves))
 		for i, w := range plan.Spec.Waves {
-			wave := TimelineWave{Index: int(w.Index), Mandatory: w.Mandatory, NotBefore: w.NotBefore.Duration}
-			if wave.Index == 0 && i > 0 {
-				wave.Index = i
+			ws := waveSpec{index: int(w.Index), mandatory: w.Mandatory, notBefore: w.NotBefore.Duration, clusters: w.Clusters}
+			if ws.index == 0 && i > 0 {
+				ws.index = i
 			}
 			for _, g := range w.DecisionGroups {
-				wave.DecisionGroups = append(wave.DecisionGroups, fmt.Sprintf("%s/%s[%d]", g.Placement, g.GroupName, g.GroupIndex))
+				ws.groups = append(ws.groups, fmt.Sprintf("%s/%s[%d]", g.Placement, g.GroupName, g.GroupIndex))
 			}
-			for _, name := range w.Clusters {
+			specs = append(specs, ws)
+			planned = append(planned, w.Clusters)
+		}
+		if in.Live != nil {
+			m.Divergence = rollout.Divergence(planned, *in.Live)
+			m.LiveKnown = true
+		}
+	case in.Live != nil:
+		m.LiveKnown = true
+		for _, w := range in.Live.Waves {
+			ws := waveSpec{index: w.Index, mandatory: w.Mandatory, notBefore: w.NotBefore.Duration, clusters: w.Clusters}
+			for _, g := range w.DecisionGroups {
+				ws.groups = append(ws.groups, fmt.Sprintf("%s/%s[%d]", g.Placement, g.GroupName, g.GroupIndex))
+			}
+			specs = append(specs, ws)
+		}
+	}
+	if specs != nil {
+		planned := map[string]bool{}
+		for _, w := range specs {
+			wave := TimelineWave{Index: w.index, Mandatory: w.mandatory, NotBefore: w.notBefore, DecisionGroups: w.groups}
+			for _, name := range w.clusters {
 				planned[name] = true
 				c, ok := live[name]
 				if !ok {

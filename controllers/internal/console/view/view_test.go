@@ -15,6 +15,7 @@ import (
 	fleetv1alpha1 "github.com/fleetpolicy/fleetpolicy/shared/api/fleetpolicy/v1alpha1"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 	policyv1beta1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1beta1"
+	"github.com/fleetpolicy/fleetpolicy/shared/rollout"
 )
 
 var t0 = time.Date(2026, 11, 28, 8, 0, 0, 0, time.UTC)
@@ -155,6 +156,14 @@ func plan(waves ...[]string) *fleetv1alpha1.RolloutPlan {
 	return p
 }
 
+func livePlan(waves ...[]string) *rollout.Plan {
+	p := &rollout.Plan{Progressive: true}
+	for i, w := range waves {
+		p.Waves = append(p.Waves, rollout.Wave{Index: i, Clusters: w})
+	}
+	return p
+}
+
 func TestTimeline(t *testing.T) {
 	progressive := func(p *policyv1.Policy) *policyv1.Policy {
 		p.Spec.RolloutStrategy = &clusterv1alpha1.RolloutStrategy{Type: clusterv1alpha1.Progressive}
@@ -165,7 +174,9 @@ func TestTimeline(t *testing.T) {
 		name       string
 		root       *policyv1.Policy
 		plan       *fleetv1alpha1.RolloutPlan
+		live       *rollout.Plan
 		replicas   map[string]policyv1.RolloutStatus
+		divergence string
 		start      time.Time
 		wantStates []string
 		wantHeld   string
@@ -197,6 +208,31 @@ func TestTimeline(t *testing.T) {
 		missing:    []string{"gone"},
 		wantDur:    []time.Duration{0},
 	}, {
+		name:       "the live plan agrees with the RolloutPlan",
+		root:       progressive(root("ns", "p", "", nil, "a=Compliant/Succeeded@5", "b=/ToApply@0")),
+		plan:       plan([]string{"a"}, []string{"b"}),
+		live:       livePlan([]string{"a"}, []string{"b"}),
+		wantStates: []string{WaveDone, WaveWaiting},
+		wantHeld:   "wave 1 has not been reached: wave 0 is done; the hub reaches it after the soak (minSuccessTime) at its next step",
+		wantDur:    []time.Duration{0, 0},
+	}, {
+		name:       "the live plan diverges from the RolloutPlan: named as the hub names it",
+		root:       progressive(root("ns", "p", "", nil, "a=Compliant/Succeeded@5", "b=/ToApply@0")),
+		plan:       plan([]string{"a"}, []string{"b"}),
+		live:       livePlan([]string{"b"}, []string{"a"}),
+		divergence: "wave 0: planned [a], live [b]",
+		wantStates: []string{WaveDone, WaveWaiting},
+		wantHeld:   "wave 1 has not been reached: wave 0 is done; the hub reaches it after the soak (minSuccessTime) at its next step",
+		wantDur:    []time.Duration{0, 0},
+	}, {
+		name:       "no RolloutPlan: the live plan's waves; a cluster in no wave is listed apart",
+		root:       progressive(root("ns", "p", "", nil, "a=Compliant/Succeeded@5", "b=/Progressing@7", "c=Compliant/")),
+		live:       livePlan([]string{"a"}, []string{"b"}),
+		start:      t0,
+		wantStates: []string{WaveDone, WaveProgressing},
+		wantDur:    []time.Duration{5 * time.Second, 0},
+		unplanned:  []string{"c"},
+	}, {
 		name:       "no plan: the live clusters are one wave; the replica's own status is kept",
 		root:       progressive(root("ns", "p", "", nil, "b=Compliant/Succeeded@5", "a=Compliant/Succeeded@9")),
 		replicas:   map[string]policyv1.RolloutStatus{"a": policyv1.RolloutSucceeded},
@@ -206,7 +242,10 @@ func TestTimeline(t *testing.T) {
 	}}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			m := Timeline(tc.root, tc.plan, tc.replicas, tc.start, t0.Add(time.Minute))
+			m := Timeline(TimelineInput{Root: tc.root, Plan: tc.plan, Live: tc.live, Replicas: tc.replicas, Start: tc.start, Now: t0.Add(time.Minute)})
+			if m.Divergence != tc.divergence {
+				t.Errorf("divergence %q, want %q", m.Divergence, tc.divergence)
+			}
 			var states []string
 			var durs []time.Duration
 			for _, w := range m.Waves {
@@ -244,7 +283,7 @@ func TestTimeline(t *testing.T) {
 
 func TestTimelineSVGEscapes(t *testing.T) {
 	p := root("ns", `p"><script>x</script>`, "", nil, `<b>=Compliant/Succeeded@1`)
-	svg := string(TimelineSVG(Timeline(p, nil, nil, time.Time{}, t0.Add(time.Minute))))
+	svg := string(TimelineSVG(Timeline(TimelineInput{Root: p, Now: t0.Add(time.Minute)})))
 	if strings.Contains(svg, "<script>") || strings.Contains(svg, "<b>") {
 		t.Errorf("the chart carries markup from names: %s", svg)
 	}
