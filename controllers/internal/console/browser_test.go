@@ -463,7 +463,7 @@ spec:
 			}
 		}
 		opts := opts
-		opts.Identity = console.IdentityToken
+		opts.Identity, opts.Recheck = console.IdentityToken, 500*time.Millisecond
 		viewerConsole, err := console.New(opts)
 		if err != nil {
 			t.Fatal(err)
@@ -509,5 +509,23 @@ spec:
 		if resp.StatusCode != http.StatusForbidden || strings.Contains(body.String(), "secret-b-cm") {
 			t.Errorf("the viewer's export of every namespace: %s %s", resp.Status, body)
 		}
+		// A right revoked is a right gone: the viewer's cache of team-a is
+		// dropped at its next confirmation.
+		if err := hc.Delete(ctx, rb); err != nil {
+			t.Fatal(err)
+		}
+		testkit.Eventually(t, 10*time.Second, "team-a refused once the RoleBinding is gone", func() string {
+			req, _ := http.NewRequest(http.MethodGet, vs.URL+"/?namespace=team-a&export=csv&table=policies", nil)
+			req.Header.Set("Authorization", "Bearer "+token)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				return err.Error()
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusForbidden {
+				return resp.Status
+			}
+			return ""
+		})
 	})
 }

@@ -5,14 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"html/template"
-	"net/http"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -29,8 +26,6 @@ import (
 	"github.com/fleetpolicy/fleetpolicy/shared/binding"
 	"github.com/fleetpolicy/fleetpolicy/shared/replication"
 )
-
-func sortStrings(s []string) { slices.Sort(s) }
 
 // pages are the page templates: each defines "main", inside "layout".
 var pageNames = []string{"fleet", "policy", "replica", "rollout", "placement", "cluster", "login", "error"}
@@ -60,7 +55,6 @@ var funcs = template.FuncMap{
 	},
 	"dur":  func(d time.Duration) string { return d.Round(time.Second).String() },
 	"join": strings.Join,
-	"esc":  url.PathEscape,
 	"dict": func(kv ...any) map[string]any {
 		m := map[string]any{}
 		for i := 0; i+1 < len(kv); i += 2 {
@@ -627,6 +621,3 @@ func (s *Server) cluster(r *request) (pageResult, error) {
 	}
 	return pageResult{Template: "cluster", Title: "cluster " + name, Data: page, Tables: map[string]view.Table{"policies": t}}, nil
 }
-
-var _ = corev1.EventTypeNormal
-var _ = http.StatusOK

@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"html/template"
 	"io/fs"
+	"maps"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -190,9 +192,7 @@ type pageHandler func(r *request) (pageResult, error)
 // layout is what every page's layout reads.
 type layout struct {
 	Title     string
-	Path      string
 	Refresh   int
-	Identity  string
 	Token     bool
 	Data      any
 	Exports   []string
@@ -242,13 +242,8 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, res 
 	if r.Header.Get(fragmentHeader) != "" {
 		name = "main"
 	}
-	var exports []string
-	for k := range res.Tables {
-		exports = append(exports, k)
-	}
-	sortStrings(exports)
-	l := layout{Title: res.Title, Path: r.URL.Path, Refresh: int(s.o.Refresh / time.Millisecond), Identity: s.o.Identity,
-		Token: s.o.Identity == IdentityToken, Data: res.Data, Exports: exports,
+	l := layout{Title: res.Title, Refresh: int(s.o.Refresh / time.Millisecond),
+		Token: s.o.Identity == IdentityToken, Data: res.Data, Exports: slices.Sorted(maps.Keys(res.Tables)),
 		ExportURL: func(table, format string) string {
 			q := r.URL.Query()
 			q.Set("export", format)
