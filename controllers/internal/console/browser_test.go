@@ -286,6 +286,15 @@ spec: {policies: [cm-required]}`)
 		text := b.view(t, base+"/", "fleet")
 		contains(t, "the fleet", text, "team-a/cm-required", "team-b/secret-b", "NonCompliant", "spoke1", "spoke2",
 			"NIST SP 800-53", "CM-2", "baseline", "<script>alert(1)</script>")
+		// Policies x clusters: each cell is the cluster's compliance with the policy.
+		cells := get(t, b, "reading the matrix", chromedp.Evaluate[string](`(() => {
+			const heads = [...document.querySelectorAll('#matrix-table thead th')].map(h => h.textContent);
+			const row = [...document.querySelectorAll('#matrix-table tbody tr')].find(r => r.cells[0].textContent === 'team-a/cm-required');
+			return heads.slice(1).map((h, i) => h + '=' + row.cells[i + 1].textContent).join(',');
+		})()`))
+		if cells != "spoke1=C,spoke2=NC" {
+			t.Errorf("the matrix row of team-a/cm-required reads %q, want spoke1=C,spoke2=NC (both have one non-compliant policy: by name)", cells)
+		}
 		// Worst first: the non-compliant policy before the compliant one.
 		if i, j := strings.Index(text, "team-a/cm-required"), strings.Index(text, "team-b/secret-b"); i > j {
 			t.Errorf("the fleet does not list the NonCompliant policy first:\n%s", text)
@@ -327,7 +336,6 @@ spec: {policies: [cm-required]}`)
 		b.run(t, "opening the rollout page", chromedp.Navigate(base+"/policies/team-a/rollout-p/rollout"),
 			chromedp.WaitVisible(chromedp.CSS("main h1")))
 		get(t, b, "marking the page", chromedp.Evaluate[bool](`window.notReloaded = true`))
-		b.consoleErrors() // the 404 of a policy not yet created is the page's content, not a browser error
 		testkit.Apply(t, hc, decisionGroup("team-a", 0, "spoke1")+"---"+decisionGroup("team-a", 1, "spoke2"))
 		testkit.Apply(t, hc, `
 apiVersion: cluster.open-cluster-management.io/v1beta1
@@ -374,6 +382,13 @@ spec:
 		}
 		if !strings.Contains(held, "wave 1") {
 			t.Errorf("while wave 0 ran, the page never said what holds wave 1 back (saw %q)", held)
+		}
+		// The page's live requests answered 404 until the policy existed: the
+		// browser logs each as a failed load; those are the page's content.
+		for _, e := range b.consoleErrors() {
+			if !strings.Contains(e, "404") {
+				t.Errorf("following the rollout, the browser reported: %s", e)
+			}
 		}
 		if !get(t, b, "checking the page was not reloaded", chromedp.Evaluate[bool](`window.notReloaded === true`)) {
 			t.Error("the rollout page reloaded instead of updating in place")

@@ -36,6 +36,17 @@ var funcs = template.FuncMap{
 		return "s-" + strings.ToLower(view.State(policyv1.ComplianceState(fmt.Sprint(s))))
 	},
 	"rolloutClass": func(s any) string { return "r-" + strings.ToLower(fmt.Sprint(s)) },
+	"abbrev": func(s policyv1.ComplianceState) string {
+		switch s {
+		case policyv1.NonCompliant:
+			return "NC"
+		case policyv1.Pending:
+			return "P"
+		case policyv1.Compliant:
+			return "C"
+		}
+		return "?"
+	},
 	"time": func(t any) string {
 		switch v := t.(type) {
 		case time.Time:
@@ -156,7 +167,12 @@ func (s *Server) root(r *request, namespace, name string) (*policyv1.Policy, []*
 	return nil, nil, apierrors.NewNotFound(policyv1.GroupVersion.WithResource("policies").GroupResource(), namespace+"/"+name)
 }
 
+// matrixClusters is how many clusters, worst first, the fleet's policies ×
+// clusters table shows as columns.
+const matrixClusters = 30
+
 type fleetPage struct {
+	Matrix        view.MatrixModel
 	Namespace     string
 	Model         view.FleetModel
 	Policies      []view.PolicyRow
@@ -190,6 +206,12 @@ func (s *Server) fleet(r *request) (pageResult, error) {
 	n, size = s.pageOf(r, "cpage")
 	page.Clusters, cp = view.Page(m.Clusters, n, size, s.o.MaxPageSize)
 	page.ClusterPager = newPager(r, "cpage", cp)
+	// Policies x clusters: this page of policies against the worst clusters.
+	columns := make([]string, 0, matrixClusters)
+	for _, c := range m.Clusters[:min(len(m.Clusters), matrixClusters)] {
+		columns = append(columns, c.Name)
+	}
+	page.Matrix = view.Matrix(roots, page.Policies, columns)
 	title := "fleet"
 	if ns != "" {
 		title = "fleet · " + ns

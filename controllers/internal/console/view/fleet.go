@@ -272,3 +272,53 @@ func Page[T any](items []T, page, size, maxSize int) ([]T, Paging) {
 	to := min(from+size, len(items))
 	return items[from:to], Paging{Page: page, Pages: pages, Size: size, Total: len(items), From: from + 1, To: to}
 }
+
+// MatrixModel is policies × clusters: one row per policy, one cell per
+// cluster, the cluster's compliance with that policy ("" when the policy is
+// not on the cluster).
+type MatrixModel struct {
+	Clusters []string
+	Rows     []MatrixRow
+}
+
+// MatrixRow is one policy's cells, in the order of MatrixModel.Clusters.
+type MatrixRow struct {
+	Namespace, Name string
+	Cells           []MatrixCell
+}
+
+// MatrixCell is one policy on one cluster.
+type MatrixCell struct {
+	Bound bool
+	State policyv1.ComplianceState
+}
+
+// Matrix is the given policies (rows, in their order) × the given clusters
+// (columns, in their order) from the roots' status: each root's status is
+// read once, whatever the number of clusters it holds.
+func Matrix(roots []*policyv1.Policy, policies []PolicyRow, clusters []string) MatrixModel {
+	byName := make(map[string]*policyv1.Policy, len(roots))
+	for _, p := range roots {
+		byName[p.Namespace+"/"+p.Name] = p
+	}
+	column := make(map[string]int, len(clusters))
+	for i, c := range clusters {
+		column[c] = i
+	}
+	m := MatrixModel{Clusters: clusters, Rows: make([]MatrixRow, 0, len(policies))}
+	for _, row := range policies {
+		r := MatrixRow{Namespace: row.Namespace, Name: row.Name, Cells: make([]MatrixCell, len(clusters))}
+		if p := byName[row.Namespace+"/"+row.Name]; p != nil {
+			for _, e := range p.Status.Status {
+				if e == nil {
+					continue
+				}
+				if i, ok := column[e.ClusterName]; ok {
+					r.Cells[i] = MatrixCell{Bound: true, State: e.ComplianceState}
+				}
+			}
+		}
+		m.Rows = append(m.Rows, r)
+	}
+	return m
+}

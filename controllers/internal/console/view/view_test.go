@@ -364,3 +364,24 @@ func TestTableExport(t *testing.T) {
 		t.Errorf("JSON rows %v", rows)
 	}
 }
+
+func TestMatrix(t *testing.T) {
+	roots := []*policyv1.Policy{
+		root("a", "p1", policyv1.NonCompliant, nil, "c1=NonCompliant", "c2=Compliant", "c3=Pending"),
+		root("a", "p2", policyv1.Compliant, nil, "c2=Compliant"),
+	}
+	m := Fleet(roots, nil)
+	got := Matrix(roots, m.Policies, []string{"c3", "c2", "absent"})
+	want := [][]MatrixCell{
+		{{true, policyv1.Pending}, {true, policyv1.Compliant}, {}},
+		{{}, {true, policyv1.Compliant}, {}},
+	}
+	if len(got.Rows) != 2 || got.Rows[0].Name != "p1" || got.Rows[1].Name != "p2" {
+		t.Fatalf("rows %+v", got.Rows)
+	}
+	for i, r := range got.Rows {
+		if !reflect.DeepEqual(r.Cells, want[i]) {
+			t.Errorf("%s: %+v, want %+v", r.Name, r.Cells, want[i])
+		}
+	}
+}
