@@ -27,7 +27,7 @@ import (
 	"github.com/fleetpolicy/fleetpolicy/shared/replication"
 )
 
-// pages are the page templates: each defines "main", inside "layout".
+// pageNames are the page templates: each defines "main", inside "layout".
 var pageNames = []string{"fleet", "policy", "replica", "rollout", "placement", "cluster", "login", "error"}
 
 var funcs = template.FuncMap{
