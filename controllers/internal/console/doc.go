@@ -26,7 +26,8 @@
 // Options.MaxScopes per viewer and Options.MaxViewers viewers (least recently
 // used dropped), each dropped after Options.ViewerIdle unused. A page never
 // lists the replicas of the world: the per-cluster lines come from the root's
-// status, a replica is read by name (a cluster's templates and history), a
+// status, a replica is read by name (a cluster's templates and history; why
+// a cluster is Pending, for at most 10 clusters of a policy page), a
 // cluster's page lists its own namespace, and every direct list (Events,
 // PlacementDecisions, a cluster's replicas, a rollout's replicas for their own
 // status.rolloutStatus) reads at most Options.MaxReads objects. Tables are

@@ -269,6 +269,36 @@ type policyPage struct {
 	Pager        pager
 	Events       []eventLine
 	EventsError  string
+	WhyNote      string
+}
+
+// maxPendingReads bounds the replicas a policy page reads to say why
+// clusters are Pending.
+const maxPendingReads = 10
+
+// pendingWhy fills, for the first maxPendingReads Pending clusters of a
+// policy page, why they are Pending from their replicas (view.PendingWhy),
+// and returns a note when there were more or a read failed.
+func (s *Server) pendingWhy(r *request, p *policyv1.Policy, lines []view.ClusterLine) string {
+	read := 0
+	var notes []string
+	for i := range lines {
+		if lines[i].Compliant != policyv1.Pending {
+			continue
+		}
+		if read == maxPendingReads {
+			notes = append(notes, fmt.Sprintf("why a cluster is Pending is shown for the first %d Pending clusters of the page; the others' details pages say it", maxPendingReads))
+			break
+		}
+		read++
+		replica := &policyv1.Policy{}
+		if err := r.viewer.client.Get(r.Context(), client.ObjectKey{Namespace: lines[i].Cluster, Name: p.Namespace + "." + p.Name}, replica); err != nil {
+			notes = append(notes, lines[i].Cluster+": "+err.Error())
+			continue
+		}
+		lines[i].Why = view.PendingWhy(replica)
+	}
+	return strings.Join(notes, "; ")
 }
 
 func dependencyString(d policyv1.PolicyDependency) string {
@@ -342,6 +372,7 @@ func (s *Server) policy(r *request) (pageResult, error) {
 	var pg view.Paging
 	page.Clusters, pg = view.Page(lines, n, size, s.o.MaxPageSize)
 	page.Pager = newPager(r, "page", pg)
+	page.WhyNote = s.pendingWhy(r, p, page.Clusters)
 	if page.Events, err = s.events(r, p); err != nil {
 		page.EventsError = err.Error()
 	}

@@ -236,6 +236,27 @@ type ClusterLine struct {
 	Compliant     policyv1.ComplianceState `json:"compliant"`
 	RolloutStatus policyv1.RolloutStatus   `json:"rolloutStatus,omitempty"`
 	Since         string                   `json:"rolloutSince,omitempty"`
+	// Why is, for a Pending cluster whose replica was read, each Pending
+	// template's newest message (PendingWhy).
+	Why string `json:"why,omitempty"`
+}
+
+// PendingWhy is why a replica is Pending: each Pending template's newest
+// compliance message ("Dependencies were not satisfied: ..."), as
+// "<template>: <message>", joined by "; ".
+func PendingWhy(replica *policyv1.Policy) string {
+	var parts []string
+	for _, d := range replica.Status.Details {
+		if d == nil || d.ComplianceState != policyv1.Pending {
+			continue
+		}
+		msg := "Pending"
+		if len(d.History) > 0 {
+			msg = d.History[0].Message
+		}
+		parts = append(parts, d.TemplateMeta.Name+": "+msg)
+	}
+	return strings.Join(parts, "; ")
 }
 
 // PolicyClusters is a root's per-cluster lines, worst first, then by name.

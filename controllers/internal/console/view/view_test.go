@@ -385,3 +385,18 @@ func TestMatrix(t *testing.T) {
 		}
 	}
 }
+
+func TestPendingWhy(t *testing.T) {
+	r := &policyv1.Policy{}
+	r.Status.Details = []*policyv1.DetailsPerTemplate{
+		{TemplateMeta: metav1.ObjectMeta{Name: "ok"}, ComplianceState: policyv1.Compliant, History: []policyv1.ComplianceHistory{{Message: "Compliant; fine"}}},
+		{TemplateMeta: metav1.ObjectMeta{Name: "gated"}, ComplianceState: policyv1.Pending,
+			History: []policyv1.ComplianceHistory{{Message: "Dependencies were not satisfied: Policy ns/base is NonCompliant"}, {Message: "older"}}},
+		{TemplateMeta: metav1.ObjectMeta{Name: "silent"}, ComplianceState: policyv1.Pending},
+		nil,
+	}
+	want := "gated: Dependencies were not satisfied: Policy ns/base is NonCompliant; silent: Pending"
+	if got := PendingWhy(r); got != want {
+		t.Errorf("PendingWhy = %q, want %q", got, want)
+	}
+}
