@@ -281,7 +281,7 @@ build: ## Build the controllers, every KRM function and the Argo CD plugin's com
 ##@ Test
 
 .PHONY: test
-test: verify fmt-check vet tools olm-binaries ocm-core ocm-policy-binaries build ## What CI runs first (.ci/run, then make e2e): verify, fmt-check, vet, unit, golden, integration, real-OLM, real-OCM-scheduler, OCM add-on (real registration, work and addon manager) and OCM policy interop tests, then each fuzz target briefly.
+test: verify fmt-check vet tools olm-binaries ocm-core ocm-policy-binaries chromium build ## What CI runs first (.ci/run, then make e2e): verify, fmt-check, vet, unit, golden, integration, real-OLM, real-OCM-scheduler, OCM add-on (real registration, work and addon manager), OCM policy interop and the console's browser (headless Chromium) tests, then each fuzz target briefly.
 	FLEETPOLICY_E2E_OLM=1 go test $(GO_TEST_FLAGS) -timeout $(TEST_TIMEOUT) $(addsuffix /...,$(addprefix ./,$(MODULES)))
 	GOWORK=off go test -C hack/benchreport $(GO_TEST_FLAGS) ./...
 	GOWORK=off go test -C hack/imagebuild $(GO_TEST_FLAGS) ./...
@@ -332,6 +332,7 @@ bench: tools build $(BENCHREPORT) ## Run every benchmark BENCH_RUNS times (defau
 	  record go test -run '^$$' -bench BenchmarkPlanRollout -benchtime 1x -count $(BENCH_RUNS) ./functions/plan-rollout/; \
 	  record go test -run '^$$' -bench 'BenchmarkFunctions|BenchmarkCheckPlacementDistinct|BenchmarkKitAgainstSDK' -benchtime 1x -count $(BENCH_RUNS) -timeout 60m ./functions/internal/benchtest/; \
 	  record go test -run '^$$' -bench BenchmarkSpokeTemplateSync -benchtime 1x -count $(BENCH_RUNS) -timeout 60m ./controllers/internal/spokebench/; \
+	  record go test -run '^$$' -bench BenchmarkConsoleFleetPage -benchtime 1x -count $(BENCH_RUNS) -timeout 30m ./controllers/internal/console/; \
 	  record go run ./controllers/cmd/fleetpolicy-bench --runs $(BENCH_RUNS) $(BENCH_FLAGS); \
 	  echo ">> $(BENCHREPORT) $(BENCH_REPORT_FLAGS) $(BENCH_RESULTS)" >&2; \
 	  $(BENCHREPORT) $(BENCH_REPORT_FLAGS) $(BENCH_RESULTS) || failed+=("benchreport (bad result lines)"); \
@@ -354,3 +355,4 @@ clean: ## Remove bin/ (built tools and binaries).
 include mk/images.mk
 include mk/olm.mk
 include mk/node.mk
+include mk/console.mk

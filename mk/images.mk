@@ -29,8 +29,11 @@ IMAGE_REVISION  ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 # local base's) gives the same digests.
 IMAGE_CREATED   ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
 
-# controllers/cmd programs that drive local API servers and never run in a cluster.
-IMAGELESS_BINARIES := fleetpolicy-bench fleetpolicy-demo
+# controllers/cmd programs that drive local API servers and never run in a
+# cluster; and the console, which so far runs beside its viewer (a workstation,
+# or behind an authenticating proxy with --identity token): no manifest deploys
+# it yet, and an image of it would only add to `make e2e`'s build.
+IMAGELESS_BINARIES := fleetpolicy-bench fleetpolicy-demo fleetpolicy-console
 CONTROLLER_IMAGES  := $(filter-out $(IMAGELESS_BINARIES),$(CONTROLLER_BINARIES))
 FUNCTION_IMAGES    := $(FUNCTION_BINARIES)
 CMP_IMAGE          := fleetpolicy-argocd-cmp

@@ -13,8 +13,11 @@
 // add-on health. Then it renders examples/demo through kustomize with the
 // fleetpolicy KRM functions, applies the result to the hub, and shows live a
 // progressive rollout wave by wave, a dependency chain resolving, a placement
-// policy excluding clusters and an OperatorPolicy reaching its status. Then it
-// stops and removes everything (or, with --wait, keeps running until Ctrl-C).
+// policy excluding clusters and an OperatorPolicy reaching its status. The
+// console (fleetpolicy-console's server, with the hub's kubeconfig, on
+// loopback) runs from before the fleet is applied, and its URL is printed, so
+// that the rollout can be followed in a browser too. Then it stops and removes
+// everything (or, with --wait, keeps running until Ctrl-C).
 //
 // No kubelet runs here: the add-on's Deployment is applied but its pod never
 // starts (its ManagedClusterAddOn stays not Available, as the demo says); the
@@ -36,7 +39,8 @@ func main() {
 	o := defaultOptions()
 	flag.StringVar(&o.example, "example", o.example, "kustomization to render and apply, relative to the repository root")
 	flag.DurationVar(&o.timeout, "timeout", o.timeout, "give up when the fleet has not converged after this long")
-	flag.BoolVar(&o.wait, "wait", false, "keep the local fleet running after the demo until Ctrl-C (kubeconfigs are printed)")
+	flag.BoolVar(&o.wait, "wait", false, "keep the local fleet running after the demo until Ctrl-C (kubeconfigs and the console's URL are printed)")
+	flag.StringVar(&o.consoleAddr, "console-address", o.consoleAddr, "where the console (fleetpolicy-console, with the hub's kubeconfig) listens while the demo runs; a busy port falls back to any free one")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -48,13 +52,14 @@ func main() {
 }
 
 type options struct {
-	example string
-	timeout time.Duration
-	wait    bool
+	example     string
+	timeout     time.Duration
+	wait        bool
+	consoleAddr string
 }
 
 func defaultOptions() options {
-	return options{example: "examples/demo", timeout: 4 * time.Minute}
+	return options{example: "examples/demo", timeout: 4 * time.Minute, consoleAddr: "127.0.0.1:8090"}
 }
 
 // step prints a progress line.

@@ -28,6 +28,7 @@ func TestDemoConverges(t *testing.T) {
 	}
 	for _, want := range []string{
 		`(?m)^==> rendering examples/demo`,
+		`(?m)^==> the console: http://127\.0\.0\.1:\d+/ `,
 		`(?m)eu-dublin\s+joined in .*ManagedClusterJoined=True.*ManagedClusterConditionAvailable=True`,
 		`(?m)us-virginia\s+CSR us-virginia-\S+ from system:serviceaccount:open-cluster-management:agent-registration-bootstrap approved`,
 		`(?m)eu-dublin\s+labels canary=true,jurisdiction=eu set on the hub; claims pci-compliance-level=1 reported`,

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,8 +24,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/console"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/hub"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/scheme"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/spoke"
 	"github.com/fleetpolicy/fleetpolicy/shared/placement"
 )
@@ -143,6 +147,12 @@ func run(ctx context.Context, out io.Writer, o options) error {
 		return err
 	}
 
+	url, err := d.startConsole(o.consoleAddr)
+	if err != nil {
+		return err
+	}
+	step(out, "the console: %s (read-only, with the hub's kubeconfig; it follows the fleet live)", url)
+
 	step(out, "applying the rendered fleet to the hub")
 	if err := d.applyFleet(ctx); err != nil {
 		return err
@@ -160,6 +170,7 @@ func run(ctx context.Context, out io.Writer, o options) error {
 		for _, c := range clusters {
 			fmt.Fprintf(out, "    %-13s KUBECONFIG=%s\n", c, d.spokes[c].KubeconfigPath)
 		}
+		fmt.Fprintf(out, "    %-13s %s\n", "console", url)
 		step(out, "press Ctrl-C to stop")
 		<-ctx.Done()
 	}
@@ -380,3 +391,32 @@ func (d *demo) launch(ctx context.Context, name string, mgr interface{ Start(con
 
 // objectKey is a small helper for reading objects by namespace and name.
 func objectKey(ns, name string) client.ObjectKey { return client.ObjectKey{Namespace: ns, Name: name} }
+
+// startConsole serves the console on addr (any free loopback port when addr
+// is taken) with the hub's kubeconfig identity until the demo stops, and
+// returns its URL.
+func (d *demo) startConsole(addr string) (string, error) {
+	opts := console.DefaultOptions()
+	opts.Config, opts.Scheme = d.hub.Config, scheme.New()
+	srv, err := console.New(opts)
+	if err != nil {
+		return "", err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		if ln, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
+			return "", err
+		}
+	}
+	ctx, cancel := context.WithCancel(d.ctx)
+	go srv.Run(ctx)
+	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = hs.Serve(ln) }()
+	d.stops = append(d.stops, func() {
+		cancel()
+		shutdown, done := context.WithTimeout(context.Background(), 2*time.Second)
+		defer done()
+		_ = hs.Shutdown(shutdown)
+	})
+	return "http://" + ln.Addr().String() + "/", nil
+}

@@ -26,8 +26,9 @@ import (
 
 // imageless are the programs under controllers/cmd that get no image, and why.
 var imageless = map[string]string{
-	"fleetpolicy-bench": "benchmark driver: starts local API servers on a developer machine",
-	"fleetpolicy-demo":  "demo driver: starts local API servers on a developer machine",
+	"fleetpolicy-bench":   "benchmark driver: starts local API servers on a developer machine",
+	"fleetpolicy-demo":    "demo driver: starts local API servers on a developer machine",
+	"fleetpolicy-console": "runs beside its viewer (a workstation, or behind an authenticating proxy): no manifest deploys it yet",
 }
 
 // The Argo CD plugin sidecar: its image, and the patch that runs it.
