@@ -40,6 +40,10 @@ type ManagerOptions struct {
 	// MetricsCertDir holds tls.crt and tls.key for the metrics server; empty:
 	// a self-signed certificate generated at startup.
 	MetricsCertDir string
+	// PprofAddr is where Go's /debug/pprof handlers bind (controller-runtime's
+	// PprofBindAddress): "" or "0" serves none, the default; the hub binary
+	// takes only a loopback address (for benchmarks and diagnosis).
+	PprofAddr string
 	// LeaderElect makes only the elected one of several hub processes act.
 	LeaderElect bool
 	// LeaderElectionNamespace holds the lease (default: the in-cluster namespace).
@@ -117,6 +121,7 @@ func NewManager(ctx context.Context, cfg *rest.Config, o ManagerOptions) (ctrl.M
 		Logger:                  logging.Bounded(ctrl.Log),
 		Metrics:                 metrics,
 		HealthProbeBindAddress:  o.ProbeAddr,
+		PprofBindAddress:        o.PprofAddr,
 		LeaderElection:          o.LeaderElect,
 		LeaderElectionID:        "fleetpolicy-hub.fleetpolicy.io",
 		LeaderElectionNamespace: o.LeaderElectionNamespace,
