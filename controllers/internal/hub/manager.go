@@ -16,7 +16,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
-	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
@@ -34,7 +33,7 @@ type ManagerOptions struct {
 	MetricsAddr, ProbeAddr string
 	// MetricsSecure serves metrics over HTTPS to callers that authenticate
 	// with a bearer token and may GET the non-resource URL /metrics
-	// (TokenReview and SubjectAccessReview, controller-runtime's filter); false
+	// (TokenReview and SubjectAccessReview, withAuthenticationAndAuthorization); false
 	// serves plain HTTP to anyone, for local use only.
 	MetricsSecure bool
 	// MetricsCertDir holds tls.crt and tls.key for the metrics server; empty:
@@ -114,7 +113,7 @@ func NewManager(ctx context.Context, cfg *rest.Config, o ManagerOptions) (ctrl.M
 	metrics := metricsserver.Options{BindAddress: o.MetricsAddr}
 	if o.MetricsSecure {
 		metrics.SecureServing, metrics.CertDir = true, o.MetricsCertDir
-		metrics.FilterProvider = filters.WithAuthenticationAndAuthorization
+		metrics.FilterProvider = withAuthenticationAndAuthorization
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  scheme.New(),

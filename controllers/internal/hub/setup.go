@@ -26,7 +26,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
@@ -260,13 +259,14 @@ func setupPlacement(ctx context.Context, mgr ctrl.Manager, opts Options, explain
 		}))
 }
 
-// serveExplain registers /explain on server behind controller-runtime's
-// authentication and authorization filter: the caller's bearer token is
-// checked with a TokenReview (401 without a valid one) and its right to POST
-// the non-resource URL /explain with a SubjectAccessReview (403 without it).
+// serveExplain registers /explain on server behind the authentication and
+// authorization filter (withAuthenticationAndAuthorization): the caller's
+// bearer token is checked with a TokenReview (401 without a valid one) and its
+// right to POST the non-resource URL /explain with a SubjectAccessReview (403
+// without it).
 // manifests/hub grants that right through ClusterRole fleetpolicy-explain.
 func serveExplain(mgr ctrl.Manager, server webhook.Server, h http.Handler) error {
-	filter, err := filters.WithAuthenticationAndAuthorization(mgr.GetConfig(), mgr.GetHTTPClient())
+	filter, err := withAuthenticationAndAuthorization(mgr.GetConfig(), mgr.GetHTTPClient())
 	if err != nil {
 		return fmt.Errorf("explain authentication: %w", err)
 	}
