@@ -37,11 +37,13 @@ const (
 // API server says who sent it (a TokenReview of its bearer token; 401
 // without a token it accepts) and that they may use the request's verb on
 // its path (a SubjectAccessReview of the non-resource URL; 403 otherwise); an
-// API server that does not answer gives 500. It answers as
-// controller-runtime's metrics/filters.WithAuthenticationAndAuthorization,
-// which it replaces: that one links k8s.io/apiserver (with OpenTelemetry,
-// gRPC and the API server's own flags), which took 21 MiB of resident binary
-// pages and 8 MiB of heap from every hub process, used or not.
+// API server that does not answer gives 500. It keeps the API server's
+// answers as long as controller-runtime's
+// metrics/filters.WithAuthenticationAndAuthorization, which it replaces (that
+// one answered 500, not 401, to a token the API server could not review, a
+// malformed one among them): it links k8s.io/apiserver, with OpenTelemetry,
+// gRPC and component-base, which took 21 MiB of resident binary pages and
+// 8 MiB of heap from every hub process, used or not.
 func withAuthenticationAndAuthorization(config *rest.Config, httpClient *http.Client) (metricsserver.Filter, error) {
 	authn, err := authenticationclient.NewForConfigAndClient(config, httpClient)
 	if err != nil {

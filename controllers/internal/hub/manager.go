@@ -33,8 +33,9 @@ type ManagerOptions struct {
 	MetricsAddr, ProbeAddr string
 	// MetricsSecure serves metrics over HTTPS to callers that authenticate
 	// with a bearer token and may GET the non-resource URL /metrics
-	// (TokenReview and SubjectAccessReview, withAuthenticationAndAuthorization); false
-	// serves plain HTTP to anyone, for local use only.
+	// (TokenReview and SubjectAccessReview,
+	// withAuthenticationAndAuthorization); false serves plain HTTP to anyone,
+	// for local use only.
 	MetricsSecure bool
 	// MetricsCertDir holds tls.crt and tls.key for the metrics server; empty:
 	// a self-signed certificate generated at startup.
