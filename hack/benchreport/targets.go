@@ -29,6 +29,9 @@ var targets = []target{
 	// Hub propagation, create and update of every replica: at most 1.3 times
 	// writing the same replicas directly.
 	{name: regexp.MustCompile(`^HubPropagation/.*/(create|update)$`), unit: "s", onRatio: true, max: 1.3},
+	// ... and at most 1.3 times ten writers that only write them, watching
+	// nothing (issue 32: the pure-write floor).
+	{name: regexp.MustCompile(`^HubPropagation/.*/(create|update)/pure-write$`), unit: "s", onRatio: true, max: 1.3},
 	// Hub propagation, the first replica: at most 0.2 s after the user's root
 	// is accepted (issue 18; OCM's propagator takes about 0.15 s).
 	{name: regexp.MustCompile(`^HubPropagation/.*/first-replica$`), unit: "s", max: 0.2},
@@ -45,9 +48,10 @@ var targets = []target{
 	{name: regexp.MustCompile(`^HubTemplates/.*/hostile/create$`), unit: "s", onRatio: true, max: 3},
 	{name: regexp.MustCompile(`^HubTemplates/.*/hostile/rss$`), unit: "MiB-peak-rss", max: 200},
 	{name: regexp.MustCompile(`^HubTemplates/.*/(create|update)$`), unit: "s", onRatio: true, max: 1.5},
-	// The hub's memory (issue 18, up to 300,000 replicas): at most 1.3 times
-	// the peak RSS of a process that only caches the same replicas.
-	{name: regexp.MustCompile(`^HubMemory/.*/x-cache$`), unit: "MiB-peak-rss", onRatio: true, max: 1.3},
+	// The hub's memory (issue 18, up to 300,000 replicas; issue 32 brought it
+	// from 1.3 to 1.15): at most 1.15 times the peak RSS of a process that
+	// only caches the same replicas.
+	{name: regexp.MustCompile(`^HubMemory/.*/x-cache$`), unit: "MiB-peak-rss", onRatio: true, max: 1.15},
 	// The hub's CPU: at most 0.5 CPU seconds per 1,000 replicas.
 	{name: regexp.MustCompile(`^Hub(Propagation|Memory)/`), unit: "cpu-s/1000-replicas", max: 0.5},
 	// The hub's peak RSS at 3,000 clusters: 80 MiB with 1 policy, 200 MiB with 10.

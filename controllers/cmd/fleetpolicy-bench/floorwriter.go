@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strconv"
@@ -14,6 +15,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/util/flowcontrol"
@@ -30,13 +32,17 @@ import (
 // runFloorWriter) instead of the benchmark; the benchmark starts it.
 const floorWriterFlag = "floor-writer"
 
+// pureWriteFlag makes the floor writer write only (runPureWriter).
+const pureWriteFlag = "pure-write"
+
 // floorWriterArgs are the floor of one propagation run: its kubeconfig, run,
-// P×N and writers.
+// P×N and writers, and whether it only writes.
 type floorWriterArgs struct {
 	kubeconfig         string
 	run                string
 	policies, clusters int
 	writers            int
+	pureWrite          bool
 }
 
 // runFloorWriter is the least a process that keeps a root's replicas in line
@@ -47,7 +53,7 @@ type floorWriterArgs struct {
 // waits until its cache holds them all, then updates them all with one PUT each
 // from the resourceVersion in its cache, and waits again. It prints "creating"
 // and "updating" on stdout as each phase starts, and at the end "peak-rss" with
-// its peak RSS in bytes.
+// its peak RSS in bytes. With pureWrite it is runPureWriter instead.
 func runFloorWriter(a floorWriterArgs) error {
 	cfg, err := clientcmd.BuildConfigFromFlags("", a.kubeconfig)
 	if err != nil {
@@ -56,6 +62,9 @@ func runFloorWriter(a floorWriterArgs) error {
 	cfg.RateLimiter = flowcontrol.NewFakeAlwaysRateLimiter()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	if a.pureWrite {
+		return runPureWriter(ctx, cfg, a)
+	}
 	c, err := cache.New(cfg, cache.Options{Scheme: scheme.New(), DefaultTransform: cache.TransformStripManagedFields(),
 		DefaultLabelSelector: labels.SelectorFromSet(labels.Set{runLabel: a.run})})
 	if err != nil {
@@ -80,17 +89,11 @@ func runFloorWriter(a floorWriterArgs) error {
 	if !c.WaitForCacheSync(ctx) {
 		return fmt.Errorf("the cache did not sync")
 	}
-	rest := kubernetes.NewForConfigOrDie(cfg).CoreV1().RESTClient()
-	names := rootNames(a.run, a.policies)
+	raw := kubernetes.NewForConfigOrDie(cfg).CoreV1().RESTClient()
 	n := a.policies * a.clusters
 	write := func(version int, update bool) error {
-		roots := make([]*policyv1.Policy, len(names))
-		for j, name := range names {
-			roots[j] = rootPolicy(name, a.run, version)
-		}
-		return (&bench{writers: a.writers}).parallel(n, func(i int) error {
-			p := replication.Build(roots[i/a.clusters], clusterName(i%a.clusters), policyv1.Inform, nil)
-			path := "/apis/policy.open-cluster-management.io/v1/namespaces/" + p.Namespace + "/policies"
+		return writeReplicas(a, version, func(i int, p *policyv1.Policy) error {
+			path := replicasPath(p)
 			if update {
 				cached := &policyv1.Policy{}
 				if err := c.Get(ctx, client.ObjectKeyFromObject(p), cached); err != nil {
@@ -103,9 +106,9 @@ func runFloorWriter(a floorWriterArgs) error {
 				return err
 			}
 			if update {
-				return rest.Put().AbsPath(path, p.Name).Body(body).Do(ctx).Error()
+				return raw.Put().AbsPath(path, p.Name).Body(body).Do(ctx).Error()
 			}
-			return rest.Post().AbsPath(path).Body(body).Do(ctx).Error()
+			return raw.Post().AbsPath(path).Body(body).Do(ctx).Error()
 		})
 	}
 	fmt.Println("creating")
@@ -127,17 +130,91 @@ func runFloorWriter(a floorWriterArgs) error {
 	return err
 }
 
+// runPureWriter is the pure-write floor: the least any process writing the
+// run's replicas must do, with nothing watched. It creates the replicas with
+// raw JSON POSTs from a.writers goroutines without client-side rate limit,
+// keeping from each answer only its resourceVersion; waits for a line on stdin
+// (the benchmark's watch has seen them all); then updates each with one PUT
+// from that resourceVersion. It prints "creating" and "updating" as each phase
+// starts and "peak-rss" at the end, as runFloorWriter.
+func runPureWriter(ctx context.Context, cfg *rest.Config, a floorWriterArgs) error {
+	raw := kubernetes.NewForConfigOrDie(cfg).CoreV1().RESTClient()
+	resourceVersions := make([]string, a.policies*a.clusters)
+	fmt.Println("creating")
+	if err := writeReplicas(a, 1, func(i int, p *policyv1.Policy) error {
+		body, err := json.Marshal(p)
+		if err != nil {
+			return err
+		}
+		answer, err := raw.Post().AbsPath(replicasPath(p)).Body(body).Do(ctx).Raw()
+		if err != nil {
+			return err
+		}
+		var created struct {
+			Metadata struct {
+				ResourceVersion string `json:"resourceVersion"`
+			} `json:"metadata"`
+		}
+		if err := json.Unmarshal(answer, &created); err != nil {
+			return err
+		}
+		resourceVersions[i] = created.Metadata.ResourceVersion
+		return nil
+	}); err != nil {
+		return err
+	}
+	if _, err := bufio.NewReader(os.Stdin).ReadString('\n'); err != nil {
+		return fmt.Errorf("waiting for the benchmark to see the creates: %w", err)
+	}
+	fmt.Println("updating")
+	if err := writeReplicas(a, 2, func(i int, p *policyv1.Policy) error {
+		p.ResourceVersion = resourceVersions[i]
+		body, err := json.Marshal(p)
+		if err != nil {
+			return err
+		}
+		return raw.Put().AbsPath(replicasPath(p), p.Name).Body(body).Do(ctx).Error()
+	}); err != nil {
+		return err
+	}
+	peak, err := localplane.PeakRSS(os.Getpid())
+	fmt.Println("peak-rss", peak)
+	return err
+}
+
+// writeReplicas calls write with every replica of the run at version (built by
+// shared/replication, as the hub builds it), from a.writers goroutines; i
+// numbers the replica.
+func writeReplicas(a floorWriterArgs, version int, write func(i int, p *policyv1.Policy) error) error {
+	names := rootNames(a.run, a.policies)
+	roots := make([]*policyv1.Policy, len(names))
+	for j, name := range names {
+		roots[j] = rootPolicy(name, a.run, version)
+	}
+	return (&bench{writers: a.writers}).parallel(a.policies*a.clusters, func(i int) error {
+		return write(i, replication.Build(roots[i/a.clusters], clusterName(i%a.clusters), policyv1.Inform, nil))
+	})
+}
+
+// replicasPath is the collection path of a replica's namespace.
+func replicasPath(p *policyv1.Policy) string {
+	return "/apis/policy.open-cluster-management.io/v1/namespaces/" + p.Namespace + "/policies"
+}
+
 // floorProcess is a floor writer running as a child process.
 type floorProcess struct {
 	cmd    *exec.Cmd
 	phases *bufio.Scanner
+	// proceed is its stdin: a line on it lets a pure-write floor update.
+	proceed io.WriteCloser
 }
 
-// startFloorWriter starts this command as the floor of run.
-func (b *bench) startFloorWriter(sc scenario, run string) (*floorProcess, error) {
+// startFloorWriter starts this command as the floor of run; pureWrite: the
+// pure-write floor (runPureWriter).
+func (b *bench) startFloorWriter(sc scenario, run string, pureWrite bool) (*floorProcess, error) {
 	return b.startFloorProcess(floorWriterFlag, "--run", run,
 		"--policies", strconv.Itoa(sc.policies), "--clusters-per-policy", strconv.Itoa(sc.clusters),
-		"--floor-writers", strconv.Itoa(b.writers))
+		"--floor-writers", strconv.Itoa(b.writers), "--"+pureWriteFlag+"="+strconv.FormatBool(pureWrite))
 }
 
 // startFloorProcess starts this command as a floor (flag, one of
@@ -154,10 +231,14 @@ func (b *bench) startFloorProcess(flag string, args ...string) (*floorProcess, e
 	if err != nil {
 		return nil, err
 	}
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	return &floorProcess{cmd: cmd, phases: bufio.NewScanner(out)}, nil
+	return &floorProcess{cmd: cmd, phases: bufio.NewScanner(out), proceed: in}, nil
 }
 
 // next waits for the floor writer to start its next phase, and says when.

@@ -31,7 +31,12 @@
 //     shared/replication) with --floor-writers writers, raw JSON and no
 //     client-side rate limit, then updates each with one PUT from its cache. Its
 //     times are taken like the hub's, and its CPU and peak RSS are the floors of
-//     the hub's. Peak RSS is VmHWM read before a process ends
+//     the hub's. A second floor, for scenarios of up to 10,000 replicas, is
+//     the pure-write floor (runPureWriter): --floor-writers writers that only
+//     write the same replicas, each create a POST and each update a PUT with
+//     the resourceVersion of its create's answer, watching nothing; the hub's
+//     create and update against it are the rows create/pure-write and
+//     update/pure-write. Peak RSS is VmHWM read before a process ends
 //     (localplane.PeakRSS), not rusage, which counts this command's own peak.
 //     Runs: --runs (3) up to 10,000 replicas, --large-runs (1) above. 1x1000 and 1x3000 take about 20 s and 60 s per
 //     run; 100x1000 writes 100,000 replicas four times and deletes them twice:
@@ -162,6 +167,7 @@ func main() {
 	flag.StringVar(&fw.run, "run", "", "internal: the floor writer's run")
 	flag.IntVar(&fw.policies, "policies", 1, "internal: the floor writer's root policies")
 	flag.IntVar(&fw.clusters, "clusters-per-policy", 1, "internal: the floor writer's clusters")
+	flag.BoolVar(&fw.pureWrite, pureWriteFlag, false, "internal: the floor writer only writes (the pure-write floor)")
 	flag.Parse()
 	ctrl.SetLogger(logr.Discard()) // the planes' envtest logs through controller-runtime
 

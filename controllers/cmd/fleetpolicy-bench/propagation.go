@@ -26,9 +26,16 @@ func (b *bench) propagation(ctx context.Context, sc scenario, runs int) error {
 	for r := range runs {
 		run := fmt.Sprintf("p%dx%d-%d", sc.policies, sc.clusters, r)
 		progress("propagation %s, run %d of %d: floor", sc.key(), r+1, runs)
-		floor, err := b.floorPropagation(ctx, sc, run+"-floor")
+		floor, err := b.floorPropagation(ctx, sc, run+"-floor", false)
 		if err != nil {
 			return fmt.Errorf("%s, run %d, floor: %w", sc.key(), r+1, err)
+		}
+		var pure propagationSample
+		if sc.replicas() <= largeReplicas {
+			progress("propagation %s, run %d of %d: pure-write floor", sc.key(), r+1, runs)
+			if pure, err = b.floorPropagation(ctx, sc, run+"-pure", true); err != nil {
+				return fmt.Errorf("%s, run %d, pure-write floor: %w", sc.key(), r+1, err)
+			}
 		}
 		progress("propagation %s, run %d of %d: hub", sc.key(), r+1, runs)
 		h, err := b.hubPropagation(ctx, sc, run, rootPolicy, false)
@@ -39,6 +46,10 @@ func (b *bench) propagation(ctx context.Context, sc scenario, runs int) error {
 		b.res.line(name+"/first-replica", h.firstReplica, withFloor(h.firstReplica.Seconds(), floor.firstReplica.Seconds(), "s")...)
 		b.res.line(name+"/create", h.create, withFloor(h.create.Seconds(), floor.create.Seconds(), "s")...)
 		b.res.line(name+"/update", h.update, withFloor(h.update.Seconds(), floor.update.Seconds(), "s")...)
+		if pure.create > 0 {
+			b.res.line(name+"/create/pure-write", h.create, withFloor(h.create.Seconds(), pure.create.Seconds(), "s")...)
+			b.res.line(name+"/update/pure-write", h.update, withFloor(h.update.Seconds(), pure.update.Seconds(), "s")...)
+		}
 		perThousand := float64(sc.replicas()) / 1000
 		b.res.line(name+"/cpu", 0, withFloor(h.cpu.Seconds()/perThousand, floor.cpu.Seconds()/perThousand, "cpu-s/1000-replicas")...)
 		b.res.line(name+"/rss", 0, withFloor(mib(h.rssBytes), mib(floor.rssBytes), "MiB-peak-rss")...)
@@ -80,9 +91,11 @@ func waitTimeout(replicas int) time.Duration {
 // process: it creates the scenario's replicas directly, then updates them with
 // one PUT each, each phase timed from when the floor writer starts it until this
 // command's watch has seen them all (and, for the first replica, until it has
-// seen one). It returns the times, and the floor writer's CPU and peak RSS; then
-// deletes the replicas.
-func (b *bench) floorPropagation(ctx context.Context, sc scenario, run string) (propagationSample, error) {
+// seen one). With pureWrite the floor writer only writes (runPureWriter), and
+// is told to update once this command's watch has seen every create. It
+// returns the times, and the floor writer's CPU and peak RSS; then deletes the
+// replicas.
+func (b *bench) floorPropagation(ctx context.Context, sc scenario, run string, pureWrite bool) (propagationSample, error) {
 	var s propagationSample
 	count := newReplicaCount(templateVersion)
 	stopFollowing, err := follow(ctx, b.admin, run, count)
@@ -90,7 +103,7 @@ func (b *bench) floorPropagation(ctx context.Context, sc scenario, run string) (
 		return s, err
 	}
 	defer stopFollowing()
-	floor, err := b.startFloorWriter(sc, run)
+	floor, err := b.startFloorWriter(sc, run, pureWrite)
 	if err != nil {
 		return s, err
 	}
@@ -105,6 +118,11 @@ func (b *bench) floorPropagation(ctx context.Context, sc scenario, run string) (
 		return s, err
 	}
 	s.create, s.firstReplica = done.Sub(start), count.firstSeen(1).Sub(start)
+	if pureWrite {
+		if _, err := fmt.Fprintln(floor.proceed); err != nil {
+			return s, err
+		}
+	}
 	if start, err = floor.next("updating"); err != nil {
 		return s, err
 	}

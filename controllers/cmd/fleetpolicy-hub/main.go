@@ -24,6 +24,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net"
 	"os"
 	"runtime/debug"
 	"runtime/pprof"
@@ -72,10 +73,31 @@ func checkFlags(o hub.ManagerOptions) error {
 	if o.PlacementTimeout <= 0 {
 		bad = append(bad, fmt.Sprintf("--placement-timeout must be positive, not %s", o.PlacementTimeout))
 	}
+	if !loopbackOrOff(o.PprofAddr) {
+		bad = append(bad, fmt.Sprintf("--pprof-bind-address must be a loopback host:port such as 127.0.0.1:6060, or empty, not %q", o.PprofAddr))
+	}
 	if len(bad) > 0 {
 		return errors.New(strings.Join(bad, "; "))
 	}
 	return nil
+}
+
+// loopbackOrOff says whether addr serves pprof to this machine alone ("127.0.0.1:6060",
+// "[::1]:6060", "localhost:6060") or not at all ("" or "0"): a profile shows
+// memory, and nothing guards the endpoint.
+func loopbackOrOff(addr string) bool {
+	if addr == "" || addr == "0" {
+		return true
+	}
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 func main() {
@@ -109,6 +131,7 @@ func main() {
 	templateMemory := flag.String("template-memory", resource.NewQuantity(o.TemplateLimits.Memory, resource.BinarySI).String(), "memory bound of resolving one replica's hub templates (what its functions make and print), as a quantity such as 4Mi")
 	flag.IntVar(&o.TemplateResolutions, "template-resolutions", o.TemplateResolutions, "hub template resolutions run at once, hub-wide")
 	keyRotationDays := flag.Uint("encryption-key-rotation", 30, "days between rotations of each cluster's policy-encryption-key (OCM's flag)")
+	flag.StringVar(&o.PprofAddr, "pprof-bind-address", "", "loopback host:port Go's /debug/pprof handlers bind to, for heap and CPU profiles (empty: none)")
 	cpuProfile := flag.String("cpu-profile", "", "write a CPU profile of the whole run to this file (for benchmarks)")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)

@@ -132,6 +132,12 @@ func TestCheckFlags(t *testing.T) {
 		{"no template time", func(o *hub.ManagerOptions) { o.TemplateLimits.Timeout = 0 }, "--template-timeout must be positive, not 0s"},
 		{"no template memory", func(o *hub.ManagerOptions) { o.TemplateLimits.Memory = -1 }, "--template-memory must be a positive quantity"},
 		{"no template resolutions", func(o *hub.ManagerOptions) { o.TemplateResolutions = 0 }, "--template-resolutions must be at least 1, not 0"},
+		{"pprof on IPv4 loopback", func(o *hub.ManagerOptions) { o.PprofAddr = "127.0.0.1:6060" }, ""},
+		{"pprof on IPv6 loopback", func(o *hub.ManagerOptions) { o.PprofAddr = "[::1]:6060" }, ""},
+		{"pprof on localhost", func(o *hub.ManagerOptions) { o.PprofAddr = "localhost:6060" }, ""},
+		{"pprof off (0)", func(o *hub.ManagerOptions) { o.PprofAddr = "0" }, ""},
+		{"pprof on every interface", func(o *hub.ManagerOptions) { o.PprofAddr = ":6060" }, "--pprof-bind-address must be a loopback host:port"},
+		{"pprof on a routable address", func(o *hub.ManagerOptions) { o.PprofAddr = "10.0.0.1:6060" }, "--pprof-bind-address must be a loopback host:port"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := hub.DefaultManagerOptions()

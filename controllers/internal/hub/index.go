@@ -2,7 +2,9 @@ package hub
 
 import (
 	"context"
+	"fmt"
 
+	toolscache "k8s.io/client-go/tools/cache"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -24,7 +26,8 @@ const (
 	indexBindingPlacement = "fleetpolicy.placementRef"
 	// indexSetMember: the name of each member policy of a PolicySet.
 	indexSetMember = "fleetpolicy.member"
-	// indexReplicaRoot: "<ns>.<name>" of a replica's root policy.
+	// indexReplicaRoot: "<ns>.<name>" of a replica's root policy, listed across
+	// namespaces only (indexAcrossNamespaces).
 	indexReplicaRoot = "fleetpolicy.root"
 	// indexDecisionPlacement: "<ns>/<placement>" of a PlacementDecision.
 	indexDecisionPlacement = "fleetpolicy.placement"
@@ -72,7 +75,7 @@ func setupIndexes(ctx context.Context, mgr manager.Manager) error {
 	}); err != nil {
 		return err
 	}
-	if err := idx.IndexField(ctx, &policyv1.Policy{}, indexReplicaRoot, func(o client.Object) []string {
+	if err := indexAcrossNamespaces(ctx, mgr, &policyv1.Policy{}, indexReplicaRoot, func(o client.Object) []string {
 		if root, ok := replication.RootOf(o); ok {
 			return []string{replication.Name(root.Namespace, root.Name)}
 		}
@@ -133,4 +136,37 @@ func setupIndexes(ctx context.Context, mgr manager.Manager) error {
 		}
 		return nil
 	})
+}
+
+// fieldIndexPrefix names a field index and allNamespacesKey prefixes its
+// values that list across namespaces: controller-runtime's spellings (its
+// cache's FieldIndexName, and KeyToNamespacedKey for the namespace ""),
+// which its List looks up for a field selector without a namespace.
+const (
+	fieldIndexPrefix = "field:"
+	allNamespacesKey = "__all_namespaces/"
+)
+
+// indexAcrossNamespaces is IndexField for an index only ever listed across
+// namespaces (client.MatchingFields without client.InNamespace). IndexField
+// also keys every value by the object's namespace, for lists in one
+// namespace: for indexReplicaRoot that is one set per cluster namespace and
+// root holding one replica, 30,000 sets at 10 roots × 3,000 clusters (5.5
+// of the index's 10 MiB of heap in the memory benchmark) that nothing reads.
+func indexAcrossNamespaces(ctx context.Context, mgr manager.Manager, obj client.Object, field string, extract client.IndexerFunc) error {
+	informer, err := mgr.GetCache().GetInformer(ctx, obj)
+	if err != nil {
+		return err
+	}
+	return informer.AddIndexers(toolscache.Indexers{fieldIndexPrefix + field: func(o any) ([]string, error) {
+		object, ok := o.(client.Object)
+		if !ok {
+			return nil, fmt.Errorf("object of type %T is not an Object", o)
+		}
+		values := extract(object)
+		for i, v := range values {
+			values[i] = allNamespacesKey + v
+		}
+		return values, nil
+	}})
 }

@@ -17,7 +17,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
-	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
@@ -35,12 +34,17 @@ type ManagerOptions struct {
 	MetricsAddr, ProbeAddr string
 	// MetricsSecure serves metrics over HTTPS to callers that authenticate
 	// with a bearer token and may GET the non-resource URL /metrics
-	// (TokenReview and SubjectAccessReview, controller-runtime's filter); false
-	// serves plain HTTP to anyone, for local use only.
+	// (TokenReview and SubjectAccessReview,
+	// withAuthenticationAndAuthorization); false serves plain HTTP to anyone,
+	// for local use only.
 	MetricsSecure bool
 	// MetricsCertDir holds tls.crt and tls.key for the metrics server; empty:
 	// a self-signed certificate generated at startup.
 	MetricsCertDir string
+	// PprofAddr is where Go's /debug/pprof handlers bind (controller-runtime's
+	// PprofBindAddress): "" or "0" serves none, the default; the hub binary
+	// takes only a loopback address (for benchmarks and diagnosis).
+	PprofAddr string
 	// LeaderElect makes only the elected one of several hub processes act.
 	LeaderElect bool
 	// LeaderElectionNamespace holds the lease (default: the in-cluster namespace).
@@ -121,13 +125,14 @@ func NewManager(ctx context.Context, cfg *rest.Config, o ManagerOptions) (ctrl.M
 	metrics := metricsserver.Options{BindAddress: o.MetricsAddr}
 	if o.MetricsSecure {
 		metrics.SecureServing, metrics.CertDir = true, o.MetricsCertDir
-		metrics.FilterProvider = filters.WithAuthenticationAndAuthorization
+		metrics.FilterProvider = withAuthenticationAndAuthorization
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  scheme.New(),
 		Logger:                  logging.Bounded(ctrl.Log),
 		Metrics:                 metrics,
 		HealthProbeBindAddress:  o.ProbeAddr,
+		PprofBindAddress:        o.PprofAddr,
 		LeaderElection:          o.LeaderElect,
 		LeaderElectionID:        "fleetpolicy-hub.fleetpolicy.io",
 		LeaderElectionNamespace: o.LeaderElectionNamespace,
