@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -33,6 +34,14 @@ import (
 type HubStatusSync struct {
 	Managed client.Client
 	Hub     client.Client
+	// UnsettledHold is how long a status that is not settled yet (a
+	// template of the policy's generation not evaluated yet) waits before
+	// it is copied anyway (0: unsettledHold).
+	UnsettledHold time.Duration
+
+	// unsettledSince holds, per policy, when its status was first found
+	// unsettled, while it is.
+	unsettledSince sync.Map
 
 	events *eventWriter
 	// hubDropsObservedGeneration is set once the hub dropped a written
@@ -44,7 +53,11 @@ type HubStatusSync struct {
 func (s *HubStatusSync) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	copied := &policyv1.Policy{}
 	if err := s.Managed.Get(ctx, req.NamespacedName, copied); err != nil {
+		s.unsettledSince.Delete(req.NamespacedName)
 		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if wait := s.holdUnsettled(req.NamespacedName, copied); wait > 0 {
+		return ctrl.Result{RequeueAfter: wait}, nil
 	}
 	replica := &policyv1.Policy{}
 	if err := s.Hub.Get(ctx, req.NamespacedName, replica); err != nil {
@@ -80,8 +93,39 @@ func (s *HubStatusSync) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 	return ctrl.Result{}, err
 }
 
-// copyEvents writes on the hub, about the replica, the compliance events of the
-// copy's history that the replica's history does not hold yet.
+// unsettledHold is HubStatusSync.UnsettledHold's default.
+const unsettledHold = 30 * time.Second
+
+// holdUnsettled returns how long the copy's status waits before it is copied
+// to the hub: while a template of the policy's generation has not been
+// evaluated yet (status sync leaves observedGeneration behind), the status
+// says nothing the hub can act on, and the evaluation follows in moments. As
+// the templates are created the status changes once or twice before that (no
+// compliance yet, then the first compliance event in the history): holding
+// it until it settles makes one hub write of what would be two or three. A
+// status that does not settle is copied after UnsettledHold.
+func (s *HubStatusSync) holdUnsettled(key types.NamespacedName, copied *policyv1.Policy) time.Duration {
+	if copied.Status.ObservedGeneration == copied.Generation {
+		s.unsettledSince.Delete(key)
+		return 0
+	}
+	hold := s.UnsettledHold
+	if hold == 0 {
+		hold = unsettledHold
+	}
+	now := time.Now()
+	since, _ := s.unsettledSince.LoadOrStore(key, now)
+	if waited := now.Sub(since.(time.Time)); waited < hold {
+		return hold - waited
+	}
+	return 0
+}
+
+// copyEvents writes on the hub, about the replica, the newest compliance event
+// of each template's history on the copy when the replica's history does not
+// hold it yet: at most one Event per template and status write, as OCM's
+// add-on records one Event per status update. The older entries a write
+// brings are in the replica's history.
 func (s *HubStatusSync) copyEvents(ctx context.Context, copied, replica *policyv1.Policy) error {
 	known := map[string]bool{}
 	for _, d := range replica.Status.Details {
@@ -98,17 +142,16 @@ func (s *HubStatusSync) copyEvents(ctx context.Context, copied, replica *policyv
 		if d == nil {
 			continue
 		}
-		reason := history.Reason(d.TemplateMeta.Namespace, d.TemplateMeta.Name)
-		for _, h := range d.History {
-			if known[h.EventName] {
-				continue
-			}
-			at, ok := history.TimeOf(h.EventName)
-			if !ok {
-				at = h.LastTimestamp.Time
-			}
-			errs = append(errs, s.events.copyEvent(ctx, ref, h.EventName, reason, h.Message, at))
+		if len(d.History) == 0 || known[d.History[0].EventName] {
+			continue
 		}
+		h := d.History[0]
+		at, ok := history.TimeOf(h.EventName)
+		if !ok {
+			at = h.LastTimestamp.Time
+		}
+		reason := history.Reason(d.TemplateMeta.Namespace, d.TemplateMeta.Name)
+		errs = append(errs, s.events.copyEvent(ctx, ref, h.EventName, reason, h.Message, at))
 	}
 	return errors.Join(errs...)
 }
