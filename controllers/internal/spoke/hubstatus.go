@@ -98,14 +98,19 @@ const unsettledHold = 30 * time.Second
 
 // holdUnsettled returns how long the copy's status waits before it is copied
 // to the hub: while a template of the policy's generation has not been
-// evaluated yet (status sync leaves observedGeneration behind), the status
-// says nothing the hub can act on, and the evaluation follows in moments. As
-// the templates are created the status changes once or twice before that (no
-// compliance yet, then the first compliance event in the history): holding
-// it until it settles makes one hub write of what would be two or three. A
-// status that does not settle is copied after UnsettledHold.
+// evaluated yet (status sync leaves observedGeneration behind) and some
+// template has no compliance at all, the status says nothing the hub can act
+// on, and the evaluation follows in moments. As the templates are created the
+// status changes once or twice before that (no compliance yet, then the first
+// compliance event in the history): holding it makes one hub write of what
+// would be two or three. A status that stays so is copied after
+// UnsettledHold.
 func (s *HubStatusSync) holdUnsettled(key types.NamespacedName, copied *policyv1.Policy) time.Duration {
-	if copied.Status.ObservedGeneration == copied.Generation {
+	unknown := len(copied.Status.Details) == 0
+	for _, d := range copied.Status.Details {
+		unknown = unknown || d == nil || d.ComplianceState == ""
+	}
+	if copied.Status.ObservedGeneration == copied.Generation || !unknown {
 		s.unsettledSince.Delete(key)
 		return 0
 	}

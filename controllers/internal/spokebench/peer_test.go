@@ -43,6 +43,10 @@ var peerAfter = flag.Duration("peer-after", time.Minute, "BenchmarkSpokeAgainstO
 // to: per side, API server, window, user agent, verb, resource and code.
 var peerProfile = flag.String("peer-profile", "", "BenchmarkSpokeAgainstOCM: append each run's request breakdown to this file")
 
+// peerSpokeArgs are extra flags of fleetpolicy-spoke (space-separated), to
+// measure other settings than its defaults.
+var peerSpokeArgs = flag.String("peer-spoke-args", "", "BenchmarkSpokeAgainstOCM: extra flags of fleetpolicy-spoke, space-separated")
+
 // harnessAgent is the user agent of the benchmark's own requests, which the
 // request counts leave out.
 const harnessAgent = "spokebench-harness"
@@ -85,8 +89,8 @@ func BenchmarkSpokeAgainstOCM(b *testing.B) {
 
 // sideResult is what one side measured in one run.
 type sideResult struct {
-	converge, cpu, idleCPU time.Duration
-	peakRSS                float64 // MiB
+	converge, cpu, idleCPU                      time.Duration
+	peakRSS                                     float64 // MiB
 	hubRequests, managedRequests, afterRequests int
 }
 
@@ -247,6 +251,23 @@ func runSide(b *testing.B, hub *auditedPlane, dir, side string, policies int, te
 	}
 	converged := time.Now()
 	b.StopTimer()
+	if side == "fleetpolicy" {
+		// The spoke reports the generation it evaluated (OCM's add-on does
+		// not): every replica should carry it once Compliant.
+		list := &policyv1.PolicyList{}
+		if err := hub.client.List(ctx, list, client.InNamespace(clusterName)); err != nil {
+			b.Fatal(err)
+		}
+		behind := 0
+		for _, p := range list.Items {
+			if p.Status.ObservedGeneration != p.Generation {
+				behind++
+			}
+		}
+		if behind > 0 {
+			b.Logf("%s: %d of %d replicas Compliant without their observedGeneration", side, behind, len(list.Items))
+		}
+	}
 	cpuConverged := cpuOf(b, agents.pids)
 	time.Sleep(*peerAfter)
 	after := time.Now()
@@ -300,7 +321,7 @@ func startAgents(b *testing.B, side string, managed *auditedPlane, clusterName, 
 		b.Fatal(err)
 	}
 	sp, _, err := startSpokeWith(b.Context(), hubKubeconfig, managed.KubeconfigPath, clusterName, filepath.Join(dir, "spoke.log"),
-		"--health-probe-bind-address", probe)
+		append([]string{"--health-probe-bind-address", probe}, strings.Fields(*peerSpokeArgs)...)...)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -527,7 +548,9 @@ func filter(events []auditEvent, w window, namespace string) []auditEvent {
 	return out
 }
 
-func count(events []auditEvent, w window, namespace string) int { return len(filter(events, w, namespace)) }
+func count(events []auditEvent, w window, namespace string) int {
+	return len(filter(events, w, namespace))
+}
 
 // writeProfile appends the requests of each span, counted per user agent,
 // verb, resource and code, to path.
