@@ -34,6 +34,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime/pprof"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -71,6 +72,7 @@ func main() {
 	templateMemory := flag.String("template-memory", resource.NewQuantity(o.TemplateLimits.Memory, resource.BinarySI).String(), "memory bound of resolving one object definition's managed-cluster templates (what its functions make and print), as a quantity such as 4Mi")
 	flag.Var(&o.ConfigurationPolicyEvaluator, "configurationpolicy-evaluator", "who evaluates and enforces ConfigurationPolicies: fleetpolicy (this controller) or ocm (OCM's config-policy-controller, run next to it); template sync, ordering and status stay here")
 	flag.Var(&o.OperatorPolicyEvaluator, "operatorpolicy-evaluator", "who evaluates and enforces OperatorPolicies: fleetpolicy (this controller) or ocm (OCM's config-policy-controller with --enable-operator-policy; needs --configurationpolicy-evaluator=ocm); template sync, ordering and status stay here")
+	cpuProfile := flag.String("cpu-profile", "", "write a CPU profile of the whole run to this file (for benchmarks)")
 	uninstall := flag.Bool("uninstall", false, "release the finalizers of every OperatorPolicy without deleting anything, then exit (run once the spoke controller is stopped)")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
@@ -104,6 +106,17 @@ func main() {
 		logger.Error(err, "no kubeconfig for the managed cluster")
 		os.Exit(1)
 	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			logger.Error(err, "cpu profile")
+			os.Exit(1)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	ctx := ctrl.SetupSignalHandler()
 	if *hubTokenLifetime > 0 {
 		renewing, ok, err := hubtoken.Renewing(ctx, hubCfg, *hubTokenLifetime, logger)
@@ -122,6 +135,7 @@ func main() {
 	}
 	if err != nil {
 		logger.Error(err, "spoke controller stopped")
+		pprof.StopCPUProfile()
 		os.Exit(1)
 	}
 }

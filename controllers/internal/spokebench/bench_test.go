@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -166,7 +167,7 @@ type spokeProcess struct {
 // context it returns is ctx, cancelled when the process exits, so that nothing
 // waits for a spoke that died.
 func startSpoke(ctx context.Context, fleet *localplane.Fleet, logPath string) (*spokeProcess, context.Context, error) {
-	return startSpokeWith(ctx, fleet.Hub.KubeconfigPath, fleet.Spokes[0].KubeconfigPath, cluster, logPath)
+	return startSpokeWith(ctx, fleet.Hub.KubeconfigPath, fleet.Spokes[0].KubeconfigPath, cluster, logPath, strings.Fields(*spokeArgs)...)
 }
 
 // startSpokeWith is startSpoke for the hub and managed cluster of the two

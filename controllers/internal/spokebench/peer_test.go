@@ -43,9 +43,9 @@ var peerAfter = flag.Duration("peer-after", time.Minute, "BenchmarkSpokeAgainstO
 // to: per side, API server, window, user agent, verb, resource and code.
 var peerProfile = flag.String("peer-profile", "", "BenchmarkSpokeAgainstOCM: append each run's request breakdown to this file")
 
-// peerSpokeArgs are extra flags of fleetpolicy-spoke (space-separated), to
-// measure other settings than its defaults.
-var peerSpokeArgs = flag.String("peer-spoke-args", "", "BenchmarkSpokeAgainstOCM: extra flags of fleetpolicy-spoke, space-separated")
+// spokeArgs are extra flags of fleetpolicy-spoke (space-separated), to
+// measure other settings than its defaults or to profile it.
+var spokeArgs = flag.String("spoke-args", "", "extra flags of fleetpolicy-spoke, space-separated (e.g. --cpu-profile=/tmp/spoke.pprof)")
 
 // harnessAgent is the user agent of the benchmark's own requests, which the
 // request counts leave out.
@@ -321,7 +321,7 @@ func startAgents(b *testing.B, side string, managed *auditedPlane, clusterName, 
 		b.Fatal(err)
 	}
 	sp, _, err := startSpokeWith(b.Context(), hubKubeconfig, managed.KubeconfigPath, clusterName, filepath.Join(dir, "spoke.log"),
-		append([]string{"--health-probe-bind-address", probe}, strings.Fields(*peerSpokeArgs)...)...)
+		append([]string{"--health-probe-bind-address", probe}, strings.Fields(*spokeArgs)...)...)
 	if err != nil {
 		b.Fatal(err)
 	}
