@@ -71,9 +71,10 @@ type ConfigurationPolicyReconciler struct {
 // finds exactly what the policy wrote and keeps that reason, rather than
 // saying "found as specified": the watch of the object sends the policy its
 // own write back, and that evaluation would otherwise be a new compliance
-// event and four status writes (the ConfigurationPolicy, the policy on
-// both clusters, an Event on the hub) for every object the policy makes,
-// trailing the fleet's convergence. OCM's controller does say it again.
+// event and four more writes (the ConfigurationPolicy's status, the
+// Policy's on both clusters, an Event on the hub) for every object the
+// policy makes, trailing the fleet's convergence. OCM's controller does say
+// it again.
 type ownWrites struct {
 	generation int64
 	previous   map[string]ownWrite

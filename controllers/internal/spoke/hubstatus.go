@@ -34,13 +34,9 @@ import (
 type HubStatusSync struct {
 	Managed client.Client
 	Hub     client.Client
-	// UnsettledHold is how long a status that is not settled yet (a
-	// template of the policy's generation not evaluated yet) waits before
-	// it is copied anyway (0: unsettledHold).
-	UnsettledHold time.Duration
 
 	// unsettledSince holds, per policy, when its status was first found
-	// unsettled, while it is.
+	// unsettled (holdUnsettled), while it is.
 	unsettledSince sync.Map
 
 	events *eventWriter
@@ -93,7 +89,8 @@ func (s *HubStatusSync) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 	return ctrl.Result{}, err
 }
 
-// unsettledHold is HubStatusSync.UnsettledHold's default.
+// unsettledHold is how long a status that is not settled (holdUnsettled)
+// waits at most before it is copied to the hub.
 const unsettledHold = 30 * time.Second
 
 // holdUnsettled returns how long the copy's status waits before it is copied
@@ -104,7 +101,7 @@ const unsettledHold = 30 * time.Second
 // status changes once or twice before that (no compliance yet, then the first
 // compliance event in the history): holding it makes one hub write of what
 // would be two or three. A status that stays so is copied after
-// UnsettledHold.
+// unsettledHold.
 func (s *HubStatusSync) holdUnsettled(key types.NamespacedName, copied *policyv1.Policy) time.Duration {
 	unknown := len(copied.Status.Details) == 0
 	for _, d := range copied.Status.Details {
@@ -114,14 +111,10 @@ func (s *HubStatusSync) holdUnsettled(key types.NamespacedName, copied *policyv1
 		s.unsettledSince.Delete(key)
 		return 0
 	}
-	hold := s.UnsettledHold
-	if hold == 0 {
-		hold = unsettledHold
-	}
 	now := time.Now()
 	since, _ := s.unsettledSince.LoadOrStore(key, now)
-	if waited := now.Sub(since.(time.Time)); waited < hold {
-		return hold - waited
+	if waited := now.Sub(since.(time.Time)); waited < unsettledHold {
+		return unsettledHold - waited
 	}
 	return 0
 }
