@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -94,20 +95,31 @@ func (s *HubStatusSync) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 const unsettledHold = 30 * time.Second
 
 // holdUnsettled returns how long the copy's status waits before it is copied
-// to the hub: while a template of the policy's generation has not been
-// evaluated yet (status sync leaves observedGeneration behind) and some
-// template has no compliance at all, the status says nothing the hub can act
-// on, and the evaluation follows in moments. As the templates are created the
-// status changes once or twice before that (no compliance yet, then the first
-// compliance event in the history): holding it makes one hub write of what
-// would be two or three. A status that stays so is copied after
-// unsettledHold.
+// to the hub. It waits while it says nothing the hub can act on yet, or
+// says it half, the rest following in moments:
+//   - a template of the policy's generation has not been evaluated (status
+//     sync leaves observedGeneration behind) and some template has no
+//     compliance at all (the templates were just created);
+//   - a template's newest history entry disagrees with its compliance (the
+//     template's status is in the cache, the compliance event saying it not
+//     yet: the two come through separate watches).
+//
+// Each would be a hub write (and an Event) of its own before the one that
+// says it all. A status that stays so is copied after unsettledHold.
 func (s *HubStatusSync) holdUnsettled(key types.NamespacedName, copied *policyv1.Policy) time.Duration {
 	unknown := len(copied.Status.Details) == 0
+	historyBehind := false
 	for _, d := range copied.Status.Details {
-		unknown = unknown || d == nil || d.ComplianceState == ""
+		if d == nil || d.ComplianceState == "" {
+			unknown = true
+			continue
+		}
+		if len(d.History) > 0 {
+			saysCompliant := strings.HasPrefix(d.History[0].Message, string(policyv1.Compliant)+";")
+			historyBehind = historyBehind || saysCompliant != (d.ComplianceState == policyv1.Compliant)
+		}
 	}
-	if copied.Status.ObservedGeneration == copied.Generation || !unknown {
+	if !historyBehind && (copied.Status.ObservedGeneration == copied.Generation || !unknown) {
 		s.unsettledSince.Delete(key)
 		return 0
 	}
