@@ -79,13 +79,19 @@ func BenchmarkSpokeAgainstOCM(b *testing.B) {
 	for _, policies := range []int{200, 1000} {
 		for _, tmpl := range []string{"none", "fromConfigMap"} {
 			b.Run(fmt.Sprintf("policies=%d/templates=%s", policies, tmpl), func(b *testing.B) {
-				for i := range b.N {
-					runPeers(b, policies, tmpl == "fromConfigMap", i)
+				for range b.N {
+					// -count N calls this function N times, each with b.N = 1.
+					runPeers(b, policies, tmpl == "fromConfigMap", peerRuns[b.Name()])
+					peerRuns[b.Name()]++
 				}
 			})
 		}
 	}
 }
+
+// peerRuns counts the runs of each BenchmarkSpokeAgainstOCM scenario so far,
+// so that which side goes first alternates run by run.
+var peerRuns = map[string]int{}
 
 // sideResult is what one side measured in one run.
 type sideResult struct {
