@@ -46,7 +46,9 @@
 //     when the hub has not seen it (one Event per template and write, the
 //     older entries being in the replica's history). A status that says
 //     nothing yet (a template of the copy's generation not evaluated and
-//     one without any compliance) is held until it does, at most 30 s. A
+//     one without any compliance), or whose template's newest history entry
+//     disagrees with its compliance (the event not in the cache yet), is
+//     held until it does, at most 30 s. A
 //     hub whose Policy CRD lacks status.observedGeneration (OCM's) drops it
 //     with a warning; once a write shows that, it is no longer sent.
 //   - Secret sync copies the hub's policy-encryption-key Secret of the cluster
