@@ -324,7 +324,7 @@ $(BENCHREPORT): $(filter-out %_test.go,$(wildcard hack/benchreport/*.go)) hack/b
 	GOWORK=off go build -C hack/benchreport -o $@ .
 
 .PHONY: bench
-bench: tools build $(BENCHREPORT) ## Run every benchmark BENCH_RUNS times (default 3) into bin/bench/results.txt and print one table of medians, floors, ratios and targets. BENCH_FLAGS are passed to fleetpolicy-bench.
+bench: tools build ocm-policy-binaries $(BENCHREPORT) ## Run every benchmark BENCH_RUNS times (default 3; the spoke against OCM at 1,000 policies once) into bin/bench/results.txt and print one table of medians, floors, ratios and targets. BENCH_FLAGS are passed to fleetpolicy-bench.
 	@mkdir -p $(dir $(BENCH_RESULTS)) && : > $(BENCH_RESULTS)
 	@failed=(); \
 	  record() { echo ">> $$*" >&2; "$$@" | tee -a $(BENCH_RESULTS) >&2 || failed+=("$$*"); }; \
@@ -333,6 +333,8 @@ bench: tools build $(BENCHREPORT) ## Run every benchmark BENCH_RUNS times (defau
 	  record go test -run '^$$' -bench 'BenchmarkFunctions|BenchmarkCheckPlacementDistinct|BenchmarkKitAgainstSDK' -benchtime 1x -count $(BENCH_RUNS) -timeout 60m ./functions/internal/benchtest/; \
 	  record go test -run '^$$' -bench BenchmarkSpokeTemplateSync -benchtime 1x -count $(BENCH_RUNS) -timeout 60m ./controllers/internal/spokebench/; \
 	  record go test -run '^$$' -bench BenchmarkConsoleFleetPage -benchtime 1x -count $(BENCH_RUNS) -timeout 30m ./controllers/internal/console/; \
+	  record go test -run '^$$' -bench 'BenchmarkSpokeAgainstOCM/policies=200/' -benchtime 1x -count $(BENCH_RUNS) -timeout 90m ./controllers/internal/spokebench/; \
+	  record go test -run '^$$' -bench 'BenchmarkSpokeAgainstOCM/policies=1000/' -benchtime 1x -count 1 -timeout 90m ./controllers/internal/spokebench/; \
 	  record go run ./controllers/cmd/fleetpolicy-bench --runs $(BENCH_RUNS) $(BENCH_FLAGS); \
 	  echo ">> $(BENCHREPORT) $(BENCH_REPORT_FLAGS) $(BENCH_RESULTS)" >&2; \
 	  $(BENCHREPORT) $(BENCH_REPORT_FLAGS) $(BENCH_RESULTS) || failed+=("benchreport (bad result lines)"); \

@@ -15,7 +15,7 @@ type target struct {
 	max     float64
 }
 
-// targets are every limit issues 9, 13, 17 and 18 (and issue 3 before them) state; the
+// targets are every limit issues 9, 13, 17, 18 and 32 (and issue 3 before them) state; the
 // first that matches a row's benchmark name and unit applies.
 var targets = []target{
 	// Each KRM function on 1,000 and 10,000 objects, alone and under kustomize:
@@ -57,6 +57,16 @@ var targets = []target{
 	// The hub's peak RSS at 3,000 clusters: 80 MiB with 1 policy, 200 MiB with 10.
 	{name: regexp.MustCompile(`^Hub[A-Za-z]*/(.*/)?policies=1/clusters=3000(/.*)?$`), unit: "MiB-peak-rss", max: 80},
 	{name: regexp.MustCompile(`^Hub[A-Za-z]*/(.*/)?policies=10/clusters=3000(/.*)?$`), unit: "MiB-peak-rss", max: 200},
+	// The spoke against OCM's framework add-on and config-policy-controller on
+	// the same Policies (issue 32): at most half their time, CPU (converging
+	// and idle in the minute after) and peak RSS; no more requests to the hub while converging, and in the minute
+	// after no more requests to either API server, than OCM's agents.
+	{name: regexp.MustCompile(`^SpokeAgainstOCM/`), unit: "s", onRatio: true, max: 0.5},
+	{name: regexp.MustCompile(`^SpokeAgainstOCM/`), unit: "x-ocm-cpu", max: 0.5},
+	{name: regexp.MustCompile(`^SpokeAgainstOCM/`), unit: "x-ocm-peak-rss", max: 0.5},
+	{name: regexp.MustCompile(`^SpokeAgainstOCM/`), unit: "x-ocm-idle-cpu", max: 0.5},
+	{name: regexp.MustCompile(`^SpokeAgainstOCM/`), unit: "x-ocm-hub-requests", max: 1},
+	{name: regexp.MustCompile(`^SpokeAgainstOCM/`), unit: "x-ocm-after-requests", max: 1},
 	// plan-rollout at 10,000 clusters with maxConcurrency 1: under 2 s.
 	{name: regexp.MustCompile(`^PlanRollout(Binary)?/[^/]+/one-at-a-time$`), unit: "s/run", max: 2},
 }

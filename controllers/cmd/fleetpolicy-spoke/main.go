@@ -34,6 +34,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime/pprof"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -52,7 +53,7 @@ import (
 
 func main() {
 	o := spoke.DefaultManagerOptions()
-	var qps float64
+	var qps, hubQPS float64
 	hubKubeconfig := flag.String("hub-kubeconfig", "", "kubeconfig of the hub (required)")
 	hubTokenLifetime := flag.Duration("hub-token-lifetime", time.Hour, "lifetime of each hub token the spoke requests for its ServiceAccount, renewed at four fifths of it (0: use the kubeconfig's token as it is)")
 	flag.StringVar(&o.ClusterName, "cluster-name", "", "the managed cluster's name, which is its namespace on the hub (required)")
@@ -63,17 +64,20 @@ func main() {
 	flag.IntVar(&o.Concurrency, "concurrency", o.Concurrency, "policies (and ConfigurationPolicies) reconciled at once")
 	flag.DurationVar(&o.HubStatusDelay, "hub-status-delay", o.HubStatusDelay, "how long a policy's status changes are gathered before its hub replica's status is written")
 	flag.StringVar(&o.OperatorPolicyDefaultNamespace, "operator-policy-default-namespace", "", "The default namespace to be used by an OperatorPolicy if not specified in the policy (as OCM's flag): where its operator is installed when spec.subscription.namespace is unset and the PackageManifest suggests none")
-	flag.Float64Var(&qps, "kube-api-qps", float64(o.QPS), "client-side sustained requests per second to each API server")
-	flag.IntVar(&o.Burst, "kube-api-burst", o.Burst, "client-side request burst to each API server")
+	flag.Float64Var(&qps, "kube-api-qps", float64(o.QPS), "client-side sustained requests per second to the managed cluster's API server")
+	flag.IntVar(&o.Burst, "kube-api-burst", o.Burst, "client-side request burst to the managed cluster's API server")
+	flag.Float64Var(&hubQPS, "hub-kube-api-qps", float64(o.HubQPS), "client-side sustained requests per second to the hub's API server, which serves every spoke of the fleet")
+	flag.IntVar(&o.HubBurst, "hub-kube-api-burst", o.HubBurst, "client-side request burst to the hub's API server")
 	flag.DurationVar(&o.TemplateLimits.Timeout, "template-timeout", o.TemplateLimits.Timeout, "time bound of resolving the managed-cluster templates of one policy evaluation; past it the evaluation reports a template error and is tried again after a backoff")
 	templateMemory := flag.String("template-memory", resource.NewQuantity(o.TemplateLimits.Memory, resource.BinarySI).String(), "memory bound of resolving one object definition's managed-cluster templates (what its functions make and print), as a quantity such as 4Mi")
 	flag.Var(&o.ConfigurationPolicyEvaluator, "configurationpolicy-evaluator", "who evaluates and enforces ConfigurationPolicies: fleetpolicy (this controller) or ocm (OCM's config-policy-controller, run next to it); template sync, ordering and status stay here")
 	flag.Var(&o.OperatorPolicyEvaluator, "operatorpolicy-evaluator", "who evaluates and enforces OperatorPolicies: fleetpolicy (this controller) or ocm (OCM's config-policy-controller with --enable-operator-policy; needs --configurationpolicy-evaluator=ocm); template sync, ordering and status stay here")
+	cpuProfile := flag.String("cpu-profile", "", "write a CPU profile of the whole run to this file (for benchmarks)")
 	uninstall := flag.Bool("uninstall", false, "release the finalizers of every OperatorPolicy without deleting anything, then exit (run once the spoke controller is stopped)")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
-	o.QPS = float32(qps)
+	o.QPS, o.HubQPS = float32(qps), float32(hubQPS)
 	if q, err := resource.ParseQuantity(*templateMemory); err != nil || q.Value() <= 0 || o.TemplateLimits.Timeout <= 0 {
 		fmt.Fprintln(os.Stderr, "--template-timeout must be positive and --template-memory a positive quantity such as 4Mi")
 		os.Exit(2)
@@ -102,6 +106,17 @@ func main() {
 		logger.Error(err, "no kubeconfig for the managed cluster")
 		os.Exit(1)
 	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			logger.Error(err, "cpu profile")
+			os.Exit(1)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	ctx := ctrl.SetupSignalHandler()
 	if *hubTokenLifetime > 0 {
 		renewing, ok, err := hubtoken.Renewing(ctx, hubCfg, *hubTokenLifetime, logger)
@@ -120,6 +135,7 @@ func main() {
 	}
 	if err != nil {
 		logger.Error(err, "spoke controller stopped")
+		pprof.StopCPUProfile()
 		os.Exit(1)
 	}
 }

@@ -15,6 +15,9 @@ const OCMPolicyCRDs = "controllers/internal/crdtest/testdata/ocm-v0.19.0"
 type OCMPolicyAgents struct {
 	Addon   *Process
 	Configs *Process
+	// AddonProbe and ConfigsProbe are the addresses of their health probes
+	// (/readyz).
+	AddonProbe, ConfigsProbe string
 }
 
 // StartOCMPolicyAgents starts OCM's framework add-on and config-policy-controller
@@ -27,11 +30,14 @@ func StartOCMPolicyAgents(p *Plane, cluster, hubKubeconfig string) (*OCMPolicyAg
 		"--cluster-namespace=" + cluster, "--leader-elect=false", "--disable-gatekeeper-sync", "--enable-lease=false"}
 	configArgs := []string{"controller", "--cluster-name=" + cluster, "--leader-elect=false", "--enable-lease=false",
 		"--enable-operator-policy=false"}
-	for _, args := range []*[]string{&addonArgs, &configArgs} {
+	a := &OCMPolicyAgents{}
+	probes := []*string{&a.AddonProbe, &a.ConfigsProbe}
+	for i, args := range []*[]string{&addonArgs, &configArgs} {
 		probe, err := FreeAddress()
 		if err != nil {
 			return nil, err
 		}
+		*probes[i] = probe
 		metrics, err := FreeAddress()
 		if err != nil {
 			return nil, err
@@ -39,7 +45,6 @@ func StartOCMPolicyAgents(p *Plane, cluster, hubKubeconfig string) (*OCMPolicyAg
 		*args = append(*args, "--health-probe-bind-address="+probe, "--metrics-bind-address="+metrics)
 	}
 	local := []string{"OSDK_FORCE_RUN_MODE=local", "KUBECONFIG=" + p.KubeconfigPath, "WATCH_NAMESPACE=" + cluster}
-	a := &OCMPolicyAgents{}
 	var err error
 	if a.Addon, err = StartProcess("ocm-framework-addon", "ocm-policy-binaries", addonArgs, local); err != nil {
 		return nil, err

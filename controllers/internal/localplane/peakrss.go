@@ -2,10 +2,12 @@ package localplane
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // PeakRSS is the peak resident set size, in bytes, of the running process pid
@@ -36,4 +38,25 @@ func PeakRSS(pid int) (int64, error) {
 		return 0, err
 	}
 	return 0, fmt.Errorf("/proc/%d/status has no VmHWM", pid)
+}
+
+// CPUTime is the user + system CPU time the running process pid has used so
+// far (/proc/pid/stat, in clock ticks of 1/100 s).
+func CPUTime(pid int) (time.Duration, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// The command name (field 2) may hold spaces: count from its closing ")".
+	_, rest, ok := strings.Cut(string(b), ") ")
+	f := strings.Fields(rest)
+	if !ok || len(f) < 13 {
+		return 0, fmt.Errorf("/proc/%d/stat: unexpected format", pid)
+	}
+	utime, err1 := strconv.ParseInt(f[11], 10, 64)
+	stime, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err := errors.Join(err1, err2); err != nil {
+		return 0, fmt.Errorf("/proc/%d/stat: %w", pid, err)
+	}
+	return time.Duration(utime+stime) * 10 * time.Millisecond, nil
 }

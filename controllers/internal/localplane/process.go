@@ -15,6 +15,7 @@ import (
 // Process is an upstream binary of bin/ (OCM's placement controller, its
 // policy add-ons) running against local planes, with everything it writes kept.
 type Process struct {
+	pid      int
 	cancel   context.CancelFunc
 	exited   chan struct{}
 	exitCode int // set before exited is closed
@@ -47,6 +48,7 @@ func StartProcess(name, target string, args, env []string) (*Process, error) {
 		cancel()
 		return nil, err
 	}
+	p.pid = cmd.Process.Pid
 	go func() {
 		_ = cmd.Wait()
 		p.exitCode = cmd.ProcessState.ExitCode()
@@ -72,6 +74,9 @@ func (p *Process) Write(b []byte) (int, error) {
 	defer p.mu.Unlock()
 	return p.log.Write(b)
 }
+
+// Pid is the process's id, for its CPU time and peak RSS (CPUTime, PeakRSS).
+func (p *Process) Pid() int { return p.pid }
 
 // Exited is closed when the process has exited.
 func (p *Process) Exited() <-chan struct{} { return p.exited }

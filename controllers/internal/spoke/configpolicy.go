@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	gotemplates "github.com/stolostron/go-template-utils/v7/pkg/templates"
@@ -50,6 +51,83 @@ type ConfigurationPolicyReconciler struct {
 	// boundBackoffs is when policies whose templates met their bounds are
 	// evaluated again.
 	boundBackoffs templates.Backoffs
+	// written holds, per ConfigurationPolicy (types.NamespacedName), the
+	// last status this controller wrote (writtenStatus) until the cache
+	// shows that write: an evaluation that reads the policy before then
+	// compares with what was written, not with the stale copy, so it does
+	// not say again what was just said.
+	written sync.Map
+	// own holds, per ConfigurationPolicy (types.NamespacedName), the
+	// objects its last evaluations created or updated (*ownWrites).
+	own sync.Map
+}
+
+// ownWrites are the objects a ConfigurationPolicy's evaluations created or
+// updated, at its generation: each object's resourceVersion after the write
+// and the reason the evaluation gave ("was created successfully", "was
+// updated successfully").
+//
+// An evaluation that finds such an object still at that resourceVersion
+// finds exactly what the policy wrote and keeps that reason, rather than
+// saying "found as specified": the watch of the object sends the policy its
+// own write back, and that evaluation would otherwise be a new compliance
+// event and four more writes (the ConfigurationPolicy's status, the
+// Policy's on both clusters, an Event on the hub) for every object the
+// policy makes, trailing the fleet's convergence. OCM's controller does say
+// it again.
+type ownWrites struct {
+	generation int64
+	previous   map[string]ownWrite
+	// current are the writes this evaluation made or found standing.
+	current map[string]ownWrite
+}
+
+type ownWrite struct {
+	resourceVersion string
+	reason          configpolicy.Reason
+}
+
+// ownWritesOf are the own writes of cp's evaluation about to run: those of
+// the evaluations before at its generation.
+func (r *ConfigurationPolicyReconciler) ownWritesOf(cp *policyv1.ConfigurationPolicy) *ownWrites {
+	w := &ownWrites{generation: cp.Generation, current: map[string]ownWrite{}}
+	if v, ok := r.own.Load(client.ObjectKeyFromObject(cp)); ok && v.(*ownWrites).generation == cp.Generation {
+		w.previous = v.(*ownWrites).current
+	}
+	return w
+}
+
+func ownWriteKey(obj *unstructured.Unstructured) string {
+	return obj.GroupVersionKind().String() + "/" + obj.GetNamespace() + "/" + obj.GetName()
+}
+
+// standing reports the reason the policy gave when it wrote obj, if obj is
+// still at the resourceVersion of that write, and keeps it.
+func (w *ownWrites) standing(obj *unstructured.Unstructured) (configpolicy.Reason, bool) {
+	if w == nil || obj == nil {
+		return "", false
+	}
+	prev, ok := w.previous[ownWriteKey(obj)]
+	if !ok || prev.resourceVersion != obj.GetResourceVersion() {
+		return "", false
+	}
+	w.current[ownWriteKey(obj)] = prev
+	return prev.reason, true
+}
+
+// wrote records that the evaluation created or updated obj (as the API
+// server answered the write) for reason.
+func (w *ownWrites) wrote(obj *unstructured.Unstructured, reason configpolicy.Reason) {
+	if w != nil && obj != nil && obj.GetResourceVersion() != "" {
+		w.current[ownWriteKey(obj)] = ownWrite{resourceVersion: obj.GetResourceVersion(), reason: reason}
+	}
+}
+
+// writtenStatus is a status the controller wrote over the policy's
+// resourceVersion from.
+type writtenStatus struct {
+	from   string
+	status policyv1.ConfigurationPolicyStatus
 }
 
 // templateOutcome is the evaluation of one object template.
@@ -62,6 +140,13 @@ type templateOutcome struct {
 	incomplete bool
 	// kindMissing is true when the cluster does not serve its kind.
 	kindMissing bool
+	// created is true when the evaluation created a missing object; before
+	// is then the message as the evaluation found the cluster, before it
+	// enforced (the missing object not found), and beforeCompliant its
+	// verdict.
+	created         bool
+	before          string
+	beforeCompliant bool
 }
 
 // evaluation is the outcome of evaluating every object template of a policy.
@@ -74,6 +159,15 @@ type evaluation struct {
 	// kindMissing: an object template names a kind the cluster does not serve.
 	kindMissing bool
 	messages    []string
+	// created is true when an object template created a missing object;
+	// beforeMessages and beforeCompliant are then what the evaluation found
+	// before it enforced (templateOutcome.before).
+	created         bool
+	beforeMessages  []string
+	beforeCompliant bool
+	// own are the objects the policy wrote that this evaluation wrote or
+	// found as written.
+	own *ownWrites
 	// whole holds, for a policy evaluated by watch with a custom message,
 	// the whole object of each related object (nil when unread).
 	whole []map[string]any
@@ -89,11 +183,21 @@ func (r *ConfigurationPolicyReconciler) Reconcile(ctx context.Context, req ctrl.
 	watcher := templatewatch.Watcher(policyv1.GroupVersion.WithKind("ConfigurationPolicy"), req.Namespace, req.Name)
 	if err := r.Client.Get(ctx, req.NamespacedName, cp); err != nil {
 		if apierrors.IsNotFound(err) {
+			r.written.Delete(req.NamespacedName)
+			r.own.Delete(req.NamespacedName)
 			governancemetrics.Forget(kindConfigurationPolicy, req.Namespace, req.Name)
 			r.boundBackoffs.Forget(req.String())
 			return ctrl.Result{}, r.Templates.Forget(watcher)
 		}
 		return ctrl.Result{}, err
+	}
+	if w, ok := r.written.Load(req.NamespacedName); ok {
+		if w := w.(writtenStatus); w.from == cp.ResourceVersion {
+			// The cache has not seen the last status write yet.
+			cp.Status = *w.status.DeepCopy()
+		} else {
+			r.written.Delete(req.NamespacedName)
+		}
 	}
 	if !cp.DeletionTimestamp.IsZero() {
 		r.boundBackoffs.Forget(req.String())
@@ -163,6 +267,14 @@ func (r *ConfigurationPolicyReconciler) Reconcile(ctx context.Context, req ctrl.
 	// The event first: a failed status write evaluates again and says it
 	// again, while an event lost after the write would never be said.
 	if parent, ok := r.parent(ctx, cp); ok {
+		if ev.created && !ev.beforeCompliant {
+			// As OCM's history shows it: what the evaluation found (the
+			// object not found), then that it created it.
+			before := configpolicy.ComplianceMessage(false, ev.beforeMessages)
+			if _, _, err := r.events.compliance(ctx, parent, cp.Namespace, cp.Name, before); err != nil {
+				return ctrl.Result{}, err
+			}
+		}
 		msg := configpolicy.ComplianceMessage(compliant, messages)
 		if custom := cp.Spec.CustomMessage; custom != (policyv1.CustomMessage{}) {
 			evaluated := cp.DeepCopy()
@@ -189,6 +301,8 @@ func (r *ConfigurationPolicyReconciler) Reconcile(ctx context.Context, req ctrl.
 		}
 		return ctrl.Result{}, err
 	}
+	r.written.Store(req.NamespacedName, writtenStatus{from: cp.ResourceVersion, status: status})
+	r.own.Store(req.NamespacedName, ev.own)
 	return requeue, nil
 }
 
@@ -275,14 +389,23 @@ func (r *ConfigurationPolicyReconciler) evaluateAll(ctx context.Context, cp *pol
 
 	enforce := cp.Spec.RemediationAction.IsEnforce()
 	namespaces := &namespaceLister{reader: cluster}
-	ev := evaluation{status: policyv1.ConfigurationPolicyStatus{LastEvaluatedGeneration: cp.Generation}, compliant: true, complete: true}
+	ev := evaluation{status: policyv1.ConfigurationPolicyStatus{LastEvaluatedGeneration: cp.Generation}, compliant: true, complete: true, beforeCompliant: true,
+		own: r.ownWritesOf(cp)}
 	status := &ev.status
 	for i, ot := range objectTemplates {
-		out := r.evaluate(ctx, cp, i, ot, enforce, namespaces, tpl, rawSensitive, cluster)
+		out := r.evaluate(ctx, cp, i, ot, enforce, namespaces, tpl, rawSensitive, cluster, ev.own)
 		ev.compliant = ev.compliant && out.compliant
 		ev.complete = ev.complete && !out.incomplete
 		ev.kindMissing = ev.kindMissing || out.kindMissing
 		ev.messages = append(ev.messages, out.message)
+		if out.created {
+			ev.created = true
+			ev.beforeMessages = append(ev.beforeMessages, out.before)
+			ev.beforeCompliant = ev.beforeCompliant && out.beforeCompliant
+		} else {
+			ev.beforeMessages = append(ev.beforeMessages, out.message)
+			ev.beforeCompliant = ev.beforeCompliant && out.compliant
+		}
 		status.RelatedObjects = append(status.RelatedObjects, out.related...)
 		state := policyv1.NonCompliant
 		if out.compliant {
@@ -343,7 +466,7 @@ func sameEvaluation(old, fresh policyv1.ConfigurationPolicyStatus) bool {
 // read sensitive data (object-templates-raw): their diffs are redacted unless
 // recordDiff is set.
 func (r *ConfigurationPolicyReconciler) evaluate(ctx context.Context, cp *policyv1.ConfigurationPolicy, i int, ot *policyv1.ObjectTemplate, enforce bool,
-	namespaces *namespaceLister, tpl *templating, sensitive bool, cluster clusterReader) templateOutcome {
+	namespaces *namespaceLister, tpl *templating, sensitive bool, cluster clusterReader, own *ownWrites) templateOutcome {
 	path := field.NewPath("spec", "object-templates").Index(i)
 	templateField := path.String()
 	violation := func(format string, args ...any) templateOutcome {
@@ -422,7 +545,7 @@ func (r *ConfigurationPolicyReconciler) evaluate(ctx context.Context, cp *policy
 	}
 	def := definition{index: i, field: templateField, raw: raw, head: head, templated: templated, gvk: gvk, resource: resource, namespaced: namespaced,
 		namespaceSelected: !selectorEmpty(cp.Spec.NamespaceSelector), name: name,
-		update: &updateRules{recreate: ot.RecreateOption, recordDiff: ot.RecordDiff, sensitive: sensitive, previous: cp.Status.RelatedObjects}}
+		update: &updateRules{recreate: ot.RecreateOption, recordDiff: ot.RecordDiff, sensitive: sensitive, previous: cp.Status.RelatedObjects, own: own}}
 	if selecting {
 		return r.evaluateSelected(ctx, cluster, def, targetNamespaces, selector, ct, mct, enforce, tpl)
 	}
@@ -467,11 +590,23 @@ func (r *ConfigurationPolicyReconciler) evaluate(ctx context.Context, cp *policy
 	if len(results) == 0 && skipped > 0 {
 		return skippedOutcome(gvk.Kind, incomplete)
 	}
-	compliant := true
-	for _, res := range results {
-		compliant = compliant && res.Compliant
+	out := templateOutcome{compliant: true, message: configpolicy.Describe(results), related: related, incomplete: incomplete}
+	before := make([]configpolicy.Result, len(results))
+	out.beforeCompliant = true
+	for i, res := range results {
+		out.compliant = out.compliant && res.Compliant
+		before[i] = res
+		if res.Compliant && res.Reason == configpolicy.ReasonCreated {
+			// Before it was created, the object was not found.
+			out.created = true
+			before[i].Compliant, before[i].Reason = false, configpolicy.ReasonNotFound
+		}
+		out.beforeCompliant = out.beforeCompliant && before[i].Compliant
 	}
-	return templateOutcome{compliant: compliant, message: configpolicy.Describe(results), related: related, incomplete: incomplete}
+	if out.created {
+		out.before = configpolicy.Describe(before)
+	}
+	return out
 }
 
 // skippedOutcome is the outcome of a template whose every object was skipped
@@ -674,7 +809,15 @@ func (r *ConfigurationPolicyReconciler) evaluateNamed(ctx context.Context, clust
 	}
 	verdict := configpolicy.Decide(ct, exists, cmp, enforce)
 	res := configpolicy.Result{Resource: resource, Namespace: ns, Name: name, Compliant: verdict.Compliant, Reason: verdict.Reason}
+	if verdict.Reason == configpolicy.ReasonFoundAsSpecified {
+		if reason, ok := update.own.standing(existing); ok {
+			res.Reason = reason // as the policy wrote it
+		}
+	}
 	existing, created, diff := r.settle(ctx, cluster, verdict, cmp, exists, ct, desired, existing, update, &res)
+	if wrote := verdict.Action == configpolicy.ActionCreate || verdict.Action == configpolicy.ActionUpdate; wrote && res.Compliant {
+		update.own.wrote(existing, res.Reason)
+	}
 	// A mustnothave object is not the policy's: its entry has no properties
 	// (as in OCM), so pruning never deletes it.
 	var uidOf *unstructured.Unstructured
@@ -695,6 +838,8 @@ type updateRules struct {
 	// previous are the status's related objects: an object recreated stays
 	// created by the policy when the one it replaces was.
 	previous []policyv1.RelatedObject
+	// own are the objects the policy's evaluations wrote (nil: none kept).
+	own *ownWrites
 }
 
 // recreateAttempts is how many times recreating an object tries to create it

@@ -42,7 +42,13 @@
 //   - Hub status sync copies that status to the hub replica, a burst of changes
 //     at once, with observedGeneration translated to the hub replica's
 //     generation the copy was made from, leaving rolloutStatus (the hub's)
-//     alone; the compliance events the hub has not seen are copied there. A
+//     alone; the newest compliance event of each template is copied there
+//     when the hub has not seen it (one Event per template and write, the
+//     older entries being in the replica's history). A status that says
+//     nothing yet (a template of the copy's generation not evaluated and
+//     one without any compliance), or whose template's newest history entry
+//     disagrees with its compliance (the event not in the cache yet), is
+//     held until it does, at most 30 s. A
 //     hub whose Policy CRD lacks status.observedGeneration (OCM's) drops it
 //     with a warning; once a write shows that, it is no longer sent.
 //   - Secret sync copies the hub's policy-encryption-key Secret of the cluster
@@ -70,7 +76,12 @@
 //     configpolicy.JudgeSelection decides), enforces them when asked, writes
 //     compliant, compliancyDetails, relatedObjects and lastEvaluatedGeneration,
 //     and emits "Compliant; ..." / "NonCompliant; ..." compliance events on the
-//     parent Policy when its verdict changes. spec.evaluationInterval says
+//     parent Policy when its verdict changes; an evaluation that creates a
+//     missing object first says what it found ("NonCompliant; violation -
+//     ... not found"), as OCM's history shows. An evaluation that finds an
+//     object still at the resourceVersion the policy's own create or update
+//     left keeps that write's words ("was created successfully"), so the
+//     watch sending the policy its own write back says nothing new. spec.evaluationInterval says
 //     when it evaluates again (configpolicy.EvaluatesByWatch,
 //     NextEvaluation): by watch (the default, as OCM) it reads the objects,
 //     lists and namespaces it evaluates through the templatewatch Resolver,

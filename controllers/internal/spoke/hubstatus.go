@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -34,6 +36,10 @@ type HubStatusSync struct {
 	Managed client.Client
 	Hub     client.Client
 
+	// unsettledSince holds, per policy, when its status was first found
+	// unsettled (holdUnsettled), while it is.
+	unsettledSince sync.Map
+
 	events *eventWriter
 	// hubDropsObservedGeneration is set once the hub dropped a written
 	// status.observedGeneration.
@@ -44,7 +50,11 @@ type HubStatusSync struct {
 func (s *HubStatusSync) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	copied := &policyv1.Policy{}
 	if err := s.Managed.Get(ctx, req.NamespacedName, copied); err != nil {
+		s.unsettledSince.Delete(req.NamespacedName)
 		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if wait := s.holdUnsettled(req.NamespacedName, copied); wait > 0 {
+		return ctrl.Result{RequeueAfter: wait}, nil
 	}
 	replica := &policyv1.Policy{}
 	if err := s.Hub.Get(ctx, req.NamespacedName, replica); err != nil {
@@ -80,8 +90,52 @@ func (s *HubStatusSync) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 	return ctrl.Result{}, err
 }
 
-// copyEvents writes on the hub, about the replica, the compliance events of the
-// copy's history that the replica's history does not hold yet.
+// unsettledHold is how long a status that is not settled (holdUnsettled)
+// waits at most before it is copied to the hub.
+const unsettledHold = 30 * time.Second
+
+// holdUnsettled returns how long the copy's status waits before it is copied
+// to the hub. It waits while it says nothing the hub can act on yet, or
+// says it half, the rest following in moments:
+//   - a template of the policy's generation has not been evaluated (status
+//     sync leaves observedGeneration behind) and some template has no
+//     compliance at all (the templates were just created);
+//   - a template's newest history entry disagrees with its compliance (the
+//     template's status is in the cache, the compliance event saying it not
+//     yet: the two come through separate watches).
+//
+// Each would be a hub write (and an Event) of its own before the one that
+// says it all. A status that stays so is copied after unsettledHold.
+func (s *HubStatusSync) holdUnsettled(key types.NamespacedName, copied *policyv1.Policy) time.Duration {
+	unknown := len(copied.Status.Details) == 0
+	historyBehind := false
+	for _, d := range copied.Status.Details {
+		if d == nil || d.ComplianceState == "" {
+			unknown = true
+			continue
+		}
+		if len(d.History) > 0 {
+			saysCompliant := strings.HasPrefix(d.History[0].Message, string(policyv1.Compliant)+";")
+			historyBehind = historyBehind || saysCompliant != (d.ComplianceState == policyv1.Compliant)
+		}
+	}
+	if !historyBehind && (copied.Status.ObservedGeneration == copied.Generation || !unknown) {
+		s.unsettledSince.Delete(key)
+		return 0
+	}
+	now := time.Now()
+	since, _ := s.unsettledSince.LoadOrStore(key, now)
+	if waited := now.Sub(since.(time.Time)); waited < unsettledHold {
+		return unsettledHold - waited
+	}
+	return 0
+}
+
+// copyEvents writes on the hub, about the replica, the newest compliance event
+// of each template's history on the copy when the replica's history does not
+// hold it yet: at most one Event per template and status write, as OCM's
+// add-on records one Event per status update. The older entries a write
+// brings are in the replica's history.
 func (s *HubStatusSync) copyEvents(ctx context.Context, copied, replica *policyv1.Policy) error {
 	known := map[string]bool{}
 	for _, d := range replica.Status.Details {
@@ -98,17 +152,16 @@ func (s *HubStatusSync) copyEvents(ctx context.Context, copied, replica *policyv
 		if d == nil {
 			continue
 		}
-		reason := history.Reason(d.TemplateMeta.Namespace, d.TemplateMeta.Name)
-		for _, h := range d.History {
-			if known[h.EventName] {
-				continue
-			}
-			at, ok := history.TimeOf(h.EventName)
-			if !ok {
-				at = h.LastTimestamp.Time
-			}
-			errs = append(errs, s.events.copyEvent(ctx, ref, h.EventName, reason, h.Message, at))
+		if len(d.History) == 0 || known[d.History[0].EventName] {
+			continue
 		}
+		h := d.History[0]
+		at, ok := history.TimeOf(h.EventName)
+		if !ok {
+			at = h.LastTimestamp.Time
+		}
+		reason := history.Reason(d.TemplateMeta.Namespace, d.TemplateMeta.Name)
+		errs = append(errs, s.events.copyEvent(ctx, ref, h.EventName, reason, h.Message, at))
 	}
 	return errors.Join(errs...)
 }

@@ -76,10 +76,18 @@ type ManagerOptions struct {
 	LeaderElect bool
 	// LeaderElectionNamespace holds the lease (default: the in-cluster namespace).
 	LeaderElectionNamespace string
-	// QPS and Burst are the client-side limits towards each API server.
-	QPS   float32
-	Burst int
+	// QPS and Burst are the client-side limits towards the managed
+	// cluster's API server, HubQPS and HubBurst towards the hub's.
+	QPS, HubQPS     float32
+	Burst, HubBurst int
 }
+
+// DefaultHubQPS and DefaultHubBurst are the spoke's default client-side
+// limits towards the hub's API server.
+const (
+	DefaultHubQPS   = 20
+	DefaultHubBurst = 40
+)
 
 // DefaultManagerOptions are the spoke binary's defaults. Its addresses differ
 // from the hub binary's (metrics :8443, probes :8081), so that the README's
@@ -92,6 +100,10 @@ func DefaultManagerOptions() ManagerOptions {
 		ProbeAddr:   ":8082",
 		QPS:         200,
 		Burst:       400,
+		// The hub's API server serves every spoke of the fleet: see the
+		// README ("The spoke's requests to the hub").
+		HubQPS:   DefaultHubQPS,
+		HubBurst: DefaultHubBurst,
 	}
 }
 
@@ -105,8 +117,8 @@ func NewManager(ctx context.Context, hubCfg, managedCfg *rest.Config, o ManagerO
 	if err := o.validateEvaluators(); err != nil {
 		return nil, err
 	}
-	managedCfg = limited(managedCfg, o)
-	hubCfg = limited(hubCfg, o)
+	managedCfg = limited(managedCfg, o.QPS, o.Burst)
+	hubCfg = limited(hubCfg, o.HubQPS, o.HubBurst)
 	s := scheme.New()
 	inClusterNamespace := cache.ByObject{Namespaces: map[string]cache.Config{o.ClusterName: {}}}
 	// Of the Secrets, both caches hold only the encryption key of the cluster
@@ -224,9 +236,9 @@ func setupOperatorPolicies(mgr ctrl.Manager, opts operatorpolicy.Options) error 
 	}))
 }
 
-func limited(cfg *rest.Config, o ManagerOptions) *rest.Config {
+func limited(cfg *rest.Config, qps float32, burst int) *rest.Config {
 	cfg = rest.CopyConfig(cfg)
-	cfg.QPS, cfg.Burst = o.QPS, o.Burst
+	cfg.QPS, cfg.Burst = qps, burst
 	cfg.UserAgent = "fleetpolicy-spoke"
 	return cfg
 }

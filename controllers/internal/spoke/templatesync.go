@@ -571,7 +571,7 @@ func (t *TemplateSync) prune(ctx context.Context, policy string, keep map[templa
 	for _, gvk := range t.watches.templateKinds() {
 		list := &unstructured.UnstructuredList{}
 		list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
-		if err := t.Client.List(ctx, list, client.MatchingLabels{labelPolicy: policy}); err != nil {
+		if err := t.Client.List(ctx, list, client.MatchingFields{indexTemplatePolicy: policy}); err != nil {
 			errs = append(errs, err)
 			continue
 		}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -166,6 +167,12 @@ type spokeProcess struct {
 // context it returns is ctx, cancelled when the process exits, so that nothing
 // waits for a spoke that died.
 func startSpoke(ctx context.Context, fleet *localplane.Fleet, logPath string) (*spokeProcess, context.Context, error) {
+	return startSpokeWith(ctx, fleet.Hub.KubeconfigPath, fleet.Spokes[0].KubeconfigPath, cluster, logPath, strings.Fields(*spokeArgs)...)
+}
+
+// startSpokeWith is startSpoke for the hub and managed cluster of the two
+// kubeconfig files and the cluster clusterName, with extra flags.
+func startSpokeWith(ctx context.Context, hubKubeconfig, managedKubeconfig, clusterName, logPath string, extra ...string) (*spokeProcess, context.Context, error) {
 	root, err := localplane.RepoRoot()
 	if err != nil {
 		return nil, nil, err
@@ -178,8 +185,9 @@ func startSpoke(ctx context.Context, fleet *localplane.Fleet, logPath string) (*
 	if err != nil {
 		return nil, nil, err
 	}
-	cmd := exec.Command(bin, "--hub-kubeconfig", fleet.Hub.KubeconfigPath, "--kubeconfig", fleet.Spokes[0].KubeconfigPath,
-		"--cluster-name", cluster, "--metrics-bind-address", "0", "--health-probe-bind-address", "0", "--zap-log-level", "error")
+	args := append([]string{"--hub-kubeconfig", hubKubeconfig, "--kubeconfig", managedKubeconfig,
+		"--cluster-name", clusterName, "--metrics-bind-address", "0", "--health-probe-bind-address", "0", "--zap-log-level", "error"}, extra...)
+	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	if err := cmd.Start(); err != nil {
 		logFile.Close()

@@ -19,5 +19,21 @@
 // runtime's overhead and memory the garbage collector has not returned.
 // `make build` must have built the binary from the code under test.
 //
-// The benchmark is in bench_test.go; this package has no other code.
+// BenchmarkSpokeAgainstOCM (peer_test.go) runs fleetpolicy-spoke and OCM's
+// policy agents (framework add-on and config-policy-controller v0.19,
+// `make ocm-policy-binaries`) one after the other on the same hub API server
+// and replicated Policies, each on a managed API server of its own, and
+// reports fleetpolicy's figures with OCM's as the floor: time to every replica
+// Compliant on the hub, CPU, idle CPU in the minute after, peak RSS and the
+// requests each API server took (from its audit log). Run it with
+//
+//	make build ocm-policy-binaries
+//	go test -run '^$' -bench 'BenchmarkSpokeAgainstOCM/policies=200/' -benchtime 1x -count 3 -timeout 90m ./controllers/internal/spokebench/
+//
+// and -args -peer-profile FILE to write each run's requests per user agent,
+// verb, resource and code; -spoke-args passes flags to fleetpolicy-spoke
+// (--cpu-profile=FILE, --hub-kube-api-qps=N).
+//
+// The benchmarks are in bench_test.go and peer_test.go; this package has no
+// other code.
 package spokebench
