@@ -123,10 +123,10 @@ func validate(rl *fn.ResourceList) error {
 		return false
 	}
 	for _, issue := range g.Issues() {
-		if isTemplated(issue.Policy, issue.Field) {
+		if isTemplated(issue.Policy, issue.Problem.Field) {
 			continue
 		}
-		rl.Results = append(rl.Results, krm.FieldResult(items[issue.Policy], fn.Error, issue.Error))
+		rl.Results = append(rl.Results, krm.FieldResult(items[issue.Policy], fn.Error, issue.Problem))
 	}
 	for _, c := range g.Cycles() {
 		declared := c.Declared()

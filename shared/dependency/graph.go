@@ -116,10 +116,10 @@ func Build(policies []*policyv1.Policy, sets []*policyv1beta1.PolicySet) *Graph 
 						g.unresolved = append(g.unresolved, e)
 					}
 				case target == self:
-					addIssues(Issue{Policy: e.Policy, Error: field.Forbidden(e.Field,
+					addIssues(Issue{Policy: e.Policy, Problem: field.Forbidden(e.Field,
 						fmt.Sprintf("self-dependency: the policy waits for itself (%s)", req.Target))})
 				case target == node:
-					addIssues(Issue{Policy: e.Policy, Error: field.Forbidden(e.Field, selfTemplateMessage(req))})
+					addIssues(Issue{Policy: e.Policy, Problem: field.Forbidden(e.Field, selfTemplateMessage(req))})
 				default:
 					g.edge(e)
 				}

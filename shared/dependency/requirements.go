@@ -17,24 +17,18 @@ import (
 type Issue struct {
 	// Policy is the namespace and name of the policy that holds the field.
 	Policy types.NamespacedName
-	*field.Error
+	// Problem is what is wrong, and in which field of the policy.
+	Problem *field.Error
 }
 
-// String renders the issue as "Policy <ns>/<name>: <field>: <error body>".
-func (i Issue) String() string {
-	return fmt.Sprintf("Policy %s: %s", policyName(i.Policy), i.Error.Error())
+// Error renders the issue as "Policy <ns>/<name>: <field>: <error body>", so
+// that an Issue however printed (%v, %s, %q, wrapped) names its policy.
+func (i Issue) Error() string {
+	return fmt.Sprintf("Policy %s: %s", policyName(i.Policy), i.Problem.Error())
 }
 
-// Format prints the issue as String does for the verbs %v and %s (%q
-// quotes it), so that printing an Issue names its policy: without it, fmt
-// would print the Error of the embedded field error, which does not.
-func (i Issue) Format(f fmt.State, verb rune) {
-	if verb == 'q' {
-		fmt.Fprintf(f, "%q", i.String())
-		return
-	}
-	fmt.Fprint(f, i.String())
-}
+// String is Error.
+func (i Issue) String() string { return i.Error() }
 
 // Requirement is one canonical dependency of a template: the object it waits
 // for and the compliance it waits for.
@@ -116,7 +110,7 @@ func addRequirements(reqs []Requirement, decls []declaration, p *policyv1.Policy
 			case i < 0:
 				reqs = append(reqs, req)
 			case reqs[i].Compliance != req.Compliance:
-				issues = append(issues, Issue{Policy: policyKey(p), Error: field.Invalid(decl.path.Child("compliance"), req.Compliance,
+				issues = append(issues, Issue{Policy: policyKey(p), Problem: field.Invalid(decl.path.Child("compliance"), req.Compliance,
 					fmt.Sprintf("dependency on %s is declared with compliance %s at %s, which applies",
 						req.Target, reqs[i].Compliance, reqs[i].Field))})
 			}
@@ -146,7 +140,7 @@ func Validate(p *policyv1.Policy) []Issue {
 	}
 	var issues []Issue
 	report := func(err *field.Error) {
-		issues = append(issues, Issue{Policy: policyKey(p), Error: err})
+		issues = append(issues, Issue{Policy: policyKey(p), Problem: err})
 	}
 	for _, decl := range decls {
 		dep := withPolicyGroupAPIVersion(decl.dep)

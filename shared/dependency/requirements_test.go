@@ -94,7 +94,7 @@ func TestValidate(t *testing.T) {
 	}
 	t.Run("template dependencies are checked with their path", func(t *testing.T) {
 		got := Validate(policy("p", nil, config("a"), config("b", onPolicy("x", policyv1.Compliant), onPolicy("", policyv1.Compliant))))
-		if len(got) != 1 || got[0].Policy != key || got[0].Field != "spec.policy-templates[1].extraDependencies[1].name" || got[0].Type != field.ErrorTypeRequired {
+		if len(got) != 1 || got[0].Policy != key || got[0].Problem.Field != "spec.policy-templates[1].extraDependencies[1].name" || got[0].Problem.Type != field.ErrorTypeRequired {
 			t.Errorf("Validate:\n got  %q\n want the name of extraDependencies[1] of template 1 required", issueStrings(got))
 		}
 	})
@@ -103,11 +103,12 @@ func TestValidate(t *testing.T) {
 // TestIssueNamesItsPolicy checks that an Issue, however it is printed,
 // names the policy that holds the field.
 func TestIssueNamesItsPolicy(t *testing.T) {
-	is := Issue{Policy: types.NamespacedName{Namespace: "ns", Name: "p"}, Error: field.Required(dependencyField(0).Child("kind"), "")}
+	is := Issue{Policy: types.NamespacedName{Namespace: "ns", Name: "p"}, Problem: field.Required(dependencyField(0).Child("kind"), "")}
 	const want = "Policy ns/p: spec.dependencies[0].kind: Required value"
 	for _, tc := range []struct {
 		name, got, want string
 	}{
+		{"Error", is.Error(), want},
 		{"String", is.String(), want},
 		{"%v", fmt.Sprintf("%v", is), want},
 		{"%s", fmt.Sprintf("%s", is), want},
@@ -158,7 +159,7 @@ func TestDependencyWithoutAPIVersion(t *testing.T) {
 	if got, _ := Requirements(other, 0, nil); got != nil {
 		t.Errorf("a ConfigMap without apiVersion became a requirement: %+v", got)
 	}
-	if issues := Validate(other); len(issues) != 1 || issues[0].Field != "spec.dependencies[0].apiVersion" {
+	if issues := Validate(other); len(issues) != 1 || issues[0].Problem.Field != "spec.dependencies[0].apiVersion" {
 		t.Errorf("Validate of a ConfigMap without apiVersion: %v", issues)
 	}
 }

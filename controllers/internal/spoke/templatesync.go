@@ -199,7 +199,7 @@ func (t *TemplateSync) syncTemplate(ctx context.Context, p *policyv1.Policy, i i
 	if len(issues) > 0 {
 		msgs := make([]string, len(issues))
 		for j, is := range issues {
-			msgs[j] = is.Error.Error()
+			msgs[j] = is.Problem.Error() // the policy is the template's own
 		}
 		return templateError(key.name, key.namespace, strings.Join(msgs, "; ")), nil
 	}
