@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -177,7 +176,7 @@ func (b *bench) churnRun(ctx context.Context, cs churnSettings, run string, star
 	}
 	shown.reset()
 
-	cpuBefore, err := processCPU(proc.pid())
+	cpuBefore, err := localplane.CPUTime(proc.pid())
 	if err != nil {
 		return s, err
 	}
@@ -208,7 +207,7 @@ func (b *bench) churnRun(ctx context.Context, cs churnSettings, run string, star
 	if err := shown.waitShown(time.Minute); err != nil {
 		return s, err
 	}
-	cpuAfter, err := processCPU(proc.pid())
+	cpuAfter, err := localplane.CPUTime(proc.pid())
 	if err != nil {
 		return s, err
 	}
@@ -365,27 +364,6 @@ func watchRoot(ctx context.Context, c client.WithWatch, root *policyv1.Policy, s
 		}
 	}()
 	return func() { w.Stop(); cancel(); <-done }, nil
-}
-
-// processCPU is the user + system CPU time of process pid so far
-// (/proc/<pid>/stat, in clock ticks of 1/100 s).
-func processCPU(pid int) (time.Duration, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0, err
-	}
-	// The command name (field 2) may hold spaces: count from its closing ")".
-	_, rest, ok := strings.Cut(string(b), ") ")
-	f := strings.Fields(rest)
-	if !ok || len(f) < 13 {
-		return 0, fmt.Errorf("/proc/%d/stat: unexpected format", pid)
-	}
-	utime, err1 := strconv.ParseInt(f[11], 10, 64)
-	stime, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err := errors.Join(err1, err2); err != nil {
-		return 0, fmt.Errorf("/proc/%d/stat: %w", pid, err)
-	}
-	return time.Duration(utime+stime) * 10 * time.Millisecond, nil
 }
 
 func quantile(xs []time.Duration, q float64) time.Duration {
