@@ -8,7 +8,6 @@ import (
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 	"github.com/fleetpolicy/fleetpolicy/shared/replication"
@@ -17,19 +16,7 @@ import (
 // replicaWrites reads the hub's replica write counter from the metrics registry.
 func replicaWrites(t *testing.T) float64 {
 	t.Helper()
-	families, err := metrics.Registry.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	total := 0.0
-	for _, f := range families {
-		if f.GetName() == "fleetpolicy_hub_replica_writes_total" {
-			for _, m := range f.GetMetric() {
-				total += m.GetCounter().GetValue()
-			}
-		}
-	}
-	return total
+	return testkit.CounterSum(t, "fleetpolicy_hub_replica_writes_total", nil)
 }
 
 // TestConflictingWriterIsRevertedWithoutHotLoop has another writer keep editing

@@ -14,7 +14,6 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit"
@@ -401,21 +400,5 @@ func errString(err error) string {
 // patches so far (fleetpolicy_hub_replica_writes_total{verb="rolloutStatus"}).
 func rolloutStatusPatches(t *testing.T) float64 {
 	t.Helper()
-	families, err := ctrlmetrics.Registry.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range families {
-		if f.GetName() != "fleetpolicy_hub_replica_writes_total" {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "verb" && l.GetValue() == "rolloutStatus" {
-					return m.GetCounter().GetValue()
-				}
-			}
-		}
-	}
-	return 0
+	return testkit.CounterSum(t, "fleetpolicy_hub_replica_writes_total", map[string]string{"verb": "rolloutStatus"})
 }

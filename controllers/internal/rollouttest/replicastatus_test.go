@@ -11,7 +11,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/scheme"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit"
@@ -115,23 +114,7 @@ func watchReplicaRolloutStatus(t *testing.T, ns string) func() map[string][]poli
 // rolloutStatusPatches is the hub's count of replica rolloutStatus patches so far.
 func rolloutStatusPatches(t *testing.T) float64 {
 	t.Helper()
-	families, err := ctrlmetrics.Registry.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range families {
-		if f.GetName() != "fleetpolicy_hub_replica_writes_total" {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "verb" && l.GetValue() == "rolloutStatus" {
-					return m.GetCounter().GetValue()
-				}
-			}
-		}
-	}
-	return 0
+	return testkit.CounterSum(t, "fleetpolicy_hub_replica_writes_total", map[string]string{"verb": "rolloutStatus"})
 }
 
 // settledRolloutStatusPatches waits until the count of rolloutStatus patches

@@ -13,7 +13,6 @@ import (
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/hub"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
@@ -232,25 +231,7 @@ func TestOneClusterAtATimeKeepsPace(t *testing.T) {
 // be requeued through the rate limiter (controller-runtime's result "requeue").
 func rateLimitedRequeues(t *testing.T) float64 {
 	t.Helper()
-	families, err := ctrlmetrics.Registry.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range families {
-		if f.GetName() != "controller_runtime_reconcile_total" {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			labels := map[string]string{}
-			for _, l := range m.GetLabel() {
-				labels[l.GetName()] = l.GetValue()
-			}
-			if labels["controller"] == "propagator" && labels["result"] == "requeue" {
-				return m.GetCounter().GetValue()
-			}
-		}
-	}
-	return 0
+	return testkit.CounterSum(t, "controller_runtime_reconcile_total", map[string]string{"controller": "propagator", "result": "requeue"})
 }
 
 func TestProgressivePerGroupMandatoryCanary(t *testing.T) {

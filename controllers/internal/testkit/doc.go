@@ -11,6 +11,7 @@
 //     TryApply, ApplyObjects, ApplyFile, Get, RootStatus, RepoRoot,
 //     KustomizeBuild (a kustomization rendered by bin/kustomize), and
 //     PlacementRuleBinding, the YAML that binds root policies to clusters;
+//   - reading the in-process controllers' metrics: CounterSum;
 //   - waiting: Eventually polls a check until it passes or a timeout ends;
 //     WaitOperatorPolicy waits for an OperatorPolicy's status.
 //
