@@ -39,29 +39,17 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/commandline"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/console"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/scheme"
 )
-
-// loopback says whether a bind address listens on loopback only.
-func loopback(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return false
-	}
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
 
 func checkFlags(o console.Options, bind, certFile, keyFile string) error {
 	var bad []error
 	if _, _, err := net.SplitHostPort(bind); err != nil {
 		bad = append(bad, fmt.Errorf("--bind-address %q: %w", bind, err))
 	}
-	if o.Identity == console.IdentityKubeconfig && !loopback(bind) {
+	if o.Identity == console.IdentityKubeconfig && !commandline.Loopback(bind) {
 		bad = append(bad, fmt.Errorf("--bind-address %q is not loopback: with --identity kubeconfig anyone reaching it would read with the kubeconfig's identity; use --identity token", bind))
 	}
 	if o.Identity != console.IdentityKubeconfig && o.Identity != console.IdentityToken {

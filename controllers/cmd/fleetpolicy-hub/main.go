@@ -24,10 +24,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"net"
 	"os"
 	"runtime/debug"
-	"runtime/pprof"
 	"strings"
 	"time"
 
@@ -35,6 +33,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/commandline"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/hub"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/logging"
 )
@@ -86,18 +85,7 @@ func checkFlags(o hub.ManagerOptions) error {
 // "[::1]:6060", "localhost:6060") or not at all ("" or "0"): a profile shows
 // memory, and nothing guards the endpoint.
 func loopbackOrOff(addr string) bool {
-	if addr == "" || addr == "0" {
-		return true
-	}
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return false
-	}
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
+	return addr == "" || addr == "0" || commandline.Loopback(addr)
 }
 
 func main() {
@@ -156,17 +144,12 @@ func main() {
 		logger.Error(err, "no kubeconfig for the hub")
 		os.Exit(1)
 	}
-	if *cpuProfile != "" {
-		f, err := os.Create(*cpuProfile)
-		if err == nil {
-			err = pprof.StartCPUProfile(f)
-		}
-		if err != nil {
-			logger.Error(err, "cpu profile")
-			os.Exit(1)
-		}
-		defer pprof.StopCPUProfile()
+	stopCPUProfile, err := commandline.StartCPUProfile(*cpuProfile)
+	if err != nil {
+		logger.Error(err, "cpu profile")
+		os.Exit(1)
 	}
+	defer stopCPUProfile()
 	removeGenerated := func() {}
 	if o.Placement && o.WebhookCertDir == "" {
 		// The variable every pod of a cluster has (rest.InClusterConfig reads it).
@@ -191,7 +174,7 @@ func main() {
 	}
 	if err != nil {
 		logger.Error(err, "hub controller stopped")
-		pprof.StopCPUProfile()
+		stopCPUProfile()
 		removeGenerated()
 		os.Exit(1)
 	}

@@ -34,7 +34,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"runtime/pprof"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -44,6 +43,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/commandline"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/hubtoken"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/logging"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/operatorpolicy"
@@ -106,17 +106,12 @@ func main() {
 		logger.Error(err, "no kubeconfig for the managed cluster")
 		os.Exit(1)
 	}
-	if *cpuProfile != "" {
-		f, err := os.Create(*cpuProfile)
-		if err == nil {
-			err = pprof.StartCPUProfile(f)
-		}
-		if err != nil {
-			logger.Error(err, "cpu profile")
-			os.Exit(1)
-		}
-		defer pprof.StopCPUProfile()
+	stopCPUProfile, err := commandline.StartCPUProfile(*cpuProfile)
+	if err != nil {
+		logger.Error(err, "cpu profile")
+		os.Exit(1)
 	}
+	defer stopCPUProfile()
 	ctx := ctrl.SetupSignalHandler()
 	if *hubTokenLifetime > 0 {
 		renewing, ok, err := hubtoken.Renewing(ctx, hubCfg, *hubTokenLifetime, logger)
@@ -135,7 +130,7 @@ func main() {
 	}
 	if err != nil {
 		logger.Error(err, "spoke controller stopped")
-		pprof.StopCPUProfile()
+		stopCPUProfile()
 		os.Exit(1)
 	}
 }
