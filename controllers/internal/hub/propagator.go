@@ -66,7 +66,8 @@ type Propagator struct {
 	// writeSlots bounds the replica writes in flight across every root
 	// policy; nil: only Writers does.
 	writeSlots *semaphore.Weighted
-	// Clock is the time of rollout steps.
+	// Clock is the propagator's only source of time: rollout steps, and how
+	// long its own writes have been in flight (not nil).
 	Clock clock.PassiveClock
 	// Templates resolves hub templates; nil: a root with hub templates gets no
 	// replica and says so.
@@ -157,7 +158,6 @@ func (w replicaWrite) body(resourceVersion string) []byte {
 // bindings again (the first status-only reconcile of an epoch resolves them
 // and keeps the result for the next, settledRoots.keep).
 func (p *Propagator) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	start := time.Now()
 	now := p.Clock.Now()
 	logger := log.FromContext(ctx)
 	var epoch uint64
@@ -179,7 +179,7 @@ func (p *Propagator) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		root = nil
 	}
 	if root != nil && p.statusWrites != nil {
-		if behind, age := p.statusWrites.behind(root, time.Now()); behind {
+		if behind, age := p.statusWrites.behind(root, p.Clock.Now()); behind {
 			// The cache has not brought back this root's last status write: a
 			// status computed over the old one would be refused as a conflict.
 			return ctrl.Result{RequeueAfter: cacheCatchUp(age)}, nil
@@ -286,7 +286,7 @@ func (p *Propagator) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	replicasPerPolicy.WithLabelValues(root.Namespace, root.Name).Set(float64(len(resolution.Clusters)))
 	if written > 0 && writeErr == nil {
-		propagationSeconds.Observe(time.Since(start).Seconds())
+		propagationSeconds.Observe(p.Clock.Since(now).Seconds())
 		logger.V(1).Info("propagated", "writes", written, "clusters", len(resolution.Clusters))
 	}
 	if writeErr == nil {
@@ -309,7 +309,7 @@ func (p *Propagator) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	statusChanged, statusErr := p.updateRootStatus(ctx, root, resolution, step, existing, conditions...)
 	if statusChanged && statusErr == nil && p.statusWrites != nil {
-		p.statusWrites.wrote(root, time.Now())
+		p.statusWrites.wrote(root, p.Clock.Now())
 	}
 	err = errors.Join(writeErr, statusErr)
 	reconcileTotal.WithLabelValues(outcome(err)).Inc()
@@ -356,7 +356,7 @@ func (p *Propagator) dropInFlight(root types.NamespacedName, writes []replicaWri
 	if p.inFlight == nil {
 		return writes, 0
 	}
-	now := time.Now()
+	now := p.Clock.Now()
 	kept := writes[:0]
 	for _, w := range writes {
 		cached := ""
@@ -854,7 +854,7 @@ func (p *Propagator) write(ctx context.Context, key types.NamespacedName, root *
 						if w.actual != nil {
 							replaced = w.actual.ResourceVersion
 						}
-						p.inFlight.wrote(key, w.namespace(), replaced, time.Now())
+						p.inFlight.wrote(key, w.namespace(), replaced, p.Clock.Now())
 					}
 					return err == nil
 				}
@@ -931,7 +931,7 @@ func (p *Propagator) patchRolloutStatusInSlot(ctx context.Context, root types.Na
 		return client.IgnoreNotFound(err)
 	}
 	replicaWrites.WithLabelValues(verbRolloutStatus).Inc()
-	p.inFlight.statusWrote(root, w.cluster, w.rolloutStatus, time.Now())
+	p.inFlight.statusWrote(root, w.cluster, w.rolloutStatus, p.Clock.Now())
 	return nil
 }
 

@@ -53,7 +53,7 @@ func (p *Propagator) planRolloutStatus(root types.NamespacedName, decided []roll
 			specWrite[w.cluster] = i
 		}
 	}
-	now := time.Now()
+	now := p.Clock.Now()
 	for _, d := range decided {
 		want := d.Progress.Status
 		if want == "" {
