@@ -4,6 +4,7 @@ import (
 	"context"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -13,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/logging"
@@ -144,6 +146,9 @@ var templateAnnotationsChanged = predicate.Funcs{
 	DeleteFunc:  func(event.DeleteEvent) bool { return true },
 	GenericFunc: func(event.GenericEvent) bool { return true },
 }
+
+// queue is the work queue of the spoke's controllers, for their event handlers.
+type queue = workqueue.TypedRateLimitingInterface[reconcile.Request]
 
 // notStatusOnly passes the changes of an object other than to its status: a
 // new generation, labels, annotations, creation and deletion.
