@@ -6,6 +6,11 @@ import (
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 )
 
+// LabelPolicy, on a policy template synced to the managed cluster, names the
+// replicated policy the template belongs to (as OCM's framework add-on
+// labels it).
+const LabelPolicy = "policy.open-cluster-management.io/policy"
+
 const (
 	// gatekeeperConstraintsGroup holds Gatekeeper constraints, whose action field
 	// is spec.enforcementAction.

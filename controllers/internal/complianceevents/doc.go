@@ -11,6 +11,6 @@
 //   - The type is Normal when the message starts "Compliant;" and Warning
 //     otherwise (history.EventType), the count 1 and both timestamps the time.
 //
-// It is the one event writer of the spoke's template sync and of the
-// OperatorPolicy controller.
+// It is the one event writer of the spoke (template sync, hub status sync), of
+// the ConfigurationPolicy controller and of the OperatorPolicy controller.
 package complianceevents

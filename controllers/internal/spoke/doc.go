@@ -25,8 +25,10 @@
 //     dependency's compliance reconciles the policies waiting for it. Bad
 //     templates (undecodable, unknown kind, not a template kind, conflicting
 //     dependencies, rejected by the API server) are "template-error" events and
-//     NonCompliant, never a crash. Before deleting a template, template sync
-//     writes why on it (annotation fleetpolicy.io/deletion-cause:
+//     NonCompliant, never a crash. So is a policy template carrying the hub's
+//     policy.open-cluster-management.io/hub-templates-error annotation (with
+//     that message; not created, removed if it was). Before deleting a
+//     template, template sync writes why on it (annotation fleetpolicy.io/deletion-cause:
 //     DependenciesUnsatisfied, PolicyGone when the policy left the cluster,
 //     TemplateError while a template of the policy is in error,
 //     TemplateRemoved when the policy no longer holds it; the first cause
@@ -55,62 +57,10 @@
 //     namespace (data only) to the same namespace of the managed cluster,
 //     updates it when the hub's changes and deletes it when the hub's goes, as
 //     OCM's framework add-on does; both caches hold that Secret only.
-//   - The ConfigurationPolicy controller resolves the managed-cluster templates
-//     ({{ ... }}) of the object definitions (and builds the list of
-//     object-templates-raw) against the managed cluster with OCM's library, as
-//     shared/templates says, decrypting the values the hub encrypted with the
-//     copied key; for a policy evaluated by watch, what the templates read is
-//     watched (package templatewatch) and a change of it evaluates the policy
-//     again. A template that cannot be
-//     resolved makes its object template NonCompliant with the error, and
-//     nothing is applied from it. The annotation
-//     policy.open-cluster-management.io/disable-templates turns this off.
-//     A policy template carrying the hub's
-//     policy.open-cluster-management.io/hub-templates-error annotation is a
-//     template error of template sync (NonCompliant with that message, not
-//     created, removed if it was).
-//   - The ConfigurationPolicy controller evaluates object templates
-//     (musthave, mustonlyhave, mustnothave; namespaced objects in the
-//     namespaces of namespaceSelector; an unnamed objectDefinition with an
-//     objectSelector over the objects it lists with that label selector, as
-//     configpolicy.JudgeSelection decides), enforces them when asked, writes
-//     compliant, compliancyDetails, relatedObjects and lastEvaluatedGeneration,
-//     and emits "Compliant; ..." / "NonCompliant; ..." compliance events on the
-//     parent Policy when its verdict changes; an evaluation that creates a
-//     missing object first says what it found ("NonCompliant; violation -
-//     ... not found"), as OCM's history shows. An evaluation that finds an
-//     object still at the resourceVersion the policy's own create or update
-//     left keeps that write's words ("was created successfully"), so the
-//     watch sending the policy its own write back says nothing new. spec.evaluationInterval says
-//     when it evaluates again (configpolicy.EvaluatesByWatch,
-//     NextEvaluation): by watch (the default, as OCM) it reads the objects,
-//     lists and namespaces it evaluates through the templatewatch Resolver,
-//     so that a change of them evaluates it again, and the watches it no
-//     longer reads, or all of them when it is deleted or its interval is no
-//     longer watch, are dropped; otherwise it reads the API server and is
-//     evaluated again after the duration (never: on a change of its spec).
-//   - A named (or selected) object that differs from its definition is
-//     checked with a dry-run update, as OCM does. The diff
-//     (configpolicy.RecordDiff) goes to the object's relatedObjects entry or
-//     the log, as the object template's recordDiff says. An update the API
-//     server refuses as invalid (an immutable field) is not made.
-//     recreateOption IfRequired then deletes and recreates the object, and
-//     Always does that instead of any update. Creation is retried while the
-//     deleted object is still going, and the policy is evaluated again soon
-//     when it is still there.
-//   - The same controller prunes as OCM does (spec.pruneObjectBehavior,
-//     docs/pruning.md): while it is DeleteIfCreated or DeleteAll the policy
-//     holds the finalizer configpolicy.PruneFinalizer; when an enforce policy
-//     is deleted, the objects configpolicy.PruneCandidates and DecidePrune
-//     name are deleted (DeleteIfCreated: created by the policy, uid
-//     unchanged; DeleteAll: every musthave/mustonlyhave object it saw; never
-//     a mustnothave object), and so are those a complete evaluation no longer
-//     relates to. A deletion that fails or hangs keeps the finalizer, reports
-//     NonCompliant ("Error cleaning up child objects") and is retried. A
-//     relatedObject remembers createdByPolicy and the uid created across
-//     evaluations (configpolicy.CarryCreatedByPolicy). When the
-//     ConfigurationPolicy CRD is being deleted (the spoke's uninstall), the
-//     finalizers are removed and nothing is deleted or evaluated.
+//   - The ConfigurationPolicy controller (package configpolicy) evaluates and
+//     enforces the ConfigurationPolicy templates, resolving their
+//     managed-cluster templates with the copied key, and prunes what they
+//     created.
 //
 // Options.ConfigurationPolicyEvaluator and OperatorPolicyEvaluator (the
 // flags --configurationpolicy-evaluator and --operatorpolicy-evaluator) may
@@ -128,6 +78,14 @@
 // spelling, the remove-on-deletion annotation) as a template error.
 // OperatorPolicies can go to OCM only with the ConfigurationPolicies (OCM
 // v0.19's controller always evaluates those); NewManager refuses the rest.
+//
+// Each controller's files carry its name: specsync.go, templatesync.go and
+// templatesync_*.go (template sync and status sync: the reconcile, its
+// status report, watches, event handlers and dependency registry),
+// hubstatussync.go, secretsync.go; events.go is their compliance event
+// writer; manager.go, setup.go and evaluator.go build the manager and wire
+// the controllers. The ConfigurationPolicy and OperatorPolicy controllers are
+// packages of their own (configpolicy, operatorpolicy).
 //
 // All state lives in API objects; a restarted spoke reconciles every policy
 // and resumes.

@@ -11,14 +11,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/configpolicy"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/logging"
-	"github.com/fleetpolicy/fleetpolicy/controllers/internal/templatewatch"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 	"github.com/fleetpolicy/fleetpolicy/shared/templates"
 )
@@ -110,41 +109,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, hub cluster.Cluster, o Options
 		// (resolving their managed-cluster templates with the copied key).
 		return nil
 	}
-	resolver, err := templatewatch.ForManager(mgr, o.TemplateLimits)
-	if err != nil {
-		return err
-	}
-	cpReconciler := &ConfigurationPolicyReconciler{
-		Client:    mgr.GetClient(),
-		Reader:    mgr.GetAPIReader(),
-		Mapper:    mgr.GetRESTMapper(),
-		Templates: resolver,
-		events:    events,
-		clock:     o.Clock,
-	}
-	// A ConfigurationPolicy is evaluated again when its spec, or the
-	// annotations that change how its templates resolve, change, and when an
-	// object its templates read changes; a copied key Secret re-evaluates
-	// the policies that decrypt with it.
-	return ctrl.NewControllerManagedBy(mgr).
-		Named("spoke-configurationpolicy").
-		WithOptions(concurrency).
-		For(&policyv1.ConfigurationPolicy{}, builder.WithPredicates(inNamespace, predicate.Or(predicate.GenerationChangedPredicate{}, templateAnnotationsChanged))).
-		WatchesRawSource(resolver.Source()).
-		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(cpReconciler.decrypting), builder.WithPredicates(isKey)).
-		Complete(logging.QuietWhenStopping(cpReconciler))
-}
-
-// templateAnnotationsChanged passes the changes of the annotations that change
-// how a policy's templates resolve (the IV, disable-templates).
-var templateAnnotationsChanged = predicate.Funcs{
-	UpdateFunc: func(e event.UpdateEvent) bool {
-		was, is := e.ObjectOld.GetAnnotations(), e.ObjectNew.GetAnnotations()
-		return was[templates.IVAnnotation] != is[templates.IVAnnotation] || was[templates.DisableAnnotation] != is[templates.DisableAnnotation]
-	},
-	CreateFunc:  func(event.CreateEvent) bool { return true },
-	DeleteFunc:  func(event.DeleteEvent) bool { return true },
-	GenericFunc: func(event.GenericEvent) bool { return true },
+	return configpolicy.Setup(mgr, configpolicy.Options{Namespace: o.ClusterName, Concurrency: o.Concurrency, TemplateLimits: o.TemplateLimits, Clock: o.Clock})
 }
 
 // queue is the work queue of the spoke's controllers, for their event handlers.

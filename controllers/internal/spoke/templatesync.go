@@ -35,8 +35,6 @@ import (
 
 // Labels and annotations of templates on the managed cluster.
 const (
-	// labelPolicy names the replicated policy a template belongs to.
-	labelPolicy = "policy.open-cluster-management.io/policy"
 	// labelPolicyType on a CRD marks its kind as a policy template kind.
 	labelPolicyType    = "policy.open-cluster-management.io/policy-type"
 	policyTypeTemplate = "template"
@@ -220,7 +218,7 @@ func (t *TemplateSync) syncTemplate(ctx context.Context, p *policyv1.Policy, i i
 		return fail("the template cannot be read", err)
 	}
 	found := err == nil
-	if owner := existing.GetLabels()[labelPolicy]; found && owner != p.Name {
+	if owner := existing.GetLabels()[replication.LabelPolicy]; found && owner != p.Name {
 		if owner == "" {
 			owner = "none"
 		}
@@ -444,7 +442,7 @@ func (t *TemplateSync) desiredTemplate(p *policyv1.Policy, def *unstructured.Uns
 	if labels == nil {
 		labels = map[string]string{}
 	}
-	labels[labelPolicy] = p.Name
+	labels[replication.LabelPolicy] = p.Name
 	labels[replication.LabelClusterName] = t.Namespace
 	labels[replication.LabelClusterNamespace] = t.Namespace
 	d.SetLabels(labels)

@@ -13,6 +13,7 @@ import (
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 	"github.com/fleetpolicy/fleetpolicy/shared/dependency"
 	"github.com/fleetpolicy/fleetpolicy/shared/history"
+	"github.com/fleetpolicy/fleetpolicy/shared/replication"
 )
 
 // policyRefOf is the dependency target a policy in the cluster namespace is:
@@ -75,7 +76,7 @@ func (t *TemplateSync) objectHandler() handler.EventHandler {
 			out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: t.Namespace, Name: name}})
 		}
 		if ns := obj.GetNamespace(); ns == "" || ns == t.Namespace {
-			if owner := obj.GetLabels()[labelPolicy]; owner != "" {
+			if owner := obj.GetLabels()[replication.LabelPolicy]; owner != "" {
 				add(owner)
 			}
 		}

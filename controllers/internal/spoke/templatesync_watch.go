@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
+	"github.com/fleetpolicy/fleetpolicy/shared/replication"
 )
 
 // watcher adds watches to the template-sync controller for the kinds it meets
@@ -65,14 +66,14 @@ func (w *watcher) ensure(gvk schema.GroupVersionKind, template bool) error {
 // names, so that pruning one policy's templates reads only those: a label
 // selector over the cache reads every template's labels (with 500 policies
 // that was a fifth of the spoke's CPU in BenchmarkSpokeTemplateSync).
-const indexTemplatePolicy = "metadata.labels." + labelPolicy
+const indexTemplatePolicy = "metadata.labels." + replication.LabelPolicy
 
 func templatePolicy(obj client.Object) []string {
 	u, ok := obj.(*unstructured.Unstructured)
 	if !ok {
 		return nil
 	}
-	if name, _, _ := unstructured.NestedString(u.Object, "metadata", "labels", labelPolicy); name != "" {
+	if name, _, _ := unstructured.NestedString(u.Object, "metadata", "labels", replication.LabelPolicy); name != "" {
 		return []string{name}
 	}
 	return nil

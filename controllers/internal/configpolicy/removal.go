@@ -1,4 +1,4 @@
-package spoke
+package configpolicy
 
 import (
 	"context"
@@ -30,7 +30,7 @@ const configurationPolicyCRD = "configurationpolicies.policy.open-cluster-manage
 // policy is deleted). While the spoke is being uninstalled (the
 // ConfigurationPolicy CRD is being deleted or is gone) it takes the finalizer
 // away and reports uninstalling: nothing is evaluated or deleted then.
-func (r *ConfigurationPolicyReconciler) syncFinalizer(ctx context.Context, cp *policyv1.ConfigurationPolicy) (uninstalling bool, err error) {
+func (r *reconciler) syncFinalizer(ctx context.Context, cp *policyv1.ConfigurationPolicy) (uninstalling bool, err error) {
 	uninstalling, err = r.uninstalling(ctx, r.Client)
 	if err != nil {
 		return false, err
@@ -51,7 +51,7 @@ func (r *ConfigurationPolicyReconciler) syncFinalizer(ctx context.Context, cp *p
 // uninstalling reports whether the ConfigurationPolicy CRD is being deleted
 // or is gone: the spoke is being uninstalled, and the finalizers go without
 // deleting anything (OCM's behaviour when its CRD goes).
-func (r *ConfigurationPolicyReconciler) uninstalling(ctx context.Context, reader client.Reader) (bool, error) {
+func (r *reconciler) uninstalling(ctx context.Context, reader client.Reader) (bool, error) {
 	crd := &apiextensionsv1.CustomResourceDefinition{}
 	err := reader.Get(ctx, client.ObjectKey{Name: configurationPolicyCRD}, crd)
 	if apierrors.IsNotFound(err) {
@@ -73,7 +73,7 @@ const cleanupRetry = 2 * time.Second
 // its parent, and is tried again after cleanupRetry. (The API
 // server bumps the generation when the deletion starts, so the controller's
 // GenerationChangedPredicate lets it through.)
-func (r *ConfigurationPolicyReconciler) finishDeletion(ctx context.Context, cp *policyv1.ConfigurationPolicy) (ctrl.Result, error) {
+func (r *reconciler) finishDeletion(ctx context.Context, cp *policyv1.ConfigurationPolicy) (ctrl.Result, error) {
 	if !controllerutil.ContainsFinalizer(cp, configpolicy.PruneFinalizer) {
 		return ctrl.Result{}, nil
 	}
@@ -99,7 +99,7 @@ func (r *ConfigurationPolicyReconciler) finishDeletion(ctx context.Context, cp *
 		return retry, nil
 	}
 	if parent, ok := r.parent(ctx, cp); ok {
-		if _, _, err := r.events.compliance(ctx, parent, cp.Namespace, cp.Name, configpolicy.ComplianceMessage(false, []string{msg})); err != nil {
+		if err := r.complianceEvent(ctx, parent, cp, configpolicy.ComplianceMessage(false, []string{msg})); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
@@ -118,7 +118,7 @@ func (r *ConfigurationPolicyReconciler) finishDeletion(ctx context.Context, cp *
 // relatedObjects that the evaluation no longer relates to (the spec or the
 // selected namespaces changed), as OCM does. Failures are only logged: the
 // objects are no longer the policy's.
-func (r *ConfigurationPolicyReconciler) pruneDropped(ctx context.Context, cp *policyv1.ConfigurationPolicy, fresh []policyv1.RelatedObject) {
+func (r *reconciler) pruneDropped(ctx context.Context, cp *policyv1.ConfigurationPolicy, fresh []policyv1.RelatedObject) {
 	for _, f := range r.prune(ctx, cp, configpolicy.PruneCandidates(cp.Spec, cp.Status.RelatedObjects, fresh, false)) {
 		ctrl.LoggerFrom(ctx).Info("an object the policy no longer relates to was not deleted",
 			"kind", f.Object.Kind, "namespace", f.Object.Metadata.Namespace, "name", f.Object.Metadata.Name, "reason", f.Why)
@@ -128,7 +128,7 @@ func (r *ConfigurationPolicyReconciler) pruneDropped(ctx context.Context, cp *po
 // prune reads each candidate, deletes it when configpolicy.DecidePrune says
 // so (on the condition that its uid is still the one read) and returns the
 // objects that are not gone.
-func (r *ConfigurationPolicyReconciler) prune(ctx context.Context, cp *policyv1.ConfigurationPolicy, candidates []policyv1.RelatedObject) []configpolicy.PruneFailure {
+func (r *reconciler) prune(ctx context.Context, cp *policyv1.ConfigurationPolicy, candidates []policyv1.RelatedObject) []configpolicy.PruneFailure {
 	var failures []configpolicy.PruneFailure
 	for _, ro := range candidates {
 		fail := func(format string, args ...any) {
@@ -163,7 +163,7 @@ func (r *ConfigurationPolicyReconciler) prune(ctx context.Context, cp *policyv1.
 }
 
 // live reads the object a related object names, from the API server.
-func (r *ConfigurationPolicyReconciler) live(ctx context.Context, ref policyv1.ObjectResource) (configpolicy.LiveObject, *unstructured.Unstructured, error) {
+func (r *reconciler) live(ctx context.Context, ref policyv1.ObjectResource) (configpolicy.LiveObject, *unstructured.Unstructured, error) {
 	obj := &unstructured.Unstructured{}
 	obj.SetGroupVersionKind(schema.FromAPIVersionAndKind(ref.APIVersion, ref.Kind))
 	err := r.Reader.Get(ctx, client.ObjectKey{Namespace: ref.Metadata.Namespace, Name: ref.Metadata.Name}, obj)
