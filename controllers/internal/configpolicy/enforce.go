@@ -41,20 +41,62 @@ const (
 	recreateRetryDelay = time.Second
 )
 
-// settle makes the write verdict asks for on existing (exists says whether
-// it is on the cluster; cmp compares it with desired), as OCM does: an
-// existing musthave or mustonlyhave object that differs is first updated
-// with a dry run, whose result the diff shows (recorded as update says); an
-// update the API server refuses as invalid (an immutable field) is not made,
-// or is made by recreating the object when update.recreate allows it (always
-// with Always). It returns the object as it is now, whether the policy
-// created it and the diff to record in its related object.
-func (r *reconciler) settle(ctx context.Context, cluster clusterReader, verdict configpolicy.Verdict, cmp configpolicy.Comparison, exists bool,
-	ct policyv1.ComplianceType, desired, existing *unstructured.Unstructured, update *updateRules, res *configpolicy.Result) (
-	now *unstructured.Unstructured, created bool, diff string) {
-	action := verdict.Action
+// judged is one object of an object template, judged: the object as the
+// definition would have it (desired), as it is on the cluster (existing, nil
+// when it is not there), the verdict on it, the comparison it was judged
+// by, and its result as the verdict words it.
+type judged struct {
+	desired, existing *unstructured.Unstructured
+	verdict           configpolicy.Verdict
+	cmp               configpolicy.Comparison
+	res               configpolicy.Result
+}
+
+// conclude settles a judged object (settle) and reports it: its result and
+// its related object. own, when not nil, are the policy's own writes: an
+// object found as specified that is still as the policy wrote it keeps the
+// write's reason, and a write made is recorded.
+func (r *reconciler) conclude(ctx context.Context, s templateScope, j judged, own *ownWrites) (configpolicy.Result, policyv1.RelatedObject) {
+	if j.verdict.Reason == configpolicy.ReasonFoundAsSpecified {
+		if reason, ok := own.standing(j.existing); ok {
+			j.res.Reason = reason // as the policy wrote it
+		}
+	}
+	st := r.settle(ctx, s, j)
+	if wrote := j.verdict.Action == configpolicy.ActionCreate || j.verdict.Action == configpolicy.ActionUpdate; wrote && st.res.Compliant {
+		own.wrote(st.now, st.res.Reason)
+	}
+	// A mustnothave object is not the policy's: its entry has no properties
+	// (as in OCM), so pruning never deletes it.
+	var uidOf *unstructured.Unstructured
+	if (j.existing != nil || st.created) && s.ct != policyv1.MustNotHave {
+		uidOf = st.now
+	}
+	return st.res, withDiff(relatedObject(j.desired, j.res.Namespace, j.res.Name, st.res, uidOf, st.created), st.diff)
+}
+
+// settled is a judged object after settle: the object as it is now, whether
+// the policy created it, the diff to record in its related object, and its
+// result (the verdict's, or why its write was not made).
+type settled struct {
+	now     *unstructured.Unstructured
+	created bool
+	diff    string
+	res     configpolicy.Result
+}
+
+// settle makes the write the verdict on j asks for, as OCM does: an existing
+// musthave or mustonlyhave object that differs is first updated with a dry
+// run, whose result the diff shows (recorded as the definition's update
+// rules say); an update the API server refuses as invalid (an immutable
+// field) is not made, or is made by recreating the object when the rules
+// allow it (always with Always).
+func (r *reconciler) settle(ctx context.Context, s templateScope, j judged) settled {
+	update, cmp, existing := s.def.update, j.cmp, j.existing
+	out := settled{now: existing, res: j.res}
+	action := j.verdict.Action
 	refused := false
-	if exists && ct != policyv1.MustNotHave && !cmp.Matches {
+	if existing != nil && s.ct != policyv1.MustNotHave && !cmp.Matches {
 		updated := cmp.Expected
 		if cmp.Fixable() {
 			dryRun := &unstructured.Unstructured{Object: runtime.DeepCopyJSON(cmp.Merged)}
@@ -65,30 +107,35 @@ func (r *reconciler) settle(ctx context.Context, cluster clusterReader, verdict 
 			case apierrors.IsInvalid(err):
 				refused = true
 			default:
-				res.Compliant, res.Reason, action = false, configpolicy.ReasonNotAsSpecified, configpolicy.ActionNone
-				res.Message = fmt.Sprintf("Error issuing a dry run update request for the object `%s`, the error is `%v`", existing.GetName(), err)
+				out.res.Compliant, out.res.Reason, action = false, configpolicy.ReasonNotAsSpecified, configpolicy.ActionNone
+				out.res.Message = fmt.Sprintf("Error issuing a dry run update request for the object `%s`, the error is `%v`", existing.GetName(), err)
 			}
 		}
 		recording := configpolicy.RecordingFor(update.recordDiff, existing.GroupVersionKind().GroupKind(), update.sensitive)
-		diff = r.recordDiff(ctx, recording, existing, updated)
+		out.diff = r.recordDiff(ctx, recording, existing, updated)
 	}
 	if action == configpolicy.ActionUpdate {
-		resource, ns, name := res.Resource, existing.GetNamespace(), existing.GetName()
+		resource, ns, name := out.res.Resource, existing.GetNamespace(), existing.GetName()
 		switch configpolicy.HowToUpdate(update.recreate, refused) {
 		case configpolicy.UpdateRefused:
-			res.Compliant, res.Reason, res.Message = false, configpolicy.ReasonNotAsSpecified, configpolicy.ImmutableMessage(resource, ns, name)
-			return existing, false, diff
+			out.res.Compliant, out.res.Reason, out.res.Message = false, configpolicy.ReasonNotAsSpecified, configpolicy.ImmutableMessage(resource, ns, name)
+			return out
 		case configpolicy.UpdateByRecreating:
-			obj, msg := r.recreate(ctx, existing, desired, resource)
+			obj, msg := r.recreate(ctx, existing, j.desired, resource)
 			if msg != "" {
-				res.Compliant, res.Reason, res.Message = false, configpolicy.ReasonNotAsSpecified, msg
-				return existing, false, diff
+				out.res.Compliant, out.res.Reason, out.res.Message = false, configpolicy.ReasonNotAsSpecified, msg
+				return out
 			}
-			return obj, configpolicy.CreatedWithUID(update.previous, string(existing.GetUID())), diff
+			out.now, out.created = obj, configpolicy.CreatedWithUID(update.previous, string(existing.GetUID()))
+			return out
 		}
 	}
-	now, created = r.write(ctx, cluster, action, desired, existing, cmp.Merged, res)
-	return now, created, diff
+	now, created, err := r.write(ctx, s.cluster, action, j.desired, existing, cmp.Merged)
+	if err != nil {
+		out.res.Compliant, out.res.Reason = false, configpolicy.Reason(err.Error())
+	}
+	out.now, out.created = now, created
+	return out
 }
 
 // withDiff is ro with diff in its properties (when it has any).
@@ -148,36 +195,34 @@ func (r *reconciler) recreate(ctx context.Context, existing, desired *unstructur
 
 // write makes the write a verdict asks for: action creates desired, updates
 // existing to merged or deletes existing. It returns the object as it is now
-// (existing when nothing was written) and whether it was created; a failed
-// write makes res non-compliant with the error. A policy evaluated by watch
-// whose object cannot be created for want of its namespace watches the
-// namespace, as OCM does: its creation (or end) may let the object be created.
+// (existing when nothing was written), whether it was created, and why the
+// write failed ("cannot be created: ..."). A policy evaluated by watch whose
+// object cannot be created for want of its namespace watches the namespace,
+// as OCM does: its creation (or end) may let the object be created.
 func (r *reconciler) write(ctx context.Context, cluster clusterReader, action configpolicy.Action, desired, existing *unstructured.Unstructured,
-	merged map[string]any, res *configpolicy.Result) (*unstructured.Unstructured, bool) {
+	merged map[string]any) (*unstructured.Unstructured, bool, error) {
 	switch action {
 	case configpolicy.ActionCreate:
 		obj := desired.DeepCopy()
 		if err := r.Client.Create(ctx, obj); err != nil {
-			res.Compliant, res.Reason = false, configpolicy.Reason("cannot be created: "+err.Error())
 			if cluster.watching() && namespaceMissingOrTerminating(err) {
 				_, _ = cluster.get(ctx, corev1.SchemeGroupVersion.WithKind("Namespace"), "", obj.GetNamespace())
 			}
-			return existing, false
+			return existing, false, fmt.Errorf("cannot be created: %w", err)
 		}
-		return obj, true
+		return obj, true, nil
 	case configpolicy.ActionUpdate:
 		obj := &unstructured.Unstructured{Object: merged}
 		if err := r.Client.Update(ctx, obj); err != nil {
-			res.Compliant, res.Reason = false, configpolicy.Reason("cannot be updated: "+err.Error())
-			return existing, false
+			return existing, false, fmt.Errorf("cannot be updated: %w", err)
 		}
-		return obj, false
+		return obj, false, nil
 	case configpolicy.ActionDelete:
 		if err := r.Client.Delete(ctx, existing); client.IgnoreNotFound(err) != nil {
-			res.Compliant, res.Reason = false, configpolicy.Reason("cannot be deleted: "+err.Error())
+			return existing, false, fmt.Errorf("cannot be deleted: %w", err)
 		}
 	}
-	return existing, false
+	return existing, false, nil
 }
 
 // namespaceMissingOrTerminating reports whether a create failed because its

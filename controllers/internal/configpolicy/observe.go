@@ -147,13 +147,13 @@ func (r *reconciler) evaluateAll(ctx context.Context, cp *policyv1.Configuration
 		return evaluation{status: status, compliant: compliant, complete: true, messages: messages}
 	}
 
-	enforce := cp.Spec.RemediationAction.IsEnforce()
-	namespaces := &namespaceLister{reader: cluster}
 	ev := evaluation{status: policyv1.ConfigurationPolicyStatus{LastEvaluatedGeneration: cp.Generation}, compliant: true, complete: true, beforeCompliant: true,
 		own: r.ownWritesOf(cp)}
+	ps := policyScope{cp: cp, cluster: cluster, namespaces: &namespaceLister{reader: cluster}, tpl: tpl, enforce: cp.Spec.RemediationAction.IsEnforce(),
+		sensitive: rawSensitive, own: ev.own}
 	status := &ev.status
 	for i, ot := range objectTemplates {
-		out := r.evaluate(ctx, cp, i, ot, enforce, namespaces, tpl, rawSensitive, cluster, ev.own)
+		out := r.evaluate(ctx, ps, i, ot)
 		ev.compliant = ev.compliant && out.compliant
 		ev.complete = ev.complete && !out.incomplete
 		ev.kindMissing = ev.kindMissing || out.kindMissing
@@ -196,15 +196,43 @@ func wholeObjects(ctx context.Context, cluster clusterReader, related []policyv1
 	return out
 }
 
-// evaluate evaluates object template number i of cp, enforcing it when asked.
-// With tpl, the templates of its object definition are resolved first, per
-// namespace when they read .ObjectNamespace, .ObjectName or .Object (as OCM
-// does); a template that fails to resolve is a violation and nothing of it is
-// applied. sensitive says the object templates were made by templates that
-// read sensitive data (object-templates-raw): their diffs are redacted unless
-// recordDiff is set.
-func (r *reconciler) evaluate(ctx context.Context, cp *policyv1.ConfigurationPolicy, i int, ot *policyv1.ObjectTemplate, enforce bool,
-	namespaces *namespaceLister, tpl *templating, sensitive bool, cluster clusterReader, own *ownWrites) templateOutcome {
+// policyScope is one evaluation of a policy's object templates: what each
+// object template's evaluation shares.
+type policyScope struct {
+	cp *policyv1.ConfigurationPolicy
+	// cluster reads the objects evaluated; namespaces lists the cluster's
+	// namespaces once for all the object templates.
+	cluster    clusterReader
+	namespaces *namespaceLister
+	// tpl resolves the templates of the object definitions (nil: templates
+	// are disabled, or were resolved already with object-templates-raw).
+	tpl     *templating
+	enforce bool
+	// sensitive says the object templates were made by templates that read
+	// sensitive data (object-templates-raw): their diffs are redacted unless
+	// recordDiff is set.
+	sensitive bool
+	own       *ownWrites
+}
+
+// templateScope is the evaluation of one object template, as its three paths
+// (named, selected and unnamed objects) share it: how the evaluation reads
+// the cluster, the template's compliance types, whether the policy enforces
+// and the template's object definition.
+type templateScope struct {
+	cluster clusterReader
+	ct, mct policyv1.ComplianceType
+	enforce bool
+	def     *definition
+}
+
+// evaluate evaluates object template number i of the policy, enforcing it
+// when asked. With ps.tpl, the templates of its object definition are
+// resolved first, per namespace when they read .ObjectNamespace, .ObjectName
+// or .Object (as OCM does); a template that fails to resolve is a violation
+// and nothing of it is applied.
+func (r *reconciler) evaluate(ctx context.Context, ps policyScope, i int, ot *policyv1.ObjectTemplate) templateOutcome {
+	cp, tpl := ps.cp, ps.tpl
 	path := field.NewPath("spec", "object-templates").Index(i)
 	templateField := path.String()
 	violation := func(format string, args ...any) templateOutcome {
@@ -257,7 +285,7 @@ func (r *reconciler) evaluate(ctx context.Context, cp *policyv1.ConfigurationPol
 		if namespace != "" {
 			targetNamespaces = []string{namespace}
 		} else {
-			all, err := namespaces.list(ctx)
+			all, err := ps.namespaces.list(ctx)
 			if err != nil {
 				return violation("%s: namespaces cannot be listed: %v", templateField, err)
 			}
@@ -281,11 +309,12 @@ func (r *reconciler) evaluate(ctx context.Context, cp *policyv1.ConfigurationPol
 	if err != nil {
 		return violation("%v", err)
 	}
-	def := definition{index: i, field: templateField, raw: raw, head: head, templated: templated, gvk: gvk, resource: resource, namespaced: namespaced,
+	def := &definition{index: i, field: templateField, raw: raw, head: head, tpl: tpl, templated: templated, gvk: gvk, resource: resource, namespaced: namespaced,
 		namespaceSelected: !selectorEmpty(cp.Spec.NamespaceSelector), name: name,
-		update: &updateRules{recreate: ot.RecreateOption, recordDiff: ot.RecordDiff, sensitive: sensitive, previous: cp.Status.RelatedObjects, own: own}}
+		update: &updateRules{recreate: ot.RecreateOption, recordDiff: ot.RecordDiff, sensitive: ps.sensitive, previous: cp.Status.RelatedObjects, own: ps.own}}
+	s := templateScope{cluster: ps.cluster, ct: ct, mct: mct, enforce: ps.enforce, def: def}
 	if selecting {
-		return r.evaluateSelected(ctx, cluster, def, targetNamespaces, selector, ct, mct, enforce, tpl)
+		return r.evaluateSelected(ctx, s, targetNamespaces, selector)
 	}
 
 	uses := templates.ContextUses(raw)
@@ -297,11 +326,11 @@ func (r *reconciler) evaluate(ctx context.Context, cp *policyv1.ConfigurationPol
 	for _, ns := range targetNamespaces {
 		var existing func() map[string]any
 		if uses.Object && name != "" {
-			existing = func() map[string]any { return existingObject(ctx, cluster, gvk, ns, name) }
+			existing = func() map[string]any { return existingObject(ctx, s.cluster, gvk, ns, name) }
 		}
 		var skip bool
 		var failed *templateOutcome
-		desired, skip, failed = def.forObject(tpl, desired, uses.ObjectNamespace || uses.ObjectName || uses.Object, existing, name, ns)
+		desired, skip, failed = def.forObject(desired, uses.ObjectNamespace || uses.ObjectName || uses.Object, existing, name, ns)
 		if failed != nil {
 			return *failed
 		}
@@ -317,9 +346,9 @@ func (r *reconciler) evaluate(ctx context.Context, cp *policyv1.ConfigurationPol
 		var objRelated []policyv1.RelatedObject
 		listed := true
 		if obj.GetName() != "" {
-			objResults, objRelated = r.evaluateNamed(ctx, cluster, obj, obj.GetNamespace(), resource, ct, mct, enforce, def.update)
+			objResults, objRelated = r.evaluateNamed(ctx, s, obj)
 		} else {
-			objResults, objRelated, listed = r.evaluateUnnamed(ctx, cluster, obj, obj.GetNamespace(), resource, ct, mct)
+			objResults, objRelated, listed = r.evaluateUnnamed(ctx, s, obj)
 		}
 		results = append(results, objResults...)
 		related = append(related, objRelated...)
@@ -361,7 +390,9 @@ type definition struct {
 	raw   []byte
 	// head is the objectDefinition decoded, its templates unresolved.
 	head *unstructured.Unstructured
-	// templated is true when it has managed-cluster templates to resolve.
+	// tpl resolves its templates (nil: they are not resolved); templated is
+	// true when it has managed-cluster templates to resolve.
+	tpl       *templating
 	templated bool
 	gvk       schema.GroupVersionKind
 	// resource is the plural resource name of its kind.
@@ -382,8 +413,9 @@ type definition struct {
 // nothing was resolved yet (previous is nil) or again is true (the templates
 // read the object), else previous is kept; existing, when not nil, reads the
 // object for .Object. skip is true when the template called skipObject
-// (obj is then nil); failed, when set, is the template's outcome.
-func (d definition) forObject(tpl *templating, previous *unstructured.Unstructured, again bool, existing func() map[string]any, name, ns string) (
+// (obj is then nil); failed, when set, is the template's outcome. A
+// resolution that read sensitive data marks d's update rules sensitive.
+func (d *definition) forObject(previous *unstructured.Unstructured, again bool, existing func() map[string]any, name, ns string) (
 	obj *unstructured.Unstructured, skip bool, failed *templateOutcome) {
 	switch {
 	case !d.templated:
@@ -395,7 +427,7 @@ func (d definition) forObject(tpl *templating, previous *unstructured.Unstructur
 	if existing != nil {
 		current = existing()
 	}
-	res, err := templates.ResolveObjectDefinition(tpl.resolver, d.raw, templates.ObjectContext(current, name, ns), tpl.options)
+	res, err := templates.ResolveObjectDefinition(d.tpl.resolver, d.raw, templates.ObjectContext(current, name, ns), d.tpl.options)
 	if err != nil {
 		return nil, false, &templateOutcome{message: templates.ErrorMessage(err), incomplete: true}
 	}
@@ -416,7 +448,7 @@ func (d definition) forObject(tpl *templating, previous *unstructured.Unstructur
 // around kind, name and namespace trimmed (as OCM does), the namespace ns
 // unless it sets one (none for a cluster-scoped kind). A templated namespace
 // must agree with the namespace selector and must not be empty.
-func (d definition) placed(desired *unstructured.Unstructured, ns string) (*unstructured.Unstructured, error) {
+func (d *definition) placed(desired *unstructured.Unstructured, ns string) (*unstructured.Unstructured, error) {
 	obj := desired.DeepCopy()
 	obj.SetKind(strings.TrimSpace(obj.GetKind()))
 	obj.SetName(strings.TrimSpace(obj.GetName()))
@@ -440,8 +472,8 @@ func (d definition) placed(desired *unstructured.Unstructured, ns string) (*unst
 // evaluateSelected evaluates an object template through its objectSelector
 // (shared/configpolicy.JudgeSelection): the objects of its kind the selector
 // selects in namespaces, each with the definition resolved for it.
-func (r *reconciler) evaluateSelected(ctx context.Context, cluster clusterReader, d definition, namespaces []string, selector labels.Selector,
-	ct, mct policyv1.ComplianceType, enforce bool, tpl *templating) templateOutcome {
+func (r *reconciler) evaluateSelected(ctx context.Context, s templateScope, namespaces []string, selector labels.Selector) templateOutcome {
+	d := s.def
 	gvk := d.gvk
 	uses := templates.ContextUses(d.raw)
 	perObject := uses.Object || uses.ObjectName || uses.ObjectNamespace
@@ -450,7 +482,7 @@ func (r *reconciler) evaluateSelected(ctx context.Context, cluster clusterReader
 	var desired *unstructured.Unstructured
 	skipped := 0
 	for _, ns := range namespaces {
-		items, err := cluster.list(ctx, gvk, ns, selector)
+		items, err := s.cluster.list(ctx, gvk, ns, selector)
 		if err != nil {
 			return templateOutcome{message: fmt.Sprintf("Error listing resources with provided objectSelector in the object-template at index [%d]: %v",
 				d.index, err), incomplete: true}
@@ -459,7 +491,7 @@ func (r *reconciler) evaluateSelected(ctx context.Context, cluster clusterReader
 			live := &items[j]
 			var skip bool
 			var failed *templateOutcome
-			desired, skip, failed = d.forObject(tpl, desired, perObject, func() map[string]any { return templateObject(live) }, live.GetName(), ns)
+			desired, skip, failed = d.forObject(desired, perObject, func() map[string]any { return templateObject(live) }, live.GetName(), ns)
 			if failed != nil {
 				return *failed
 			}
@@ -483,27 +515,26 @@ func (r *reconciler) evaluateSelected(ctx context.Context, cluster clusterReader
 	if len(selected) == 0 && skipped > 0 {
 		return skippedOutcome(gvk.Kind, false)
 	}
-	judged := configpolicy.JudgeSelection(d.resource, namespaces, selected, ct, mct, enforce)
-	if judged.NothingSelected {
+	judgement := configpolicy.JudgeSelection(d.resource, namespaces, selected, s.ct, s.mct, s.enforce)
+	if judgement.NothingSelected {
 		return templateOutcome{compliant: true, message: configpolicy.NothingSelectedMessage(gvk.Kind)}
 	}
-	results := judged.Summary
+	results := judgement.Summary
 	var related []policyv1.RelatedObject
 	compliant := true
-	for _, v := range judged.Verdicts {
-		s, live := selected[v.Object], listed[v.Object]
-		desired := &unstructured.Unstructured{Object: s.Desired}
-		res := configpolicy.Result{Resource: d.resource, Namespace: s.Namespace, Name: s.Name, Compliant: v.Compliant, Reason: v.Reason}
-		written, created, diff := r.settle(ctx, cluster, v.Verdict, v.Comparison, true, ct, desired, live, d.update, &res)
+	for _, v := range judgement.Verdicts {
+		sel := selected[v.Object]
+		// A selected object's own writes are not kept (conclude's own is
+		// nil): one found as the policy wrote it is found as specified.
+		res, ro := r.conclude(ctx, s, judged{
+			desired: &unstructured.Unstructured{Object: sel.Desired}, existing: listed[v.Object], verdict: v.Verdict, cmp: v.Comparison,
+			res: configpolicy.Result{Resource: d.resource, Namespace: sel.Namespace, Name: sel.Name, Compliant: v.Compliant, Reason: v.Reason},
+		}, nil)
 		compliant = compliant && res.Compliant
-		if judged.Summary == nil {
+		if judgement.Summary == nil {
 			results = append(results, res)
 		}
-		// A mustnothave object is not the policy's (see evaluateNamed).
-		if ct == policyv1.MustNotHave {
-			written = nil
-		}
-		related = append(related, withDiff(relatedObject(desired, s.Namespace, s.Name, res, written, created), diff))
+		related = append(related, ro)
 	}
 	return templateOutcome{compliant: compliant, message: configpolicy.Describe(results), related: related}
 }
@@ -531,48 +562,37 @@ func templateObject(obj *unstructured.Unstructured) map[string]any {
 	return out
 }
 
-// evaluateNamed evaluates the object the template names in namespace ns.
-func (r *reconciler) evaluateNamed(ctx context.Context, cluster clusterReader, desired *unstructured.Unstructured, ns, resource string,
-	ct, mct policyv1.ComplianceType, enforce bool, update *updateRules) ([]configpolicy.Result, []policyv1.RelatedObject) {
-	name := desired.GetName()
-	existing, err := cluster.get(ctx, desired.GroupVersionKind(), ns, name)
+// evaluateNamed evaluates desired, the object the template names (in its
+// namespace).
+func (r *reconciler) evaluateNamed(ctx context.Context, s templateScope, desired *unstructured.Unstructured) ([]configpolicy.Result, []policyv1.RelatedObject) {
+	ns, name := desired.GetNamespace(), desired.GetName()
+	existing, err := s.cluster.get(ctx, desired.GroupVersionKind(), ns, name)
 	if err != nil {
-		res := configpolicy.Result{Resource: resource, Namespace: ns, Name: name, Reason: configpolicy.Reason("cannot be read: " + err.Error())}
+		res := configpolicy.Result{Resource: s.def.resource, Namespace: ns, Name: name, Reason: configpolicy.Reason("cannot be read: " + err.Error())}
 		return []configpolicy.Result{res}, []policyv1.RelatedObject{relatedObject(desired, ns, name, res, nil, false)}
 	}
 	exists := existing != nil
 	var cmp configpolicy.Comparison
 	if exists {
-		cmp = configpolicy.Compare(desired.Object, existing.Object, ct, mct)
+		cmp = configpolicy.Compare(desired.Object, existing.Object, s.ct, s.mct)
 	}
-	verdict := configpolicy.Decide(ct, exists, cmp, enforce)
-	res := configpolicy.Result{Resource: resource, Namespace: ns, Name: name, Compliant: verdict.Compliant, Reason: verdict.Reason}
-	if verdict.Reason == configpolicy.ReasonFoundAsSpecified {
-		if reason, ok := update.own.standing(existing); ok {
-			res.Reason = reason // as the policy wrote it
-		}
-	}
-	existing, created, diff := r.settle(ctx, cluster, verdict, cmp, exists, ct, desired, existing, update, &res)
-	if wrote := verdict.Action == configpolicy.ActionCreate || verdict.Action == configpolicy.ActionUpdate; wrote && res.Compliant {
-		update.own.wrote(existing, res.Reason)
-	}
-	// A mustnothave object is not the policy's: its entry has no properties
-	// (as in OCM), so pruning never deletes it.
-	var uidOf *unstructured.Unstructured
-	if (exists || created) && ct != policyv1.MustNotHave {
-		uidOf = existing
-	}
-	return []configpolicy.Result{res}, []policyv1.RelatedObject{withDiff(relatedObject(desired, ns, name, res, uidOf, created), diff)}
+	verdict := configpolicy.Decide(s.ct, exists, cmp, s.enforce)
+	res, ro := r.conclude(ctx, s, judged{
+		desired: desired, existing: existing, verdict: verdict, cmp: cmp,
+		res: configpolicy.Result{Resource: s.def.resource, Namespace: ns, Name: name, Compliant: verdict.Compliant, Reason: verdict.Reason},
+	}, s.def.update.own)
+	return []configpolicy.Result{res}, []policyv1.RelatedObject{ro}
 }
 
-// evaluateUnnamed evaluates a template without a name against every object of
-// its kind in namespace ns: musthave is met when one matches, mustnothave when
+// evaluateUnnamed evaluates desired, a template without a name, against every
+// object of its kind in its namespace: musthave is met when one matches, mustnothave when
 // none does. It is never enforced, as in OCM: nothing is created, and the
 // matching objects of a mustnothave are reported, not deleted. listed is false
 // when the objects cannot be listed.
-func (r *reconciler) evaluateUnnamed(ctx context.Context, cluster clusterReader, desired *unstructured.Unstructured, ns, resource string,
-	ct, mct policyv1.ComplianceType) (results []configpolicy.Result, related []policyv1.RelatedObject, listed bool) {
-	items, err := cluster.list(ctx, desired.GroupVersionKind(), ns, nil)
+func (r *reconciler) evaluateUnnamed(ctx context.Context, s templateScope, desired *unstructured.Unstructured) (
+	results []configpolicy.Result, related []policyv1.RelatedObject, listed bool) {
+	ns, resource, ct := desired.GetNamespace(), s.def.resource, s.ct
+	items, err := s.cluster.list(ctx, desired.GroupVersionKind(), ns, nil)
 	if err != nil {
 		res := configpolicy.Result{Resource: resource, Namespace: ns, Name: "*", Reason: configpolicy.Reason("cannot be listed: " + err.Error())}
 		return []configpolicy.Result{res}, nil, false
@@ -583,7 +603,7 @@ func (r *reconciler) evaluateUnnamed(ctx context.Context, cluster clusterReader,
 	}
 	var matching []*unstructured.Unstructured
 	for i := range items {
-		if configpolicy.Compare(desired.Object, items[i].Object, compareAs, mct).Matches {
+		if configpolicy.Compare(desired.Object, items[i].Object, compareAs, s.mct).Matches {
 			matching = append(matching, &items[i])
 		}
 	}
@@ -599,14 +619,15 @@ func (r *reconciler) evaluateUnnamed(ctx context.Context, cluster clusterReader,
 		// As OCM's config-policy-controller: an object template without a
 		// name is never enforced ("we do not support enforce on unnamed
 		// templates"): a mustnothave one deletes nothing, whatever matched.
-		verdict := configpolicy.Decide(ct, true, configpolicy.Comparison{Matches: true}, false)
-		res := configpolicy.Result{Resource: resource, Namespace: ns, Name: obj.GetName(), Unnamed: true, Compliant: verdict.Compliant, Reason: verdict.Reason}
+		// Its verdict asks for no write, and its own writes are not kept.
+		cmp := configpolicy.Comparison{Matches: true}
+		verdict := configpolicy.Decide(ct, true, cmp, false)
+		res, ro := r.conclude(ctx, s, judged{
+			desired: desired, existing: obj, verdict: verdict, cmp: cmp,
+			res: configpolicy.Result{Resource: resource, Namespace: ns, Name: obj.GetName(), Unnamed: true, Compliant: verdict.Compliant, Reason: verdict.Reason},
+		}, nil)
 		results = append(results, res)
-		uidOf := obj
-		if ct == policyv1.MustNotHave {
-			uidOf = nil
-		}
-		related = append(related, relatedObject(desired, ns, obj.GetName(), res, uidOf, false))
+		related = append(related, ro)
 	}
 	return results, related, true
 }
