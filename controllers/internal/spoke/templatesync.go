@@ -95,6 +95,9 @@ type templateResult struct {
 	// deleted identifies the template object syncTemplate deleted because its
 	// dependencies are not met; nil if none.
 	deleted *templateKey
+	// pending is true for a template Pending on unmet dependencies: its event
+	// names the dependency cycle through the policy, when there is one.
+	pending bool
 }
 
 // templateKey identifies a template object.
@@ -123,22 +126,8 @@ func (t *TemplateSync) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Re
 	var targets []dependency.Ref
 	var errs []error
 	var result ctrl.Result
-	// The cycle search is the same for every Pending template of p: run it
-	// at most once per reconcile.
-	var (
-		cycleSearched bool
-		cyclePath     string
-		cycleErr      error
-	)
-	cycle := func() (string, error) {
-		if !cycleSearched {
-			cyclePath, cycleErr = t.cycleThrough(ctx, p)
-			cycleSearched = true
-		}
-		return cyclePath, cycleErr
-	}
 	for i := range p.Spec.PolicyTemplates {
-		r, err := t.syncTemplate(ctx, p, i, cycle)
+		r, err := t.syncTemplate(ctx, p, i)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("policy %s %s: %w", req.NamespacedName, templateField(i), err))
 		}
@@ -161,6 +150,9 @@ func (t *TemplateSync) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Re
 		// wanted) and before reporting (its state is not known).
 		return result, errors.Join(errs...)
 	}
+	if err := t.nameCycle(ctx, p, results); err != nil {
+		return result, fmt.Errorf("policy %s: %w", req.NamespacedName, err)
+	}
 	// A template in error is not applied, and the one applied before goes: that
 	// deletion, like any while a template is in error, is not the author's.
 	cause := operatorpolicy.DeletedTemplateRemoved
@@ -175,20 +167,39 @@ func (t *TemplateSync) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Re
 
 func templateField(i int) string { return fmt.Sprintf("spec.policy-templates[%d]", i) }
 
+// nameCycle adds to the event of each template of p Pending on unmet
+// dependencies the dependency cycle through p, when there is one (the same
+// for every template: searched once, and only when a template is Pending).
+func (t *TemplateSync) nameCycle(ctx context.Context, p *policyv1.Policy, results []templateResult) error {
+	if !slices.ContainsFunc(results, func(r templateResult) bool { return r.pending }) {
+		return nil
+	}
+	path, err := t.cycleThrough(ctx, p)
+	if err != nil || path == "" {
+		return err
+	}
+	for i := range results {
+		if results[i].pending {
+			results[i].event += "; the dependencies form a cycle: " + path
+		}
+	}
+	return nil
+}
+
 // syncTemplate creates, updates or deletes template number i of p. Bad input
 // and API errors that a retry does not cure (invalid, forbidden) give a
-// template error; the error returned is for failures worth a retry. cycle
-// returns the dependency cycle through p, searched once per reconcile.
-func (t *TemplateSync) syncTemplate(ctx context.Context, p *policyv1.Policy, i int, cycle func() (string, error)) (templateResult, error) {
+// template error; the error returned is for failures worth a retry.
+func (t *TemplateSync) syncTemplate(ctx context.Context, p *policyv1.Policy, i int) (templateResult, error) {
 	field := templateField(i)
 	tmpl := p.Spec.PolicyTemplates[i]
-	key, def, bad, err := t.resolve(ctx, tmpl, field, i)
-	if bad != nil || err != nil {
-		return *bad, err
+	resolved, terr := t.resolve(ctx, tmpl, field, i)
+	if terr != nil {
+		return terr.outcome()
 	}
+	key, def := resolved.key, resolved.def
 	fail := func(what string, err error) (templateResult, error) {
 		if apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) || apierrors.IsForbidden(err) {
-			return templateError(key.name, key.namespace, fmt.Sprintf("%s.objectDefinition: %s: %v", field, what, err)), nil
+			return templateErrorResult(key.name, key.namespace, fmt.Sprintf("%s.objectDefinition: %s: %v", field, what, err)), nil
 		}
 		return unknownResult(key.name), err
 	}
@@ -199,7 +210,7 @@ func (t *TemplateSync) syncTemplate(ctx context.Context, p *policyv1.Policy, i i
 		for j, is := range issues {
 			msgs[j] = is.Problem.Error() // the policy is the template's own
 		}
-		return templateError(key.name, key.namespace, strings.Join(msgs, "; ")), nil
+		return templateErrorResult(key.name, key.namespace, strings.Join(msgs, "; ")), nil
 	}
 	waits := make([]dependency.Ref, len(reqs))
 	for j, req := range reqs {
@@ -222,7 +233,7 @@ func (t *TemplateSync) syncTemplate(ctx context.Context, p *policyv1.Policy, i i
 		if owner == "" {
 			owner = "none"
 		}
-		return templateError(key.name, key.namespace, fmt.Sprintf("%s.objectDefinition: %s %s already exists and belongs to another policy (%s)",
+		return templateErrorResult(key.name, key.namespace, fmt.Sprintf("%s.objectDefinition: %s %s already exists and belongs to another policy (%s)",
 			field, key.gvk.Kind, key.name, owner)), nil
 	}
 
@@ -232,19 +243,10 @@ func (t *TemplateSync) syncTemplate(ctx context.Context, p *policyv1.Policy, i i
 				return fail("the template cannot be deleted", err)
 			}
 		}
-		msg := gate.Message()
-		if gate.Compliance() == policyv1.Pending {
-			path, err := cycle()
-			if err != nil {
-				return unknownResult(key.name), err
-			}
-			if path != "" {
-				msg += "; the dependencies form a cycle: " + path
-			}
-		}
 		return templateResult{
 			name: key.name, meta: templateMeta(key.namespace, key.name, nil), state: gate.Compliance(),
-			event: string(gate.Compliance()) + "; " + msg, settled: true, waits: waits, deleted: &key,
+			event: string(gate.Compliance()) + "; " + gate.Message(), settled: true, waits: waits, deleted: &key,
+			pending: gate.Compliance() == policyv1.Pending,
 		}, nil
 	}
 
@@ -284,13 +286,46 @@ func (t *TemplateSync) syncTemplate(ctx context.Context, p *policyv1.Policy, i i
 	return r, nil
 }
 
-// resolve decodes a policy template and finds its kind on the managed cluster.
-// A template that cannot be synced gives a template error (bad); err is for
-// failures worth a retry.
-func (t *TemplateSync) resolve(ctx context.Context, tmpl *policyv1.PolicyTemplate, field string, i int) (templateKey, *unstructured.Unstructured, *templateResult, error) {
-	bad := func(name, msg string) (templateKey, *unstructured.Unstructured, *templateResult, error) {
-		r := templateError(name, "", msg)
-		return templateKey{}, nil, &r, nil
+// resolvedTemplate is a policy template ready to sync: the template object
+// it makes (key) and its definition.
+type resolvedTemplate struct {
+	key templateKey
+	def *unstructured.Unstructured
+}
+
+// templateError is why a policy template is not ready to sync: a template
+// error (retry nil), reported NonCompliant in a "template-error; ..." event
+// and looked at again after retryAfter when set, or a failure worth a retry
+// (retry), of a template of which nothing is known yet.
+type templateError struct {
+	// name is the template's name, or its position when it has none.
+	name, message string
+	retryAfter    time.Duration
+	retry         error
+}
+
+func (e *templateError) Error() string {
+	if e.retry != nil {
+		return e.retry.Error()
+	}
+	return e.message
+}
+
+// outcome is the template's result and the error syncTemplate returns.
+func (e *templateError) outcome() (templateResult, error) {
+	if e.retry != nil {
+		return unknownResult(e.name), e.retry
+	}
+	r := templateErrorResult(e.name, "", e.message)
+	r.retryAfter = e.retryAfter
+	return r, nil
+}
+
+// resolve decodes a policy template and finds its kind on the managed
+// cluster; a template not ready to sync is a templateError.
+func (t *TemplateSync) resolve(ctx context.Context, tmpl *policyv1.PolicyTemplate, field string, i int) (resolvedTemplate, *templateError) {
+	bad := func(name, msg string) (resolvedTemplate, *templateError) {
+		return resolvedTemplate{}, &templateError{name: name, message: msg}
 	}
 	// A template that cannot be named reports under its position.
 	unnamed := fmt.Sprintf("policy-templates-%d", i)
@@ -311,21 +346,18 @@ func (t *TemplateSync) resolve(ctx context.Context, tmpl *policyv1.PolicyTemplat
 		// Removing it must not prune what it created: a hub template error is
 		// no request to delete anything (OCM's add-on does the same).
 		if err := t.disarmPruning(ctx, def.GroupVersionKind(), name); err != nil {
-			r := unknownResult(name)
-			return templateKey{}, nil, &r, err
+			return resolvedTemplate{}, &templateError{name: name, retry: err}
 		}
 		return bad(name, msg)
 	}
-	retry := func(err error) (templateKey, *unstructured.Unstructured, *templateResult, error) {
-		r := unknownResult(name)
-		return templateKey{}, nil, &r, err
+	retry := func(err error) (resolvedTemplate, *templateError) {
+		return resolvedTemplate{}, &templateError{name: name, retry: err}
 	}
 	gvk := def.GroupVersionKind()
 	mapping, err := t.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 	if meta.IsNoMatchError(err) {
-		r := templateError(name, "", fmt.Sprintf("%s.objectDefinition: the kind %s of %s is not installed on the cluster", field, gvk.Kind, gvk.GroupVersion()))
-		r.retryAfter = retryMissingKind
-		return templateKey{}, nil, &r, nil
+		return resolvedTemplate{}, &templateError{name: name, retryAfter: retryMissingKind,
+			message: fmt.Sprintf("%s.objectDefinition: the kind %s of %s is not installed on the cluster", field, gvk.Kind, gvk.GroupVersion())}
 	}
 	if err != nil {
 		return retry(err)
@@ -348,7 +380,7 @@ func (t *TemplateSync) resolve(ctx context.Context, tmpl *policyv1.PolicyTemplat
 	if mapping.Scope.Name() == meta.RESTScopeNameNamespace {
 		key.namespace = t.Namespace
 	}
-	return key, def, nil, nil
+	return resolvedTemplate{key: key, def: def}, nil
 }
 
 // unknownToOCM says why a template of kind gk cannot be left to OCM's
@@ -392,9 +424,9 @@ func (t *TemplateSync) disarmPruning(ctx context.Context, gvk schema.GroupVersio
 	return client.IgnoreNotFound(t.Client.Patch(ctx, cp, patch))
 }
 
-// templateError is the result of a template that cannot be synced: it is
-// NonCompliant and says why in a "template-error; ..." event, as OCM does.
-func templateError(name, namespace, msg string) templateResult {
+// templateErrorResult is the result of a template that cannot be synced: it
+// is NonCompliant and says why in a "template-error; ..." event, as OCM does.
+func templateErrorResult(name, namespace, msg string) templateResult {
 	return templateResult{
 		name: name, meta: templateMeta(namespace, name, nil), state: policyv1.NonCompliant,
 		event: "template-error; " + msg, settled: true, failed: true,
