@@ -70,6 +70,6 @@
 //
 // All state lives in API objects (the status's relatedObjects, the
 // finalizer); what the controller keeps in memory (the last status written,
-// the objects it wrote, ownwrites.go) only spares writes that would say
+// the objects it wrote: ownWrites) only spares writes that would say
 // nothing new.
 package configpolicy

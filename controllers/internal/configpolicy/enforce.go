@@ -11,34 +11,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 	"github.com/fleetpolicy/fleetpolicy/shared/configpolicy"
-)
-
-// updateRules are how an object template records the difference of an
-// object and updates it.
-type updateRules struct {
-	recreate   policyv1.RecreateOption
-	recordDiff policyv1.RecordDiff
-	// sensitive is true when the templates of the definition read
-	// sensitive data.
-	sensitive bool
-	// previous are the status's related objects: an object recreated stays
-	// created by the policy when the one it replaces was.
-	previous []policyv1.RelatedObject
-	// own are the objects the policy's evaluations wrote (nil: none kept).
-	own *ownWrites
-}
-
-// recreateAttempts is how many times recreating an object tries to create it
-// again while the deleted one is still going, recreateRetryDelay apart (as
-// OCM).
-const (
-	recreateAttempts   = 3
-	recreateRetryDelay = time.Second
 )
 
 // judged is one object of an object template, judged: the object as the
@@ -84,6 +62,29 @@ type settled struct {
 	diff    string
 	res     configpolicy.Result
 }
+
+// updateRules are how an object template records the difference of an
+// object and updates it.
+type updateRules struct {
+	recreate   policyv1.RecreateOption
+	recordDiff policyv1.RecordDiff
+	// sensitive is true when the templates of the definition read
+	// sensitive data.
+	sensitive bool
+	// previous are the status's related objects: an object recreated stays
+	// created by the policy when the one it replaces was.
+	previous []policyv1.RelatedObject
+	// own are the objects the policy's evaluations wrote (nil: none kept).
+	own *ownWrites
+}
+
+// recreateAttempts is how many times recreating an object tries to create it
+// again while the deleted one is still going, recreateRetryDelay apart (as
+// OCM).
+const (
+	recreateAttempts   = 3
+	recreateRetryDelay = time.Second
+)
 
 // settle makes the write the verdict on j asks for, as OCM does: an existing
 // musthave or mustonlyhave object that differs is first updated with a dry
@@ -136,14 +137,6 @@ func (r *reconciler) settle(ctx context.Context, s templateScope, j judged) sett
 	}
 	out.now, out.created = now, created
 	return out
-}
-
-// withDiff is ro with diff in its properties (when it has any).
-func withDiff(ro policyv1.RelatedObject, diff string) policyv1.RelatedObject {
-	if ro.Properties != nil {
-		ro.Properties.Diff = diff
-	}
-	return ro
 }
 
 // recordDiff records the difference between existing and updated (the object
@@ -243,4 +236,81 @@ func namespaceMissingOrTerminating(err error) bool {
 		return len(st.Details.Causes) > 0 && st.Details.Causes[0].Type == corev1.NamespaceTerminatingCause
 	}
 	return false
+}
+
+func relatedObject(desired *unstructured.Unstructured, ns, name string, res configpolicy.Result, obj *unstructured.Unstructured, created bool) policyv1.RelatedObject {
+	ro := policyv1.RelatedObject{
+		Object: policyv1.ObjectResource{
+			Kind: desired.GetKind(), APIVersion: desired.GetAPIVersion(),
+			Metadata: policyv1.ObjectMetadata{Name: name, Namespace: ns},
+		},
+		Compliant: string(policyv1.NonCompliant),
+		Reason:    res.Reason.Related(),
+	}
+	if res.Compliant {
+		ro.Compliant = string(policyv1.Compliant)
+	}
+	if obj != nil {
+		ro.Properties = &policyv1.ObjectProperties{UID: string(obj.GetUID()), CreatedByPolicy: ptr.To(created)}
+	}
+	return ro
+}
+
+// withDiff is ro with diff in its properties (when it has any).
+func withDiff(ro policyv1.RelatedObject, diff string) policyv1.RelatedObject {
+	if ro.Properties != nil {
+		ro.Properties.Diff = diff
+	}
+	return ro
+}
+
+// ownWrites are the objects a ConfigurationPolicy's evaluations created or
+// updated, at its generation: each object's resourceVersion after the write
+// and the reason the evaluation gave ("was created successfully", "was
+// updated successfully").
+//
+// An evaluation that finds such an object still at that resourceVersion
+// finds exactly what the policy wrote and keeps that reason, rather than
+// saying "found as specified": the watch of the object sends the policy its
+// own write back, and that evaluation would otherwise be a new compliance
+// event and four more writes (the ConfigurationPolicy's status, the
+// Policy's on both clusters, an Event on the hub) for every object the
+// policy makes, trailing the fleet's convergence. OCM's controller does say
+// it again.
+type ownWrites struct {
+	generation int64
+	previous   map[string]ownWrite
+	// current are the writes this evaluation made or found standing.
+	current map[string]ownWrite
+}
+
+type ownWrite struct {
+	resourceVersion string
+	reason          configpolicy.Reason
+}
+
+func ownWriteKey(obj *unstructured.Unstructured) string {
+	return obj.GroupVersionKind().String() + "/" + obj.GetNamespace() + "/" + obj.GetName()
+}
+
+// standing reports the reason the policy gave when it wrote obj, if obj is
+// still at the resourceVersion of that write, and keeps it.
+func (w *ownWrites) standing(obj *unstructured.Unstructured) (configpolicy.Reason, bool) {
+	if w == nil || obj == nil {
+		return "", false
+	}
+	prev, ok := w.previous[ownWriteKey(obj)]
+	if !ok || prev.resourceVersion != obj.GetResourceVersion() {
+		return "", false
+	}
+	w.current[ownWriteKey(obj)] = prev
+	return prev.reason, true
+}
+
+// wrote records that the evaluation created or updated obj (as the API
+// server answered the write) for reason.
+func (w *ownWrites) wrote(obj *unstructured.Unstructured, reason configpolicy.Reason) {
+	if w != nil && obj != nil && obj.GetResourceVersion() != "" {
+		w.current[ownWriteKey(obj)] = ownWrite{resourceVersion: obj.GetResourceVersion(), reason: reason}
+	}
 }

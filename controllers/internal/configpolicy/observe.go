@@ -15,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
@@ -181,6 +180,16 @@ func (r *reconciler) evaluateAll(ctx context.Context, cp *policyv1.Configuration
 		ev.whole = wholeObjects(ctx, cluster, status.RelatedObjects)
 	}
 	return ev
+}
+
+// ownWritesOf are the own writes of cp's evaluation about to run: those of
+// the evaluations before at its generation.
+func (r *reconciler) ownWritesOf(cp *policyv1.ConfigurationPolicy) *ownWrites {
+	w := &ownWrites{generation: cp.Generation, current: map[string]ownWrite{}}
+	if v, ok := r.own.Load(client.ObjectKeyFromObject(cp)); ok && v.(*ownWrites).generation == cp.Generation {
+		w.previous = v.(*ownWrites).current
+	}
+	return w
 }
 
 // wholeObjects reads the whole object of each related object, nil for one
@@ -383,6 +392,11 @@ func skippedOutcome(kind string, incomplete bool) templateOutcome {
 		incomplete: incomplete}
 }
 
+// selectorEmpty reports whether a namespaceSelector selects nothing by itself.
+func selectorEmpty(t policyv1.Target) bool {
+	return len(t.Include) == 0 && len(t.Exclude) == 0 && t.MatchLabels == nil && t.MatchExpressions == nil
+}
+
 // definition is the objectDefinition of one object template, as written.
 type definition struct {
 	index int
@@ -469,6 +483,46 @@ func (d *definition) placed(desired *unstructured.Unstructured, ns string) (*uns
 	return obj, nil
 }
 
+// existingObject reads the object a template describes, for its .Object; nil
+// when it cannot be read.
+func existingObject(ctx context.Context, cluster clusterReader, gvk schema.GroupVersionKind, ns, name string) map[string]any {
+	obj, err := cluster.get(ctx, gvk, ns, name)
+	if err != nil || obj == nil {
+		return nil
+	}
+	return templateObject(obj)
+}
+
+// templateObject is obj as a template's .Object sees it: a copy without
+// managedFields, which has a key that is a dot (templates cannot handle it).
+func templateObject(obj *unstructured.Unstructured) map[string]any {
+	out := obj.DeepCopy().Object
+	unstructured.RemoveNestedField(out, "metadata", "managedFields")
+	return out
+}
+
+// evaluateNamed evaluates desired, the object the template names (in its
+// namespace).
+func (r *reconciler) evaluateNamed(ctx context.Context, s templateScope, desired *unstructured.Unstructured) ([]configpolicy.Result, []policyv1.RelatedObject) {
+	ns, name := desired.GetNamespace(), desired.GetName()
+	existing, err := s.cluster.get(ctx, desired.GroupVersionKind(), ns, name)
+	if err != nil {
+		res := configpolicy.Result{Resource: s.def.resource, Namespace: ns, Name: name, Reason: configpolicy.Reason("cannot be read: " + err.Error())}
+		return []configpolicy.Result{res}, []policyv1.RelatedObject{relatedObject(desired, ns, name, res, nil, false)}
+	}
+	exists := existing != nil
+	var cmp configpolicy.Comparison
+	if exists {
+		cmp = configpolicy.Compare(desired.Object, existing.Object, s.ct, s.mct)
+	}
+	verdict := configpolicy.Decide(s.ct, exists, cmp, s.enforce)
+	res, ro := r.conclude(ctx, s, judged{
+		desired: desired, existing: existing, verdict: verdict, cmp: cmp,
+		res: configpolicy.Result{Resource: s.def.resource, Namespace: ns, Name: name, Compliant: verdict.Compliant, Reason: verdict.Reason},
+	}, s.def.update.own)
+	return []configpolicy.Result{res}, []policyv1.RelatedObject{ro}
+}
+
 // evaluateSelected evaluates an object template through its objectSelector
 // (shared/configpolicy.JudgeSelection): the objects of its kind the selector
 // selects in namespaces, each with the definition resolved for it.
@@ -539,51 +593,6 @@ func (r *reconciler) evaluateSelected(ctx context.Context, s templateScope, name
 	return templateOutcome{compliant: compliant, message: configpolicy.Describe(results), related: related}
 }
 
-// selectorEmpty reports whether a namespaceSelector selects nothing by itself.
-func selectorEmpty(t policyv1.Target) bool {
-	return len(t.Include) == 0 && len(t.Exclude) == 0 && t.MatchLabels == nil && t.MatchExpressions == nil
-}
-
-// existingObject reads the object a template describes, for its .Object; nil
-// when it cannot be read.
-func existingObject(ctx context.Context, cluster clusterReader, gvk schema.GroupVersionKind, ns, name string) map[string]any {
-	obj, err := cluster.get(ctx, gvk, ns, name)
-	if err != nil || obj == nil {
-		return nil
-	}
-	return templateObject(obj)
-}
-
-// templateObject is obj as a template's .Object sees it: a copy without
-// managedFields, which has a key that is a dot (templates cannot handle it).
-func templateObject(obj *unstructured.Unstructured) map[string]any {
-	out := obj.DeepCopy().Object
-	unstructured.RemoveNestedField(out, "metadata", "managedFields")
-	return out
-}
-
-// evaluateNamed evaluates desired, the object the template names (in its
-// namespace).
-func (r *reconciler) evaluateNamed(ctx context.Context, s templateScope, desired *unstructured.Unstructured) ([]configpolicy.Result, []policyv1.RelatedObject) {
-	ns, name := desired.GetNamespace(), desired.GetName()
-	existing, err := s.cluster.get(ctx, desired.GroupVersionKind(), ns, name)
-	if err != nil {
-		res := configpolicy.Result{Resource: s.def.resource, Namespace: ns, Name: name, Reason: configpolicy.Reason("cannot be read: " + err.Error())}
-		return []configpolicy.Result{res}, []policyv1.RelatedObject{relatedObject(desired, ns, name, res, nil, false)}
-	}
-	exists := existing != nil
-	var cmp configpolicy.Comparison
-	if exists {
-		cmp = configpolicy.Compare(desired.Object, existing.Object, s.ct, s.mct)
-	}
-	verdict := configpolicy.Decide(s.ct, exists, cmp, s.enforce)
-	res, ro := r.conclude(ctx, s, judged{
-		desired: desired, existing: existing, verdict: verdict, cmp: cmp,
-		res: configpolicy.Result{Resource: s.def.resource, Namespace: ns, Name: name, Compliant: verdict.Compliant, Reason: verdict.Reason},
-	}, s.def.update.own)
-	return []configpolicy.Result{res}, []policyv1.RelatedObject{ro}
-}
-
 // evaluateUnnamed evaluates desired, a template without a name, against every
 // object of its kind in its namespace: musthave is met when one matches, mustnothave when
 // none does. It is never enforced, as in OCM: nothing is created, and the
@@ -630,22 +639,4 @@ func (r *reconciler) evaluateUnnamed(ctx context.Context, s templateScope, desir
 		related = append(related, ro)
 	}
 	return results, related, true
-}
-
-func relatedObject(desired *unstructured.Unstructured, ns, name string, res configpolicy.Result, obj *unstructured.Unstructured, created bool) policyv1.RelatedObject {
-	ro := policyv1.RelatedObject{
-		Object: policyv1.ObjectResource{
-			Kind: desired.GetKind(), APIVersion: desired.GetAPIVersion(),
-			Metadata: policyv1.ObjectMetadata{Name: name, Namespace: ns},
-		},
-		Compliant: string(policyv1.NonCompliant),
-		Reason:    res.Reason.Related(),
-	}
-	if res.Compliant {
-		ro.Compliant = string(policyv1.Compliant)
-	}
-	if obj != nil {
-		ro.Properties = &policyv1.ObjectProperties{UID: string(obj.GetUID()), CreatedByPolicy: ptr.To(created)}
-	}
-	return ro
 }
