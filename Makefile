@@ -238,6 +238,14 @@ fmt-check: ## Fail on Go files gofmt would change (rewrites nothing; make fmt do
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
 	  if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 
+.PHONY: tidy-check
+tidy-check: ## Fail when a Go module's go.mod or go.sum is not tidy: `go mod tidy -diff` in every module (shared, functions, controllers, bench/report, hack/'s programs and hack/tools/'s pins); rewrites nothing.
+	@untidy=(); \
+	  for mod in $$(git ls-files '*go.mod'); do \
+	    dir=$$(dirname "$$mod"); GOWORK=off go mod tidy -C "$$dir" -diff || untidy+=("$$dir"); \
+	  done; \
+	  if [ $${#untidy[@]} -gt 0 ]; then echo "go.mod or go.sum not tidy (run go mod tidy there and commit): $${untidy[*]}"; exit 1; fi
+
 .PHONY: vet
 vet: ## go vet every Go module: shared, functions, controllers, bench/report and hack/'s programs (imagebuild, addontemplate, node/pause); no other linter runs.
 	go vet $(addsuffix /...,$(addprefix ./,$(MODULES)))
@@ -281,7 +289,7 @@ build: ## Build the controllers, every KRM function and the Argo CD plugin's com
 ##@ Test
 
 .PHONY: test
-test: verify fmt-check vet tools olm-binaries ocm-core ocm-policy-binaries chromium build ## What CI runs first (.ci/run, then make e2e): verify, fmt-check, vet, unit, golden, integration, real-OLM, real-OCM-scheduler, OCM add-on (real registration, work and addon manager), OCM policy interop and the console's browser (headless Chromium) tests, then each fuzz target briefly.
+test: verify fmt-check tidy-check vet tools olm-binaries ocm-core ocm-policy-binaries chromium build ## What CI runs first (.ci/run, then make e2e): verify, fmt-check, tidy-check, vet, unit, golden, integration, real-OLM, real-OCM-scheduler, OCM add-on (real registration, work and addon manager), OCM policy interop and the console's browser (headless Chromium) tests, then each fuzz target briefly.
 	FLEETPOLICY_E2E_OLM=1 go test $(GO_TEST_FLAGS) -timeout $(TEST_TIMEOUT) $(addsuffix /...,$(addprefix ./,$(MODULES)))
 	GOWORK=off go test -C bench/report $(GO_TEST_FLAGS) ./...
 	GOWORK=off go test -C hack/imagebuild $(GO_TEST_FLAGS) ./...
@@ -300,7 +308,7 @@ test-shared: ## Only the shared/ tests (API types and pure algorithms; no tools 
 	go test $(GO_TEST_FLAGS) ./shared/...
 
 .PHONY: check
-check: fmt-check vet ## Quick pre-commit check of every module, rewriting nothing: fmt-check, vet and `go test -short` (tests that start API servers or processes, build binaries or run kustomize or kpt skip themselves under -short).
+check: fmt-check tidy-check vet ## Quick pre-commit check of every module, rewriting nothing: fmt-check, tidy-check, vet and `go test -short` (tests that start API servers or processes, build binaries or run kustomize or kpt skip themselves under -short).
 	go test -short $(addsuffix /...,$(addprefix ./,$(MODULES)))
 	GOWORK=off go test -C bench/report -short ./...
 	GOWORK=off go test -C hack/imagebuild -short ./...
