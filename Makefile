@@ -238,10 +238,18 @@ fmt-check: ## Fail on Go files gofmt would change (rewrites nothing; make fmt do
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
 	  if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 
+.PHONY: tidy-check
+tidy-check: ## Fail when a Go module's go.mod or go.sum is not tidy: `go mod tidy -diff` in every module (shared, functions, controllers, bench/report, hack/'s programs and hack/tools/'s pins); rewrites nothing.
+	@untidy=(); \
+	  for mod in $$(git ls-files '*go.mod'); do \
+	    dir=$$(dirname "$$mod"); GOWORK=off go mod tidy -C "$$dir" -diff || untidy+=("$$dir"); \
+	  done; \
+	  if [ $${#untidy[@]} -gt 0 ]; then echo "go.mod or go.sum not tidy (run go mod tidy there and commit): $${untidy[*]}"; exit 1; fi
+
 .PHONY: vet
-vet: ## go vet every Go module: shared, functions, controllers and hack/'s programs (benchreport, imagebuild, addontemplate, node/pause); no other linter runs.
+vet: ## go vet every Go module: shared, functions, controllers, bench/report and hack/'s programs (imagebuild, addontemplate, node/pause); no other linter runs.
 	go vet $(addsuffix /...,$(addprefix ./,$(MODULES)))
-	GOWORK=off go vet -C hack/benchreport ./...
+	GOWORK=off go vet -C bench/report ./...
 	GOWORK=off go vet -C hack/imagebuild ./...
 	GOWORK=off go vet -C hack/addontemplate ./...
 	GOWORK=off go vet -C hack/node/pause ./...
@@ -281,9 +289,9 @@ build: ## Build the controllers, every KRM function and the Argo CD plugin's com
 ##@ Test
 
 .PHONY: test
-test: verify fmt-check vet tools olm-binaries ocm-core ocm-policy-binaries chromium build ## What CI runs first (.ci/run, then make e2e): verify, fmt-check, vet, unit, golden, integration, real-OLM, real-OCM-scheduler, OCM add-on (real registration, work and addon manager), OCM policy interop and the console's browser (headless Chromium) tests, then each fuzz target briefly.
+test: verify fmt-check tidy-check vet tools olm-binaries ocm-core ocm-policy-binaries chromium build ## What CI runs first (.ci/run, then make e2e): verify, fmt-check, tidy-check, vet, unit, golden, integration, real-OLM, real-OCM-scheduler, OCM add-on (real registration, work and addon manager), OCM policy interop and the console's browser (headless Chromium) tests, then each fuzz target briefly.
 	FLEETPOLICY_E2E_OLM=1 go test $(GO_TEST_FLAGS) -timeout $(TEST_TIMEOUT) $(addsuffix /...,$(addprefix ./,$(MODULES)))
-	GOWORK=off go test -C hack/benchreport $(GO_TEST_FLAGS) ./...
+	GOWORK=off go test -C bench/report $(GO_TEST_FLAGS) ./...
 	GOWORK=off go test -C hack/imagebuild $(GO_TEST_FLAGS) ./...
 	GOWORK=off go test -C hack/addontemplate $(GO_TEST_FLAGS) ./...
 	hack/fuzz/classify_test.sh
@@ -300,17 +308,18 @@ test-shared: ## Only the shared/ tests (API types and pure algorithms; no tools 
 	go test $(GO_TEST_FLAGS) ./shared/...
 
 .PHONY: check
-check: fmt-check vet ## Quick pre-commit check of every module, rewriting nothing: fmt-check, vet and `go test -short` (tests that start API servers or processes, build binaries or run kustomize or kpt skip themselves under -short).
+check: fmt-check tidy-check vet ## Quick pre-commit check of every module, rewriting nothing: fmt-check, tidy-check, vet and `go test -short` (tests that start API servers or processes, build binaries or run kustomize or kpt skip themselves under -short).
 	go test -short $(addsuffix /...,$(addprefix ./,$(MODULES)))
-	GOWORK=off go test -C hack/benchreport -short ./...
+	GOWORK=off go test -C bench/report -short ./...
 	GOWORK=off go test -C hack/imagebuild -short ./...
 	GOWORK=off go test -C hack/addontemplate -short ./...
 
 ##@ Benchmarks
 
-# `make bench` runs every benchmark BENCH_RUNS times and appends their result
-# lines (one per run; the format is in docs/performance.md) to BENCH_RESULTS,
-# then hack/benchreport prints one table: per figure the median over the runs,
+# `make bench` runs every benchmark BENCH_RUNS times (bench/README.md is the
+# index of them: where each lives, what it measures, how to run it alone) and
+# appends their result lines (one per run) to BENCH_RESULTS,
+# then bin/benchreport (bench/report) prints one table: per figure the median over the runs,
 # the floor and the ratio to it, and the target where one is stated. The
 # expensive benchmarks run with -benchtime 1x and -count, so that every run is
 # a line of its own (-benchtime Nx would average N runs into one line).
@@ -320,8 +329,8 @@ BENCH_FLAGS        ?=
 BENCH_REPORT_FLAGS ?=
 BENCHREPORT        := $(BIN)/benchreport
 
-$(BENCHREPORT): $(filter-out %_test.go,$(wildcard hack/benchreport/*.go)) hack/benchreport/go.mod hack/benchreport/go.sum
-	GOWORK=off go build -C hack/benchreport -o $@ .
+$(BENCHREPORT): $(filter-out %_test.go,$(wildcard bench/report/*.go)) bench/report/go.mod bench/report/go.sum
+	GOWORK=off go build -C bench/report -o $@ .
 
 .PHONY: bench
 bench: tools build ocm-policy-binaries $(BENCHREPORT) ## Run every benchmark BENCH_RUNS times (default 3; the spoke against OCM at 1,000 policies once) into bin/bench/results.txt and print one table of medians, floors, ratios and targets. BENCH_FLAGS are passed to fleetpolicy-bench.

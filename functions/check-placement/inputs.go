@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/fleetpolicy/fleetpolicy/functions/internal/krm"
 	"github.com/fleetpolicy/fleetpolicy/shared/placement"
@@ -111,14 +113,21 @@ func (in *inputs) readItems(rl *fn.ResourceList) error {
 }
 
 // addPolicyFile adds the placement-policy ConfigMaps of the file at path,
-// warning about its other objects.
+// warning about its other objects. A ConfigMap that does not decode is an
+// error result naming it and the field, as for the package's items.
 func (in *inputs) addPolicyFile(rl *fn.ResourceList, path string, objs []*unstructured.Unstructured) error {
 	for _, obj := range objs {
 		var cm corev1.ConfigMap
-		if obj.GetAPIVersion() != "v1" || obj.GetKind() != "ConfigMap" ||
-			runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &cm) != nil || !placement.IsPolicy(&cm) {
-			rl.Results = append(rl.Results, fileResult(path, obj, fn.Warning,
-				"not a placement-policy ConfigMap (namespace "+placement.Namespace+", label "+placement.LanguageLabel+"): ignored"))
+		if obj.GetAPIVersion() != "v1" || obj.GetKind() != "ConfigMap" {
+			rl.Results = append(rl.Results, notAPlacementPolicy(path, obj))
+			continue
+		}
+		if result := decodeFileObject(path, obj, &cm); result != nil {
+			rl.Results = append(rl.Results, result)
+			continue
+		}
+		if !placement.IsPolicy(&cm) {
+			rl.Results = append(rl.Results, notAPlacementPolicy(path, obj))
 			continue
 		}
 		if err := in.addPolicy(cm, policySource{file: path}); err != nil {
@@ -128,18 +137,49 @@ func (in *inputs) addPolicyFile(rl *fn.ResourceList, path string, objs []*unstru
 	return nil
 }
 
+func notAPlacementPolicy(path string, obj *unstructured.Unstructured) *fn.Result {
+	return fileResult(path, obj, fn.Warning,
+		"not a placement-policy ConfigMap (namespace "+placement.Namespace+", label "+placement.LanguageLabel+"): ignored")
+}
+
 // addClusterFile adds the ManagedClusters of the file at path, warning about
-// its other objects.
+// its other objects. A ManagedCluster that does not decode is an error result
+// naming it and the field, as for the package's items.
 func (in *inputs) addClusterFile(rl *fn.ResourceList, path string, objs []*unstructured.Unstructured) {
 	for _, obj := range objs {
-		var mc clusterv1.ManagedCluster
-		if obj.GroupVersionKind().Group != clusterv1.GroupName || obj.GetKind() != "ManagedCluster" ||
-			runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &mc) != nil {
+		if obj.GroupVersionKind().Group != clusterv1.GroupName || obj.GetKind() != "ManagedCluster" {
 			rl.Results = append(rl.Results, fileResult(path, obj, fn.Warning, "not a ManagedCluster: ignored"))
+			continue
+		}
+		var mc clusterv1.ManagedCluster
+		if result := decodeFileObject(path, obj, &mc); result != nil {
+			rl.Results = append(rl.Results, result)
 			continue
 		}
 		in.clusters = append(in.clusters, placement.ClusterOf(&mc))
 	}
+}
+
+// decodeFileObject decodes obj, read from the file at path, into the typed
+// value into points at with krm.Decode, as the package's items are decoded;
+// when it does not decode, the error result names the object, the file and
+// the field.
+func decodeFileObject(path string, obj *unstructured.Unstructured, into any) *fn.Result {
+	raw, err := json.Marshal(obj.Object)
+	var node *yaml.Node
+	if err == nil {
+		node, err = krm.NodeFromJSON(raw)
+	}
+	if err != nil {
+		return fileResult(path, obj, fn.Error, "cannot be read: "+err.Error())
+	}
+	item := fn.MoveToKubeObject(yaml.NewRNode(node))
+	if err := krm.Decode(item, into); err != nil {
+		result := krm.Unreadable(item, err)
+		result.File = &fn.File{Path: path}
+		return result
+	}
+	return nil
 }
 
 // addPolicy adds a placement-policy ConfigMap; one of the same name given

@@ -1,6 +1,6 @@
 // Command imagebuild builds fleetpolicy's container images without a Docker
 // engine and pushes them. `make images` and `make images-push` run it; it is
-// its own module (GOWORK=off), like hack/benchreport, so that the product's
+// its own module (GOWORK=off), like bench/report, so that the product's
 // modules do not depend on go-containerregistry.
 //
 // # Contract

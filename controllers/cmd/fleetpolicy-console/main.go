@@ -19,7 +19,14 @@
 // would read with that identity. --identity token reads with each viewer's
 // bearer token (an Authorization header from an authenticating proxy, or a
 // token given on /login) and uses only the kubeconfig's server address and
-// CA. Bad flags exit with code 2, naming the flag.
+// CA. Beyond loopback it needs --tls-cert-file and --tls-key-file (it serves
+// HTTPS with them, and the login cookie is Secure), since the tokens would
+// otherwise cross the network in clear:
+//
+//	bin/fleetpolicy-console --kubeconfig <hub> --identity token --bind-address 0.0.0.0:8443 \
+//	  --tls-cert-file tls.crt --tls-key-file tls.key
+//
+// Bad flags exit with code 2, naming the flag.
 package main
 
 import (
@@ -51,6 +58,9 @@ func checkFlags(o console.Options, bind, certFile, keyFile string) error {
 	}
 	if o.Identity == console.IdentityKubeconfig && !commandline.Loopback(bind) {
 		bad = append(bad, fmt.Errorf("--bind-address %q is not loopback: with --identity kubeconfig anyone reaching it would read with the kubeconfig's identity; use --identity token", bind))
+	}
+	if o.Identity == console.IdentityToken && !commandline.Loopback(bind) && certFile == "" {
+		bad = append(bad, fmt.Errorf("--bind-address %q is not loopback: with --identity token and no TLS every viewer's token would cross the network in clear; give --tls-cert-file and --tls-key-file, or listen on loopback behind a proxy that terminates TLS", bind))
 	}
 	if o.Identity != console.IdentityKubeconfig && o.Identity != console.IdentityToken {
 		bad = append(bad, fmt.Errorf("--identity must be %s or %s, not %q", console.IdentityKubeconfig, console.IdentityToken, o.Identity))
@@ -103,25 +113,37 @@ func main() {
 		log.Error(err, "reading the hub's kubeconfig")
 		os.Exit(1)
 	}
-	o.Config, o.Scheme, o.SecureCookie = cfg, scheme.New(), certFile != ""
-	srv, err := console.New(o)
-	if err != nil {
-		log.Error(err, "building the console")
-		os.Exit(1)
-	}
+	o.Config, o.Scheme = cfg, scheme.New()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	err = serve(ctx, o, bind, certFile, keyFile, func(url string) {
+		fmt.Printf("fleetpolicy console: %s (identity: %s)\n", url, o.Identity)
+	})
+	if err != nil {
+		log.Error(err, "serving")
+		os.Exit(1)
+	}
+}
+
+// serve serves the console on bind until ctx ends: HTTPS with certFile and
+// keyFile when given (the login cookie then Secure), plain HTTP otherwise.
+// listening gets the console's URL once it listens.
+func serve(ctx context.Context, o console.Options, bind, certFile, keyFile string, listening func(url string)) error {
+	o.SecureCookie = certFile != ""
+	srv, err := console.New(o)
+	if err != nil {
+		return fmt.Errorf("building the console: %w", err)
+	}
 	go srv.Run(ctx)
 	ln, err := net.Listen("tcp", bind)
 	if err != nil {
-		log.Error(err, "listening")
-		os.Exit(1)
+		return err
 	}
 	scheme := "http"
 	if certFile != "" {
 		scheme = "https"
 	}
-	fmt.Printf("fleetpolicy console: %s://%s/ (identity: %s)\n", scheme, ln.Addr(), o.Identity)
+	listening(fmt.Sprintf("%s://%s/", scheme, ln.Addr()))
 	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
 		WriteTimeout: o.RequestTimeout + 10*time.Second, MaxHeaderBytes: 64 << 10}
 	go func() {
@@ -135,10 +157,10 @@ func main() {
 	} else {
 		err = hs.Serve(ln)
 	}
-	if err != nil && !errors.Is(err, http.ErrServerClosed) {
-		log.Error(err, "serving")
-		os.Exit(1)
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
 	}
+	return err
 }
 
 func config(kubeconfig string) (*rest.Config, error) {

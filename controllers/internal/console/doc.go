@@ -38,7 +38,10 @@
 // # What it serves
 //
 // GET only, besides POST /login and /logout (which set and clear the cookie
-// and write nothing to the API server): / (the fleet, ?namespace=),
+// and write nothing to the API server, and which a browser may send only
+// from the console's own pages: a POST whose Sec-Fetch-Site, or without it
+// whose Origin, names another origin is refused with 403, so that no other
+// site can sign a viewer in as someone else): / (the fleet, ?namespace=),
 // /policies/{ns}/{name}, .../clusters/{cluster} (a replica's templates and
 // history), .../rollout (waves, what holds the next wave back, the reviewed
 // RolloutPlan beside the live rollout and the hub's Rollout Events, an SVG

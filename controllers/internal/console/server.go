@@ -89,7 +89,8 @@ type Server struct {
 	slots   chan struct{}
 	// explainSlot lets one placement explanation run at once.
 	explainSlot chan struct{}
-	mux         *http.ServeMux
+	// routes are the console's routes behind the cross-origin check.
+	routes http.Handler
 }
 
 // New builds the console.
@@ -123,7 +124,11 @@ func New(o Options) (*Server, error) {
 	mux.Handle("GET /policies/{namespace}/{name}/rollout", s.page(s.rollout))
 	mux.Handle("GET /policies/{namespace}/{name}/placement", s.page(s.placement))
 	mux.Handle("GET /clusters/{name}", s.page(s.cluster))
-	s.mux = mux
+	// POST /login and /logout change which identity reads: another site must
+	// not be able to sign a viewer in as someone else (login CSRF) or out. A
+	// browser's unsafe request is refused (403) when its Sec-Fetch-Site, or
+	// without it its Origin against Host, says it comes from another origin.
+	s.routes = http.NewCrossOriginProtection().Handler(mux)
 	return s, nil
 }
 
@@ -143,7 +148,7 @@ func (s *Server) Run(ctx context.Context) {
 }
 
 // ServeHTTP sets the security headers, refuses what the console does not
-// serve, bounds the requests in flight and their time.
+// serve and cross-origin POSTs, bounds the requests in flight and their time.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
@@ -162,7 +167,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), s.o.RequestTimeout)
 	defer cancel()
-	s.mux.ServeHTTP(w, r.WithContext(ctx))
+	s.routes.ServeHTTP(w, r.WithContext(ctx))
 }
 
 // request is what a page handler reads and answers.

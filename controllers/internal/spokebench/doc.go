@@ -8,7 +8,7 @@
 //	go test -run '^$' -bench BenchmarkSpokeTemplateSync -benchtime 1x -count 3 -timeout 30m ./controllers/internal/spokebench/
 //
 // (`make bench` does): one result line per run, medians left to the report tool
-// (hack/benchreport).
+// (bench/report; bench/README.md indexes every benchmark).
 //
 // The spoke runs as the binary bin/fleetpolicy-spoke (a child process, its
 // default options) rather than in the benchmark's process, so that its memory

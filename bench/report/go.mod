@@ -1,4 +1,4 @@
-module github.com/fleetpolicy/fleetpolicy/hack/benchreport
+module github.com/fleetpolicy/fleetpolicy/bench/report
 
 go 1.26.0
 

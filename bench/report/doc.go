@@ -5,7 +5,8 @@
 // the floor measured in the same runs, the median of the ratio to that floor, and
 // the target the repository states for that figure, marked pass or MISS.
 // `make bench` runs every benchmark into bin/bench/results.txt and then this
-// command; `-markdown` prints the table for docs/performance.md.
+// command; `-markdown` prints the table for docs/performance.md. The targets
+// (targets.go) are the ones bench/README.md lists.
 //
 // Names are shown without "Benchmark" and without go test's -N GOMAXPROCS
 // suffix, so that the lines of one benchmark from go test and from
@@ -33,8 +34,10 @@
 // command exit 1. A missed target does not: targets are facts to report, and
 // some are known to be missed.
 //
-// benchreport is its own module under hack/ (built with GOWORK=off, like the
-// pinned tools under hack/tools) so that golang.org/x/perf's requirements never
-// enter the product modules' dependency graph, and so that `make build` (every
-// controllers/cmd program) and the container images do not pick it up.
+// benchreport lives in bench/report, beside the index of every benchmark
+// (bench/README.md), and is built into bin/benchreport. It is a module of its
+// own (built with GOWORK=off, like the pinned tools under hack/tools) so that
+// golang.org/x/perf's requirements never enter the product modules'
+// dependency graph, and so that `make build` (every controllers/cmd program)
+// and the container images do not pick it up.
 package main
