@@ -1,13 +1,9 @@
 package hub
 
 import (
-	"sync"
-	"time"
-
 	"k8s.io/apimachinery/pkg/types"
 
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
-	"github.com/fleetpolicy/fleetpolicy/shared/replication"
 	"github.com/fleetpolicy/fleetpolicy/shared/rollout"
 )
 
@@ -21,7 +17,7 @@ import (
 // subresource, only when the step's status differs from the cached replica's,
 // right after the replica's spec write when there is one (in the same writer
 // and write slot), and never again while the cache has not shown the last one
-// (rolloutStatusInFlight). So a replica gets one small write per change of its
+// (ownWrites). So a replica gets one small write per change of its
 // rollout status, not per step: two per root generation for All (Progressing,
 // then Succeeded or Failed), three for a progressive rollout (ToApply,
 // Progressing, then the outcome; a cluster of the first wave skips ToApply).
@@ -61,10 +57,10 @@ func (p *Propagator) planRolloutStatus(root types.NamespacedName, decided []roll
 		}
 		actual := existing[d.Name]
 		if actual != nil && actual.Status.RolloutStatus == want {
-			p.inFlight.statusSeen(root, d.Name, want)
+			p.ownWrites.rolloutStatusSeen(root, d.Name, want)
 			continue
 		}
-		if p.inFlight.statusPending(root, d.Name, want, now) {
+		if p.ownWrites.rolloutStatusPending(root, d.Name, want, now) {
 			continue
 		}
 		if i, ok := specWrite[d.Name]; ok {
@@ -74,88 +70,4 @@ func (p *Propagator) planRolloutStatus(root types.NamespacedName, decided []roll
 		}
 	}
 	return writes
-}
-
-// rolloutStatusesInFlight remembers, per root and cluster, the rollout status
-// patch the API server accepted and the cache has not shown on the replica
-// yet, so that a reconcile in between does not send it again.
-type rolloutStatusesInFlight struct {
-	mu     sync.Mutex
-	byRoot map[types.NamespacedName]map[string]statusPatch
-}
-
-// statusPatch is an accepted rollout status patch and when it was accepted.
-type statusPatch struct {
-	status policyv1.RolloutStatus
-	at     time.Time
-}
-
-func newRolloutStatusesInFlight() *rolloutStatusesInFlight {
-	return &rolloutStatusesInFlight{byRoot: map[types.NamespacedName]map[string]statusPatch{}}
-}
-
-func (r *rolloutStatusesInFlight) wrote(root types.NamespacedName, cluster string, status policyv1.RolloutStatus, now time.Time) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	patches := r.byRoot[root]
-	if patches == nil {
-		patches = map[string]statusPatch{}
-		r.byRoot[root] = patches
-	}
-	patches[cluster] = statusPatch{status: status, at: now}
-}
-
-// pending reports whether a patch of status for root's replica in cluster is
-// in flight at now (for at most inFlightTimeout).
-func (r *rolloutStatusesInFlight) pending(root types.NamespacedName, cluster string, status policyv1.RolloutStatus, now time.Time) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	w, ok := r.byRoot[root][cluster]
-	if !ok {
-		return false
-	}
-	if w.status == status && now.Sub(w.at) < inFlightTimeout {
-		return true
-	}
-	r.drop(root, cluster)
-	return false
-}
-
-// seen ends the patch of root's replica in cluster once the replica shows
-// status (a watch event, or a cache read).
-func (r *rolloutStatusesInFlight) seen(root types.NamespacedName, cluster string, status policyv1.RolloutStatus) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if w, ok := r.byRoot[root][cluster]; ok && w.status == status {
-		r.drop(root, cluster)
-	}
-}
-
-func (r *rolloutStatusesInFlight) forget(root types.NamespacedName) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	delete(r.byRoot, root)
-}
-
-// drop ends one patch; r.mu is held.
-func (r *rolloutStatusesInFlight) drop(root types.NamespacedName, cluster string) {
-	delete(r.byRoot[root], cluster)
-	if len(r.byRoot[root]) == 0 {
-		delete(r.byRoot, root)
-	}
-}
-
-// seenReplica takes a watch event of a replica.
-func (r *rolloutStatusesInFlight) seenReplica(replica *policyv1.Policy, deleted bool) {
-	root, ok := replication.RootOf(replica)
-	if !ok {
-		return
-	}
-	if deleted {
-		r.mu.Lock()
-		r.drop(root, replica.Namespace)
-		r.mu.Unlock()
-		return
-	}
-	r.seen(root, replica.Namespace, replica.Status.RolloutStatus)
 }

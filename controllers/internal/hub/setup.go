@@ -146,19 +146,10 @@ func setup(ctx context.Context, mgr ctrl.Manager, opts Options, explain webhook.
 	if err := mgr.Add(hubTemplates); err != nil {
 		return nil, err
 	}
-	propagator := &Propagator{
-		Client:       c,
-		Policies:     policies,
-		Recorder:     mgr.GetEventRecorder("fleetpolicy-hub"),
-		Writers:      opts.ReplicaWriters,
-		writeSlots:   writeSlots(opts),
-		Clock:        opts.Clock,
-		Templates:    hubTemplates,
-		settled:      newSettledRoots(),
-		statusWrites: newStatusWrites(),
-		inFlight:     newReplicasInFlight(),
-		failures:     newFailureStreaks(),
-	}
+	propagator := NewPropagator(c, policies, mgr.GetEventRecorder("fleetpolicy-hub"), opts.Clock)
+	propagator.Writers = opts.ReplicaWriters
+	propagator.writeSlots = writeSlots(opts)
+	propagator.Templates = hubTemplates
 	maps := &rootMapper{client: c}
 	// Every event but a replica's status report bumps the epoch of the roots
 	// it enqueues (see settledRoots).
@@ -169,7 +160,7 @@ func setup(ctx context.Context, mgr ctrl.Manager, opts Options, explain webhook.
 	if err := ctrl.NewControllerManagedBy(mgr).
 		Named("propagator").
 		WithOptions(starts.options("propagator", controller.Options{MaxConcurrentReconciles: opts.RootConcurrency})).
-		Watches(&policyv1.Policy{}, policyHandler(opts.StatusBatchDelay, settled, propagator.inFlight)).
+		Watches(&policyv1.Policy{}, policyHandler(opts.StatusBatchDelay, settled, propagator.ownWrites)).
 		Watches(&policyv1.PlacementBinding{}, mapped(maps.forBinding)).
 		Watches(&policyv1beta1.PolicySet{}, mapped(maps.forPolicySet)).
 		Watches(&clusterv1beta1.PlacementDecision{}, mapped(maps.forPlacementDecision)).
@@ -300,8 +291,8 @@ type queue = workqueue.TypedRateLimitingInterface[reconcile.Request]
 // a fleet reporting compliance is folded into few root status writes; any other
 // replica change (drift, deletion) bumps the root's epoch in settled and is
 // enqueued at once. A root's status-only change is its own status write and is
-// ignored. Every replica event tells inFlight what the cache now holds.
-func policyHandler(batchDelay time.Duration, settled *settledRoots, inFlight *replicasInFlight) handler.EventHandler {
+// ignored. Every replica event tells ownWrites what the cache now holds.
+func policyHandler(batchDelay time.Duration, settled *settledRoots, ownWrites *ownWrites) handler.EventHandler {
 	rootOf := func(o client.Object) reconcile.Request {
 		if root, ok := replication.RootOf(o); ok {
 			return reconcile.Request{NamespacedName: root}
@@ -315,16 +306,16 @@ func policyHandler(batchDelay time.Duration, settled *settledRoots, inFlight *re
 	}
 	return handler.Funcs{
 		CreateFunc: func(_ context.Context, e event.CreateEvent, q queue) {
-			inFlight.seen(e.Object, false)
+			ownWrites.seen(e.Object, false)
 			now(q, e.Object)
 		},
 		DeleteFunc: func(_ context.Context, e event.DeleteEvent, q queue) {
-			inFlight.seen(e.Object, true)
+			ownWrites.seen(e.Object, true)
 			now(q, e.Object)
 		},
 		GenericFunc: func(_ context.Context, e event.GenericEvent, q queue) { now(q, e.Object) },
 		UpdateFunc: func(_ context.Context, e event.UpdateEvent, q queue) {
-			inFlight.seen(e.ObjectNew, false)
+			ownWrites.seen(e.ObjectNew, false)
 			switch {
 			case !statusOnlyChange(e.ObjectOld, e.ObjectNew):
 				now(q, e.ObjectNew)
