@@ -2,16 +2,14 @@ package hub
 
 import (
 	"testing"
-
-	"sigs.k8s.io/controller-runtime/pkg/controller"
 )
 
 // TestReadyOnceEveryControllerStarted: the check fails until every
 // controller registered with it has started.
 func TestReadyOnceEveryControllerStarted(t *testing.T) {
 	s := &controllerStarts{}
-	s.options("propagator", controller.Options{})
-	s.options("policyset-status", controller.Options{})
+	s.expect("propagator")
+	s.expect("policyset-status")
 	if err := s.Check(nil); err == nil {
 		t.Fatal("no controller started: ready, want not ready")
 	}
