@@ -30,10 +30,10 @@
 //
 // The propagator's files follow one reconcile of a root (see Propagator):
 // propagator.go reads the root and hands off to reconcile.go, which calls in
-// order bindings.go, rolloutstep.go, replicaplan.go (and replicarollout.go),
-// writes.go and status.go (and conditions.go); delete.go deletes the replicas
-// of a root that is gone. settled.go, ownwrites.go and writefailures.go hold
-// what it remembers of each root between reconciles.
+// order invalid.go, bindings.go, rolloutstep.go, replicaplan.go, writes.go
+// and status.go; delete.go deletes the replicas of a root that is gone.
+// settled.go, ownwrites.go and writefailures.go hold what it remembers of
+// each root between reconciles.
 //
 // Each replica carries its cluster's rollout status (status.rolloutStatus, the
 // value of the root's status[] entry), patched on its status subresource only

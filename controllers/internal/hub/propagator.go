@@ -32,11 +32,12 @@ const (
 // Propagator reconciles root policies: their replicas and their status.
 // NewPropagator makes one.
 //
-// Reconcile (this file) reads the root and hands off to reconcile
-// (reconcile.go), which reads as the sequence of a live root's reconcile:
-// bindings (bindings.go), the rollout step (rolloutstep.go), the replica plan
-// (replicaplan.go, replicarollout.go), the writes (writes.go) and the root's
-// status (status.go, conditions.go); or to reconcileDelete (delete.go) for a
+// Reconcile (this file) reads the root and its replicas and hands off to
+// reconcile (reconcile.go), which reads as the sequence of a live root's
+// reconcile: the root's validity (invalid.go), its bindings (bindings.go),
+// the rollout step (rolloutstep.go), the replica plan (replicaplan.go: spec
+// writes and rollout status patches), the writes (writes.go) and the root's
+// status and conditions (status.go); or to reconcileDelete (delete.go) for a
 // root that is gone.
 type Propagator struct {
 	Client client.Client
@@ -85,27 +86,42 @@ func NewPropagator(c client.Client, policies rest.Interface, recorder events.Eve
 		settled: newSettledRoots(), ownWrites: newOwnWrites(), failures: newFailureStreaks()}
 }
 
-// Reconcile brings one root policy's replicas and status in line with its
-// bindings (reconcile), or deletes the replicas of a root that is gone or
-// being deleted (reconcileDelete). A replica's own request (its events
-// enqueue its root, but a Policy's own events enqueue the Policy) is no work.
+// Reconcile reads a root policy and its replicas and hands off: to reconcile,
+// which brings a live root's replicas and status in line with its bindings,
+// or to reconcileDelete for a root that is gone or being deleted. A replica's
+// own request (a Policy's events enqueue the Policy itself, a replica's its
+// root too) is no work. A live root whose last status write the cache has not
+// brought back yet is looked at again soon (ownWrites): a status computed
+// over the old one would be refused as a conflict.
 func (p *Propagator) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	now := p.Clock.Now()
-	epoch := p.settled.epoch(req.NamespacedName) // before anything is read
+	key := req.NamespacedName
+	epoch := p.settled.epoch(key) // before anything is read
 	root := &policyv1.Policy{}
-	if err := p.Client.Get(ctx, req.NamespacedName, root); err != nil {
+	if err := p.Client.Get(ctx, key, root); err != nil {
 		if !apierrors.IsNotFound(err) {
 			return ctrl.Result{}, err
 		}
-		return p.reconcileDelete(ctx, req.NamespacedName)
+		root = nil
 	}
 	switch {
-	case replication.IsReplica(root):
+	case root != nil && replication.IsReplica(root):
 		return ctrl.Result{}, nil
-	case !root.DeletionTimestamp.IsZero():
-		return p.reconcileDelete(ctx, req.NamespacedName)
+	case root != nil && !root.DeletionTimestamp.IsZero():
+		root = nil
+	case root != nil:
+		if behind, age := p.ownWrites.rootStatusBehind(root, p.Clock.Now()); behind {
+			return ctrl.Result{RequeueAfter: cacheCatchUp(age)}, nil
+		}
 	}
-	return p.reconcile(ctx, root, epoch, now)
+	existing, err := p.replicasOf(ctx, key)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if root == nil {
+		return p.reconcileDelete(ctx, key, existing)
+	}
+	return p.reconcile(ctx, &rootReconcile{root: root, key: key, epoch: epoch, now: now, existing: existing})
 }
 
 // replicasOf lists a root policy's replicas from the cache, by cluster namespace.

@@ -9,7 +9,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 	policyv1beta1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1beta1"
@@ -60,10 +59,11 @@ type rootReconcile struct {
 }
 
 // reconcile brings a live root's replicas and status in line with its
-// bindings: it reads the root's replicas, checks that the root can be
-// propagated, resolves its bindings (bind), runs the rollout step (runStep),
-// plans the replica writes (planWrites), makes them (writeReplicas), writes
-// the root's status (writeStatus), and says when to come back (requeue).
+// bindings: it checks that the root can be propagated, resolves its bindings
+// (bind), runs the rollout step (runStep), plans the replica writes
+// (planWrites), makes them (writeReplicas), writes the root's status
+// (writeStatus), and says when to come back (requeue). s holds the root, its
+// replicas, and the epoch and time the reconcile started with.
 //
 // When only replica status reports changed since the root's last full
 // reconcile (see settledRoots), and the rollout step reaches no cluster, the
@@ -72,18 +72,9 @@ type rootReconcile struct {
 // change: the RolloutPlan comparison, the replica plan, and resolving the
 // bindings again (the first status-only reconcile of an epoch resolves them
 // and keeps the result for the next, settledRoots.keep).
-func (p *Propagator) reconcile(ctx context.Context, root *policyv1.Policy, epoch uint64, now time.Time) (ctrl.Result, error) {
-	if behind, age := p.ownWrites.rootStatusBehind(root, p.Clock.Now()); behind {
-		// The cache has not brought back this root's last status write: a
-		// status computed over the old one would be refused as a conflict.
-		return ctrl.Result{RequeueAfter: cacheCatchUp(age)}, nil
-	}
-	s := &rootReconcile{root: root, key: client.ObjectKeyFromObject(root), epoch: epoch, now: now}
-	var err error
-	if s.existing, err = p.replicasOf(ctx, s.key); err != nil {
-		return ctrl.Result{}, err
-	}
-	s.statusOnly = p.settled.isSettled(epoch, root)
+func (p *Propagator) reconcile(ctx context.Context, s *rootReconcile) (ctrl.Result, error) {
+	root := s.root
+	s.statusOnly = p.settled.isSettled(s.epoch, root)
 	if reason, problem, err := p.rootProblem(ctx, root); err != nil || problem != nil {
 		if err != nil {
 			return ctrl.Result{}, err
@@ -112,7 +103,7 @@ func (p *Propagator) reconcile(ctx context.Context, root *policyv1.Policy, epoch
 	if s.statusOnly {
 		statusOnlyReconciles.Inc()
 	}
-	p.settled.settle(root, epoch, s.settled())
+	p.settled.settle(root, s.epoch, s.settled())
 	return s.requeue()
 }
 

@@ -3,12 +3,8 @@ package hub
 import (
 	"context"
 	"fmt"
-	"maps"
-	"slices"
-	"strings"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -89,27 +85,4 @@ func (p *Propagator) planCondition(ctx context.Context, root *policyv1.Policy, r
 		cond.Message = fmt.Sprintf("the live waves no longer follow RolloutPlan %s: %s", plan.Name, diff)
 	}
 	return cond, nil
-}
-
-// reportWave emits an Event when a step reached new clusters of a progressive
-// rollout (rollout.StepResult.Reached), and the step's notes with it.
-func (p *Propagator) reportWave(root *policyv1.Policy, step rollout.StepResult) {
-	var reached []string
-	groups := map[string]bool{}
-	for _, d := range step.Reached {
-		reached = append(reached, d.Name)
-		groups[fmt.Sprintf("%s/%s[%d]", d.Group.Placement, d.Group.GroupName, d.Group.GroupIndex)] = true
-	}
-	if len(reached) == 0 || !rollout.Progressive(&root.Spec) {
-		return
-	}
-	shown := reached
-	if len(shown) > 10 {
-		shown = append(shown[:10:10], fmt.Sprintf("and %d more", len(reached)-10))
-	}
-	p.Recorder.Eventf(root, nil, corev1.EventTypeNormal, reasonRolloutWave, "Rollout",
-		"enforcing on %d cluster(s) of %s: %s", len(reached), strings.Join(slices.Sorted(maps.Keys(groups)), ", "), strings.Join(shown, ", "))
-	for _, note := range step.Notes {
-		p.Recorder.Eventf(root, nil, corev1.EventTypeWarning, reasonRolloutNote, "Rollout", "%s", note.String())
-	}
 }

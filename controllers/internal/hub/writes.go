@@ -2,8 +2,12 @@ package hub
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
@@ -14,6 +18,7 @@ import (
 
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 	"github.com/fleetpolicy/fleetpolicy/shared/replication"
+	"github.com/fleetpolicy/fleetpolicy/shared/rollout"
 	"github.com/fleetpolicy/fleetpolicy/shared/templates"
 )
 
@@ -36,6 +41,77 @@ func (p *Propagator) writeReplicas(ctx context.Context, s *rootReconcile, writes
 	if s.writeErr == nil {
 		p.reportWave(s.root, s.step)
 	}
+}
+
+// reportWave emits an Event when a step reached new clusters of a progressive
+// rollout (rollout.StepResult.Reached), and the step's notes with it.
+func (p *Propagator) reportWave(root *policyv1.Policy, step rollout.StepResult) {
+	var reached []string
+	groups := map[string]bool{}
+	for _, d := range step.Reached {
+		reached = append(reached, d.Name)
+		groups[fmt.Sprintf("%s/%s[%d]", d.Group.Placement, d.Group.GroupName, d.Group.GroupIndex)] = true
+	}
+	if len(reached) == 0 || !rollout.Progressive(&root.Spec) {
+		return
+	}
+	shown := reached
+	if len(shown) > 10 {
+		shown = append(shown[:10:10], fmt.Sprintf("and %d more", len(reached)-10))
+	}
+	p.Recorder.Eventf(root, nil, corev1.EventTypeNormal, reasonRolloutWave, "Rollout",
+		"enforcing on %d cluster(s) of %s: %s", len(reached), strings.Join(slices.Sorted(maps.Keys(groups)), ", "), strings.Join(shown, ", "))
+	for _, note := range step.Notes {
+		p.Recorder.Eventf(root, nil, corev1.EventTypeWarning, reasonRolloutNote, "Rollout", "%s", note.String())
+	}
+}
+
+// The verbs of replica writes, as the replicaWrites metric and the
+// ReplicasFailed condition name them.
+const (
+	verbCreate = "create"
+	verbUpdate = "update"
+	verbDelete = "delete"
+)
+
+// verbRolloutStatus names the rollout status patch of a replica in the
+// replicaWrites metric.
+const verbRolloutStatus = "rolloutStatus"
+
+func (w replicaWrite) verb() string {
+	switch {
+	case w.statusOnly:
+		return verbRolloutStatus
+	case w.isDelete():
+		return verbDelete
+	case w.actual == nil:
+		return verbCreate
+	}
+	return verbUpdate
+}
+
+// namespace is the cluster namespace the write goes to.
+func (w replicaWrite) namespace() string {
+	if w.actual != nil {
+		return w.actual.Namespace
+	}
+	return w.cluster
+}
+
+// body is the replica to write, as JSON, with resourceVersion set.
+func (w replicaWrite) body(resourceVersion string) []byte {
+	if w.desired == nil {
+		return w.replicas.JSON(w.cluster, w.action, resourceVersion)
+	}
+	desired := *w.desired
+	desired.ResourceVersion = resourceVersion
+	b, _ := json.Marshal(&desired) // a Policy always encodes
+	return b
+}
+
+// rolloutStatusPatch is the merge patch that sets a replica's rolloutStatus.
+func rolloutStatusPatch(status policyv1.RolloutStatus) []byte {
+	return []byte(`{"status":{"rolloutStatus":"` + string(status) + `"}}`)
 }
 
 // write performs the writes of the replicas of root (named key) with at most
