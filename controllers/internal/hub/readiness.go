@@ -27,8 +27,9 @@ import (
 // reconciler that takes startProbe, when a worker hands it over, as the
 // moment the controller can act; it reaches no other reconciler. The probe
 // is a request for no object (no object's name has a slash), handled once
-// per controller; controller-runtime builds the controller's queue as it
-// would without it.
+// per controller (controller-runtime's reconcile metrics count it); the
+// controller's queue is controller-runtime's default, built by
+// controller-runtime.
 //
 // Under leader election the check is not registered (NewManager): every hub
 // process serves the placement webhook and /explain, whose readiness is the
@@ -52,13 +53,19 @@ func (s *controllerStarts) complete(name string, b *builder.Builder, r reconcile
 			q.Add(startProbe)
 			return nil
 		})).
-		Complete(reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
-			if req == startProbe {
-				s.started(name)
-				return reconcile.Result{}, nil
-			}
-			return r.Reconcile(ctx, req)
-		}))
+		Complete(s.reconciler(name, r))
+}
+
+// reconciler is r for the controller named name, but for startProbe, which
+// marks the controller started and reaches no further.
+func (s *controllerStarts) reconciler(name string, r reconcile.Reconciler) reconcile.Reconciler {
+	return reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+		if req == startProbe {
+			s.started(name)
+			return reconcile.Result{}, nil
+		}
+		return r.Reconcile(ctx, req)
+	})
 }
 
 // expect makes the hub not ready until the controller named name has started.
