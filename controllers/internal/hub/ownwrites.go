@@ -50,26 +50,14 @@ import (
 // kind per replica and per root.
 type ownWrites struct {
 	mu sync.Mutex
-	// specWrites are the accepted spec writes of replicas.
-	specWrites perRootCluster[acceptedSpecWrite]
-	// rolloutStatuses are the accepted rollout status patches of replicas.
-	rolloutStatuses perRootCluster[acceptedRolloutStatus]
+	// specWrites are the accepted spec writes of replicas, each with the
+	// resourceVersion of the replica it replaced ("" for a create).
+	specWrites perRootCluster[string]
+	// rolloutStatuses are the accepted rollout status patches of replicas,
+	// each with the status it set.
+	rolloutStatuses perRootCluster[policyv1.RolloutStatus]
 	// rootStatuses are the accepted status writes of roots.
 	rootStatuses map[types.NamespacedName]acceptedRootStatus
-}
-
-// acceptedSpecWrite is an accepted spec write of a replica: the
-// resourceVersion of the replica it replaced ("" for a create), and when.
-type acceptedSpecWrite struct {
-	replaced string
-	at       time.Time
-}
-
-// acceptedRolloutStatus is an accepted rollout status patch of a replica: the
-// status it set, and when.
-type acceptedRolloutStatus struct {
-	status policyv1.RolloutStatus
-	at     time.Time
 }
 
 // acceptedRootStatus is an accepted status write of a root: it replaced the
@@ -92,7 +80,7 @@ func cacheCatchUp(age time.Duration) time.Duration {
 }
 
 func newOwnWrites() *ownWrites {
-	return &ownWrites{specWrites: perRootCluster[acceptedSpecWrite]{}, rolloutStatuses: perRootCluster[acceptedRolloutStatus]{},
+	return &ownWrites{specWrites: perRootCluster[string]{}, rolloutStatuses: perRootCluster[policyv1.RolloutStatus]{},
 		rootStatuses: map[types.NamespacedName]acceptedRootStatus{}}
 }
 
@@ -101,7 +89,7 @@ func newOwnWrites() *ownWrites {
 func (o *ownWrites) specWrote(root types.NamespacedName, cluster, replaced string, now time.Time) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.specWrites.set(root, cluster, acceptedSpecWrite{replaced: replaced, at: now})
+	o.specWrites.set(root, cluster, replaced, now)
 }
 
 // specPending reports whether a write of root's replica in cluster, cached
@@ -110,15 +98,7 @@ func (o *ownWrites) specWrote(root types.NamespacedName, cluster, replaced strin
 func (o *ownWrites) specPending(root types.NamespacedName, cluster, cached string, now time.Time) bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	w, ok := o.specWrites[root][cluster]
-	if !ok {
-		return false
-	}
-	if w.replaced == cached && now.Sub(w.at) < ownWriteTimeout {
-		return true
-	}
-	o.specWrites.drop(root, cluster)
-	return false
+	return o.specWrites.pending(root, cluster, cached, now)
 }
 
 // rolloutStatusWrote records an accepted rollout status patch of root's
@@ -126,7 +106,7 @@ func (o *ownWrites) specPending(root types.NamespacedName, cluster, cached strin
 func (o *ownWrites) rolloutStatusWrote(root types.NamespacedName, cluster string, status policyv1.RolloutStatus, now time.Time) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.rolloutStatuses.set(root, cluster, acceptedRolloutStatus{status: status, at: now})
+	o.rolloutStatuses.set(root, cluster, status, now)
 }
 
 // rolloutStatusPending reports whether a patch of status for root's replica
@@ -134,15 +114,7 @@ func (o *ownWrites) rolloutStatusWrote(root types.NamespacedName, cluster string
 func (o *ownWrites) rolloutStatusPending(root types.NamespacedName, cluster string, status policyv1.RolloutStatus, now time.Time) bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	w, ok := o.rolloutStatuses[root][cluster]
-	if !ok {
-		return false
-	}
-	if w.status == status && now.Sub(w.at) < ownWriteTimeout {
-		return true
-	}
-	o.rolloutStatuses.drop(root, cluster)
-	return false
+	return o.rolloutStatuses.pending(root, cluster, status, now)
 }
 
 // rolloutStatusSeen ends the patch of root's replica in cluster once the
@@ -150,7 +122,7 @@ func (o *ownWrites) rolloutStatusPending(root types.NamespacedName, cluster stri
 func (o *ownWrites) rolloutStatusSeen(root types.NamespacedName, cluster string, status policyv1.RolloutStatus) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if w, ok := o.rolloutStatuses[root][cluster]; ok && w.status == status {
+	if w, ok := o.rolloutStatuses[root][cluster]; ok && w.write == status {
 		o.rolloutStatuses.drop(root, cluster)
 	}
 }
@@ -168,14 +140,14 @@ func (o *ownWrites) seen(replica client.Object, deleted bool) {
 	cluster := replica.GetNamespace()
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if w, ok := o.specWrites[root][cluster]; ok && (deleted || w.replaced != replica.GetResourceVersion()) {
+	if w, ok := o.specWrites[root][cluster]; ok && (deleted || w.write != replica.GetResourceVersion()) {
 		o.specWrites.drop(root, cluster)
 	}
 	policy, ok := replica.(*policyv1.Policy)
 	if !ok {
 		return
 	}
-	if w, ok := o.rolloutStatuses[root][cluster]; ok && (deleted || w.status == policy.Status.RolloutStatus) {
+	if w, ok := o.rolloutStatuses[root][cluster]; ok && (deleted || w.write == policy.Status.RolloutStatus) {
 		o.rolloutStatuses.drop(root, cluster)
 	}
 }
@@ -216,16 +188,37 @@ func (o *ownWrites) forget(root types.NamespacedName) {
 	delete(o.rootStatuses, root)
 }
 
-// perRootCluster holds one entry per root and cluster.
-type perRootCluster[T any] map[types.NamespacedName]map[string]T
+// perRootCluster holds one accepted write per root and cluster: what it
+// wrote (or replaced), and when.
+type perRootCluster[T comparable] map[types.NamespacedName]map[string]accepted[T]
 
-func (m perRootCluster[T]) set(root types.NamespacedName, cluster string, v T) {
+// accepted is a write the API server accepted at the time at.
+type accepted[T comparable] struct {
+	write T
+	at    time.Time
+}
+
+func (m perRootCluster[T]) set(root types.NamespacedName, cluster string, write T, now time.Time) {
 	byCluster := m[root]
 	if byCluster == nil {
-		byCluster = map[string]T{}
+		byCluster = map[string]accepted[T]{}
 		m[root] = byCluster
 	}
-	byCluster[cluster] = v
+	byCluster[cluster] = accepted[T]{write: write, at: now}
+}
+
+// pending reports whether the write of root's replica in cluster is write and
+// younger than ownWriteTimeout at now; any other is dropped.
+func (m perRootCluster[T]) pending(root types.NamespacedName, cluster string, write T, now time.Time) bool {
+	w, ok := m[root][cluster]
+	if !ok {
+		return false
+	}
+	if w.write == write && now.Sub(w.at) < ownWriteTimeout {
+		return true
+	}
+	m.drop(root, cluster)
+	return false
 }
 
 // drop removes the entry of root in cluster, and root once it has none.
