@@ -13,7 +13,7 @@
 // writers per root and a hub-wide bound on the writes in flight
 // (ReplicaWritesInFlight: more writes than the API server runs at once lower
 // its throughput). A replica write the API server accepted is not made again
-// until the cache shows the replica at another version (replicasInFlight): the
+// until the cache shows the replica at another version (ownWrites): the
 // hub's own events bring a root back while the informer has seen only part
 // of its writes. Replica status changes from spokes are batched (one root status write
 // per batch window), so a large fleet reporting compliance does not cause one
@@ -22,10 +22,18 @@
 // skips the replica plan, and after the first such reconcile of an epoch
 // resolving the bindings too (settledRoots). A reconcile that finds the cache
 // still showing a root as the hub's own last status write replaced it waits
-// for the cache (statusWrites) instead of writing over the old root into a
+// for the cache (ownWrites) instead of writing over the old root into a
 // conflict. All state lives in API objects: a restarted controller recomputes
-// and resumes (settledRoots, statusWrites and replicasInFlight are only
-// shortcuts: a new process starts with every root unsettled).
+// and resumes (settledRoots, ownWrites and failureStreaks are only
+// shortcuts, always present and empty in a new process: every root starts
+// unsettled).
+//
+// The propagator's files follow one reconcile of a root (see Propagator):
+// propagator.go reads the root and hands off to reconcile.go, which calls in
+// order invalid.go, bindings.go, rolloutstep.go, replicaplan.go, writes.go
+// and status.go; delete.go deletes the replicas of a root that is gone.
+// settled.go, ownwrites.go and writefailures.go hold what it remembers of
+// each root between reconciles.
 //
 // Each replica carries its cluster's rollout status (status.rolloutStatus, the
 // value of the root's status[] entry), patched on its status subresource only

@@ -15,7 +15,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -180,12 +179,10 @@ func setupReportWriter(ctx context.Context, mgr ctrl.Manager, opts Options, star
 	}); err != nil {
 		return err
 	}
-	return ctrl.NewControllerManagedBy(mgr).
-		Named("openreports").
-		WithOptions(starts.options("openreports", controller.Options{})).
+	b := ctrl.NewControllerManagedBy(mgr).
 		Watches(&policyv1.Policy{}, reportsHandler(opts.StatusBatchDelay)).
-		Watches(&openreportsv1alpha1.Report{}, handler.EnqueueRequestsFromMapFunc(ownReport)).
-		Complete(logging.QuietWhenStopping(&ReportWriter{Client: mgr.GetClient(), Clock: opts.Clock}))
+		Watches(&openreportsv1alpha1.Report{}, handler.EnqueueRequestsFromMapFunc(ownReport))
+	return starts.complete("openreports", b, logging.QuietWhenStopping(&ReportWriter{Client: mgr.GetClient(), Clock: opts.Clock}))
 }
 
 // reportsCache restricts the cache of Reports to the hub's own.

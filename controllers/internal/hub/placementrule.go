@@ -13,7 +13,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -87,17 +86,15 @@ func setupPlacementRuleScheduler(mgr ctrl.Manager, c client.Client, recorder eve
 		}
 		return out
 	}
-	return ctrl.NewControllerManagedBy(mgr).
-		Named("placementrule-scheduler").
-		WithOptions(starts.options("placementrule-scheduler", controller.Options{})).
+	b := ctrl.NewControllerManagedBy(mgr).
 		For(&appsv1.PlacementRule{}).
 		// Only what the decisions read: a cluster's labels, conditions,
 		// allocatable resources, deletion, arrival and departure.
 		Watches(&clusterv1.ManagedCluster{}, handler.EnqueueRequestsFromMapFunc(rulesOf),
 			builder.WithPredicates(predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
 				return clusterChangeMatters(e.ObjectOld.(*clusterv1.ManagedCluster), e.ObjectNew.(*clusterv1.ManagedCluster))
-			}})).
-		Complete(logging.QuietWhenStopping(&PlacementRuleScheduler{Client: c, Recorder: recorder}))
+			}}))
+	return starts.complete("placementrule-scheduler", b, logging.QuietWhenStopping(&PlacementRuleScheduler{Client: c, Recorder: recorder}))
 }
 
 // clusterChangeMatters reports whether an update of a ManagedCluster may change

@@ -25,7 +25,7 @@ import (
 // anything), reports change what its replicas should be only by making the
 // rollout step reach clusters; a step that reaches none changes the root's
 // status alone, so the reconcile skips the RolloutPlan comparison and the
-// replica plan (see Propagator.Reconcile) and, after the first status-only
+// replica plan (see Propagator.reconcile) and, after the first status-only
 // reconcile of an epoch, resolving the bindings (keep). An event missed here
 // costs at most one reconcile: the event's own request runs with the bumped
 // epoch.

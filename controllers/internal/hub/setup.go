@@ -146,19 +146,10 @@ func setup(ctx context.Context, mgr ctrl.Manager, opts Options, explain webhook.
 	if err := mgr.Add(hubTemplates); err != nil {
 		return nil, err
 	}
-	propagator := &Propagator{
-		Client:       c,
-		Policies:     policies,
-		Recorder:     mgr.GetEventRecorder("fleetpolicy-hub"),
-		Writers:      opts.ReplicaWriters,
-		writeSlots:   writeSlots(opts),
-		Clock:        opts.Clock,
-		Templates:    hubTemplates,
-		settled:      newSettledRoots(),
-		statusWrites: newStatusWrites(),
-		inFlight:     newReplicasInFlight(),
-		failures:     newFailureStreaks(),
-	}
+	propagator := NewPropagator(c, policies, mgr.GetEventRecorder("fleetpolicy-hub"), opts.Clock)
+	propagator.Writers = opts.ReplicaWriters
+	propagator.writeSlots = writeSlots(opts)
+	propagator.Templates = hubTemplates
 	maps := &rootMapper{client: c}
 	// Every event but a replica's status report bumps the epoch of the roots
 	// it enqueues (see settledRoots).
@@ -166,10 +157,9 @@ func setup(ctx context.Context, mgr ctrl.Manager, opts Options, explain webhook.
 	mapped := func(mapFn handler.MapFunc) handler.EventHandler {
 		return handler.EnqueueRequestsFromMapFunc(settled.bumping(mapFn))
 	}
-	if err := ctrl.NewControllerManagedBy(mgr).
-		Named("propagator").
-		WithOptions(starts.options("propagator", controller.Options{MaxConcurrentReconciles: opts.RootConcurrency})).
-		Watches(&policyv1.Policy{}, policyHandler(opts.StatusBatchDelay, settled, propagator.inFlight)).
+	propagation := ctrl.NewControllerManagedBy(mgr).
+		WithOptions(controller.Options{MaxConcurrentReconciles: opts.RootConcurrency}).
+		Watches(&policyv1.Policy{}, policyHandler(opts.StatusBatchDelay, settled, propagator.ownWrites)).
 		Watches(&policyv1.PlacementBinding{}, mapped(maps.forBinding)).
 		Watches(&policyv1beta1.PolicySet{}, mapped(maps.forPolicySet)).
 		Watches(&clusterv1beta1.PlacementDecision{}, mapped(maps.forPlacementDecision)).
@@ -181,26 +171,20 @@ func setup(ctx context.Context, mgr ctrl.Manager, opts Options, explain webhook.
 		// A RolloutPlan is compared with the root policy of the same name.
 		Watches(&fleetv1alpha1.RolloutPlan{}, mapped(itself)).
 		// An object a hub template read changed: its root (see hubTemplates).
-		WatchesRawSource(source.Channel(hubTemplates.changed, mapped(itself))).
-		Complete(logging.QuietWhenStopping(propagator)); err != nil {
+		WatchesRawSource(source.Channel(hubTemplates.changed, mapped(itself)))
+	if err := starts.complete("propagator", propagation, logging.QuietWhenStopping(propagator)); err != nil {
 		return nil, err
 	}
-	if err := ctrl.NewControllerManagedBy(mgr).
-		Named("encryption-keys").
-		WithOptions(starts.options("encryption-keys", controller.Options{})).
-		For(&corev1.Secret{}).
-		Complete(logging.QuietWhenStopping(&KeyRotator{
-			Client: c, Clock: opts.Clock, Random: opts.Random, Period: opts.KeyRotation,
-		})); err != nil {
+	keyRotator := &KeyRotator{Client: c, Clock: opts.Clock, Random: opts.Random, Period: opts.KeyRotation}
+	if err := starts.complete("encryption-keys", ctrl.NewControllerManagedBy(mgr).For(&corev1.Secret{}),
+		logging.QuietWhenStopping(keyRotator)); err != nil {
 		return nil, err
 	}
-	if err := ctrl.NewControllerManagedBy(mgr).
-		Named("policyset-status").
-		WithOptions(starts.options("policyset-status", controller.Options{})).
+	policySetStatus := ctrl.NewControllerManagedBy(mgr).
 		For(&policyv1beta1.PolicySet{}).
 		Watches(&policyv1.Policy{}, handler.EnqueueRequestsFromMapFunc(maps.setsOfRoot)).
-		Watches(&policyv1.PlacementBinding{}, handler.EnqueueRequestsFromMapFunc(maps.setsOfBinding)).
-		Complete(logging.QuietWhenStopping(&PolicySetStatus{Client: c})); err != nil {
+		Watches(&policyv1.PlacementBinding{}, handler.EnqueueRequestsFromMapFunc(maps.setsOfBinding))
+	if err := starts.complete("policyset-status", policySetStatus, logging.QuietWhenStopping(&PolicySetStatus{Client: c})); err != nil {
 		return nil, err
 	}
 	if opts.SchedulePlacementRules {
@@ -229,11 +213,8 @@ func setup(ctx context.Context, mgr ctrl.Manager, opts Options, explain webhook.
 // setupAddonPermissions registers AddonPermissions (on a hub that serves
 // OCM's add-on API, servesAddons).
 func setupAddonPermissions(mgr ctrl.Manager, starts *controllerStarts) error {
-	return ctrl.NewControllerManagedBy(mgr).
-		Named("addon-permissions").
-		WithOptions(starts.options("addon-permissions", controller.Options{})).
-		For(&addonv1alpha1.ManagedClusterAddOn{}).
-		Complete(logging.QuietWhenStopping(&AddonPermissions{Client: mgr.GetClient(), Reader: mgr.GetAPIReader()}))
+	return starts.complete("addon-permissions", ctrl.NewControllerManagedBy(mgr).For(&addonv1alpha1.ManagedClusterAddOn{}),
+		logging.QuietWhenStopping(&AddonPermissions{Client: mgr.GetClient(), Reader: mgr.GetAPIReader()}))
 }
 
 // setupPlacement registers policy-based placement: the engine (every process),
@@ -264,14 +245,12 @@ func setupPlacement(ctx context.Context, mgr ctrl.Manager, opts Options, explain
 			return nil, err
 		}
 	}
-	return engine, ctrl.NewControllerManagedBy(mgr).
-		Named("placement").
-		WithOptions(starts.options("placement", controller.Options{})).
-		WatchesRawSource(source.Channel(engine.changed, &handler.EnqueueRequestForObject{})).
-		Complete(logging.QuietWhenStopping(&PlacementController{
-			Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: recorder,
-			Timeout: opts.PlacementTimeout, engine: engine,
-		}))
+	b := ctrl.NewControllerManagedBy(mgr).
+		WatchesRawSource(source.Channel(engine.changed, &handler.EnqueueRequestForObject{}))
+	return engine, starts.complete("placement", b, logging.QuietWhenStopping(&PlacementController{
+		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: recorder,
+		Timeout: opts.PlacementTimeout, engine: engine,
+	}))
 }
 
 // serveExplain registers /explain on server behind the authentication and
@@ -300,8 +279,8 @@ type queue = workqueue.TypedRateLimitingInterface[reconcile.Request]
 // a fleet reporting compliance is folded into few root status writes; any other
 // replica change (drift, deletion) bumps the root's epoch in settled and is
 // enqueued at once. A root's status-only change is its own status write and is
-// ignored. Every replica event tells inFlight what the cache now holds.
-func policyHandler(batchDelay time.Duration, settled *settledRoots, inFlight *replicasInFlight) handler.EventHandler {
+// ignored. Every replica event tells ownWrites what the cache now holds.
+func policyHandler(batchDelay time.Duration, settled *settledRoots, ownWrites *ownWrites) handler.EventHandler {
 	rootOf := func(o client.Object) reconcile.Request {
 		if root, ok := replication.RootOf(o); ok {
 			return reconcile.Request{NamespacedName: root}
@@ -315,16 +294,16 @@ func policyHandler(batchDelay time.Duration, settled *settledRoots, inFlight *re
 	}
 	return handler.Funcs{
 		CreateFunc: func(_ context.Context, e event.CreateEvent, q queue) {
-			inFlight.seen(e.Object, false)
+			ownWrites.seen(e.Object, false)
 			now(q, e.Object)
 		},
 		DeleteFunc: func(_ context.Context, e event.DeleteEvent, q queue) {
-			inFlight.seen(e.Object, true)
+			ownWrites.seen(e.Object, true)
 			now(q, e.Object)
 		},
 		GenericFunc: func(_ context.Context, e event.GenericEvent, q queue) { now(q, e.Object) },
 		UpdateFunc: func(_ context.Context, e event.UpdateEvent, q queue) {
-			inFlight.seen(e.ObjectNew, false)
+			ownWrites.seen(e.ObjectNew, false)
 			switch {
 			case !statusOnlyChange(e.ObjectOld, e.ObjectNew):
 				now(q, e.ObjectNew)

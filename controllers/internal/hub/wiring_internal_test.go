@@ -92,8 +92,7 @@ type wiring struct {
 // nothing and looks again soon; one whose cache still lacks the replicas it
 // created does not create them again; and once settled, a status-only
 // reconcile reuses the bindings it resolved instead of reading them again.
-// Each fails if Reconcile stops asking statusWrites, replicasInFlight or
-// settledRoots.
+// Each fails if Reconcile stops asking ownWrites or settledRoots.
 func (w wiring) holdsBackWhatTheCacheHasNotSeen(t *testing.T) {
 	ctx, mgr, writes, clusters := w.ctx, w.mgr, w.writes, w.clusters
 	const ns = "wiring"
@@ -121,9 +120,8 @@ spec:
 	testkit.Apply(t, w.plane.Client, testkit.PlacementRuleBinding(ns, "r", clusters, "p"))
 
 	lagging := &fakeLaggingCache{Client: mgr.GetClient(), reads: map[string]int{}}
-	p := &Propagator{Client: lagging, Policies: w.policies, Recorder: mgr.GetEventRecorder("wiring-test"),
-		Writers: 8, Clock: clock.RealClock{},
-		settled: newSettledRoots(), statusWrites: newStatusWrites(), inFlight: newReplicasInFlight()}
+	p := NewPropagator(lagging, w.policies, mgr.GetEventRecorder("wiring-test"), clock.RealClock{})
+	p.Writers = 8
 	key := types.NamespacedName{Namespace: ns, Name: "p"}
 	reconcile := func(what string) ctrl.Result {
 		t.Helper()
@@ -183,8 +181,8 @@ spec:
 	if got := writes.count(); len(got) != 0 {
 		t.Fatalf("reconcile without the created replicas: %v requests, want none", got)
 	}
-	if res.RequeueAfter != inFlightTimeout {
-		t.Fatalf("reconcile without the created replicas: requeue after %v, want the in-flight bound %v", res.RequeueAfter, inFlightTimeout)
+	if res.RequeueAfter != ownWriteTimeout {
+		t.Fatalf("reconcile without the created replicas: requeue after %v, want the in-flight bound %v", res.RequeueAfter, ownWriteTimeout)
 	}
 
 	// Everything seen: no replica is written and the root settles (its status
@@ -223,8 +221,8 @@ spec:
 // many writers each root has.
 func (w wiring) sharesTheWriteSlots(t *testing.T) {
 	const slots = 3
-	p := &Propagator{Client: w.mgr.GetClient(), Policies: w.policies, Recorder: w.mgr.GetEventRecorder("wiring-test"),
-		Writers: 8, Clock: clock.RealClock{}, writeSlots: semaphore.NewWeighted(slots)}
+	p := NewPropagator(w.mgr.GetClient(), w.policies, w.mgr.GetEventRecorder("wiring-test"), clock.RealClock{})
+	p.Writers, p.writeSlots = 8, semaphore.NewWeighted(slots)
 	w.writes.reset()
 	var wg sync.WaitGroup
 	for i := range 3 {

@@ -108,11 +108,8 @@ func newFailureStreaks() *failureStreaks {
 // the root names: every refusal, and every other failure of a cluster whose
 // write has now failed failureStreakReported times in a row. A cluster
 // without such a failure in this reconcile starts again from zero. failures
-// is reordered; a nil s reports every failure.
+// is reordered.
 func (s *failureStreaks) reported(root types.NamespacedName, failures []writeFailure) []writeFailure {
-	if s == nil {
-		return failures
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	was := s.byRoot[root]
@@ -145,9 +142,6 @@ func (s *failureStreaks) reported(root types.NamespacedName, failures []writeFai
 
 // forget drops what is known of a root that is gone.
 func (s *failureStreaks) forget(root types.NamespacedName) {
-	if s == nil {
-		return
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.byRoot, root)
@@ -157,8 +151,8 @@ func (s *failureStreaks) forget(root types.NamespacedName) {
 // writes it names, out of the clusters it is replicated to; nil when there is
 // none. The message names the first failuresShown clusters in order, each
 // with its write, reason and message, and counts the rest, so that its length
-// is bounded whatever the fleet. failures is sorted by cluster (Reconcile
-// passes them sorted already; then this costs one pass).
+// is bounded whatever the fleet. failures is sorted by cluster (writeReplicas
+// sorts them already; then this costs one pass).
 func replicasFailedCondition(root *policyv1.Policy, failures []writeFailure, clusters int) *metav1.Condition {
 	if len(failures) == 0 {
 		return nil

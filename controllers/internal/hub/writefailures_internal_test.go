@@ -101,9 +101,6 @@ func TestFailureStreaks(t *testing.T) {
 	if len(s.byRoot) != 0 {
 		t.Errorf("roots without failures are kept: %v", s.byRoot)
 	}
-	if got := clusters((*failureStreaks)(nil).reported(root, []writeFailure{down})); got != "b" {
-		t.Errorf("without streaks: named %q, want every failure", got)
-	}
 }
 
 // TestReplicasFailedCondition: the message names the first failuresShown

@@ -3,7 +3,6 @@ package hub
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -15,9 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
-	"github.com/fleetpolicy/fleetpolicy/shared/binding"
 	"github.com/fleetpolicy/fleetpolicy/shared/replication"
-	"github.com/fleetpolicy/fleetpolicy/shared/rollout"
 )
 
 // ConditionInvalid is the root condition that says why the hub cannot
@@ -34,13 +31,6 @@ const (
 	reasonNameTooLong        = "NameTooLong"
 	reasonInClusterNamespace = "InClusterNamespace"
 )
-
-// ConditionRolloutWarning is the root condition that lists the rollout
-// settings that do not do what they seem to (package rollout's notes: a
-// Progressive rollout whose maxConcurrency enforces on every cluster at once,
-// an integer maxFailures larger than the clusters it counts against, a
-// mandatory decision group that selects nothing); removed when there is none.
-const ConditionRolloutWarning = "RolloutWarning"
 
 // rootProblem returns why a Policy that is not a replica cannot be a root
 // policy at all: its namespace and name are too long for its replicas' label,
@@ -84,44 +74,4 @@ func (p *Propagator) reportInvalid(ctx context.Context, root *policyv1.Policy, r
 		return ctrl.Result{}, err
 	}
 	return ctrl.Result{}, nil
-}
-
-// setRuleConditions removes the Invalid condition of a root that propagates and
-// sets or removes its RolloutWarning condition from the step's notes.
-func setRuleConditions(status *policyv1.PolicyStatus, generation int64, notes []rollout.Note) {
-	meta.RemoveStatusCondition(&status.Conditions, ConditionInvalid)
-	if len(notes) == 0 {
-		meta.RemoveStatusCondition(&status.Conditions, ConditionRolloutWarning)
-		return
-	}
-	meta.SetStatusCondition(&status.Conditions, metav1.Condition{Type: ConditionRolloutWarning, Status: metav1.ConditionTrue,
-		ObservedGeneration: generation, Reason: "RolloutNotApplied", Message: strings.Join(rollout.NoteStrings(notes), "; ")})
-}
-
-// ConditionBindingOverridesIgnored is the root condition that names the
-// PlacementBindings whose enforce override the root's rollout strategy
-// ignores (its type is not All: binding.Resolution.IgnoredOverrides, the
-// rule plan-rollout warns with); removed when there is none. It is a warning
-// only: the root propagates as it would without the overrides. OCM v0.19,
-// which has no rollout strategy, has no such condition.
-const ConditionBindingOverridesIgnored = "BindingOverridesIgnored"
-
-// ignoredOverridesCondition is root's BindingOverridesIgnored condition for
-// the overrides res says are ignored, naming at most ten bindings; nil when
-// none is.
-func ignoredOverridesCondition(root *policyv1.Policy, res *binding.Resolution) *metav1.Condition {
-	if res == nil || len(res.IgnoredOverrides) == 0 {
-		return nil
-	}
-	var lines []string
-	for i, o := range res.IgnoredOverrides {
-		if i == 10 {
-			lines = append(lines, fmt.Sprintf("and %d more", len(res.IgnoredOverrides)-i))
-			break
-		}
-		lines = append(lines, o.String())
-	}
-	return &metav1.Condition{Type: ConditionBindingOverridesIgnored, Status: metav1.ConditionTrue,
-		ObservedGeneration: root.Generation, Reason: "RolloutStrategyNotAll",
-		Message: fmt.Sprintf("%d binding override(s) ignored: %s", len(res.IgnoredOverrides), strings.Join(lines, "; "))}
 }
