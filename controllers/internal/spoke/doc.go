@@ -50,7 +50,9 @@
 //     nothing yet (a template of the copy's generation not evaluated and
 //     one without any compliance), or whose template's newest history entry
 //     disagrees with its compliance (the event not in the cache yet), is
-//     held until it does, at most 30 s. A
+//     held until it does, at most 30 s; one with a ConfigurationPolicy the
+//     spoke evaluates itself and that has no compliance yet is held until
+//     its evaluation gives it one, however long that takes. A
 //     hub whose Policy CRD lacks status.observedGeneration (OCM's) drops it
 //     with a warning; once a write shows that, it is no longer sent.
 //   - Secret sync copies the hub's policy-encryption-key Secret of the cluster

@@ -2,6 +2,7 @@ package spoke
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strconv"
 	"strings"
@@ -11,7 +12,10 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -39,6 +43,11 @@ type HubStatusSync struct {
 	// unsettledSince holds, per policy, when its status was first found
 	// unsettled (holdUnsettled), while it is.
 	unsettledSince sync.Map
+	// evaluatedHere are the template kinds the spoke's own controllers
+	// evaluate (holdUnsettled): each writes a compliance for every template
+	// it is given, however long its queue takes to reach it.
+	evaluatedHere map[schema.GroupKind]bool
+	clock         clock.PassiveClock
 
 	events *eventWriter
 	// hubDropsObservedGeneration is set once the hub dropped a written
@@ -97,6 +106,14 @@ const unsettledHold = 30 * time.Second
 // holdUnsettled returns how long the copy's status waits before it is copied
 // to the hub. It waits while it says nothing the hub can act on yet, or
 // says it half, the rest following in moments:
+//   - a template of a kind the spoke evaluates itself (evaluatedHere) has no
+//     compliance yet (it was just created, or created again once its
+//     dependencies were met): its evaluation will give it one, and until
+//     then the hub keeps what it has. This wait has no bound: at 1,000
+//     templated policies the ConfigurationPolicy controller's first
+//     evaluation of the last ones comes a minute after their replicas, and
+//     a bound shorter than its queue wrote a status without compliance
+//     first;
 //   - a template of the policy's generation has not been evaluated (status
 //     sync leaves observedGeneration behind) and some template has no
 //     compliance at all (the templates were just created);
@@ -105,13 +122,16 @@ const unsettledHold = 30 * time.Second
 //     yet: the two come through separate watches).
 //
 // Each would be a hub write (and an Event) of its own before the one that
-// says it all. A status that stays so is copied after unsettledHold.
+// says it all. A status that stays so for another reason than the first is
+// copied after unsettledHold.
 func (s *HubStatusSync) holdUnsettled(key types.NamespacedName, copied *policyv1.Policy) time.Duration {
 	unknown := len(copied.Status.Details) == 0
 	historyBehind := false
+	awaitsEvaluationHere := false
 	for _, d := range copied.Status.Details {
 		if d == nil || d.ComplianceState == "" {
 			unknown = true
+			awaitsEvaluationHere = awaitsEvaluationHere || d != nil && s.evaluatesHere(copied, d.TemplateMeta.Name)
 			continue
 		}
 		if len(d.History) > 0 {
@@ -119,16 +139,41 @@ func (s *HubStatusSync) holdUnsettled(key types.NamespacedName, copied *policyv1
 			historyBehind = historyBehind || saysCompliant != (d.ComplianceState == policyv1.Compliant)
 		}
 	}
+	if awaitsEvaluationHere {
+		// The evaluation changes the copy's status, which enqueues it; the
+		// requeue is a look in case it does not.
+		s.unsettledSince.Delete(key)
+		return unsettledHold
+	}
 	if !historyBehind && (copied.Status.ObservedGeneration == copied.Generation || !unknown) {
 		s.unsettledSince.Delete(key)
 		return 0
 	}
-	now := time.Now()
+	now := s.clock.Now()
 	since, _ := s.unsettledSince.LoadOrStore(key, now)
 	if waited := now.Sub(since.(time.Time)); waited < unsettledHold {
 		return unsettledHold - waited
 	}
 	return 0
+}
+
+// evaluatesHere reports whether the template of p named name is of a kind
+// the spoke's own controllers evaluate.
+func (s *HubStatusSync) evaluatesHere(p *policyv1.Policy, name string) bool {
+	if len(s.evaluatedHere) == 0 {
+		return false
+	}
+	for _, tmpl := range p.Spec.PolicyTemplates {
+		if tmpl == nil {
+			continue
+		}
+		def := &metav1.PartialObjectMetadata{}
+		if json.Unmarshal(tmpl.ObjectDefinition.Raw, def) != nil || def.Name != name {
+			continue
+		}
+		return s.evaluatedHere[def.GroupVersionKind().GroupKind()]
+	}
+	return false
 }
 
 // copyEvents writes on the hub, about the replica, the newest compliance event

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -60,7 +61,8 @@ func Setup(ctx context.Context, mgr ctrl.Manager, hub cluster.Cluster, o Options
 		WithOptions(concurrency).
 		Watches(&policyv1.Policy{}, enqueueAfter(o.HubStatusDelay), builder.WithPredicates(inNamespace)).
 		WatchesRawSource(source.Kind(hub.GetCache(), client.Object(&policyv1.Policy{}), enqueueAfter(o.HubStatusDelay), inNamespace)).
-		Complete(logging.QuietWhenStopping(&HubStatusSync{Managed: mgr.GetClient(), Hub: hub.GetClient(), events: &eventWriter{client: hub.GetClient(), clock: o.Clock}})); err != nil {
+		Complete(logging.QuietWhenStopping(&HubStatusSync{Managed: mgr.GetClient(), Hub: hub.GetClient(), events: &eventWriter{client: hub.GetClient(), clock: o.Clock},
+			evaluatedHere: evaluatedHere(o), clock: o.Clock})); err != nil {
 		return err
 	}
 
@@ -114,6 +116,17 @@ func Setup(ctx context.Context, mgr ctrl.Manager, hub cluster.Cluster, o Options
 
 // queue is the work queue of the spoke's controllers, for their event handlers.
 type queue = workqueue.TypedRateLimitingInterface[reconcile.Request]
+
+// evaluatedHere are the template kinds the spoke's own controllers evaluate
+// and always give a compliance: ConfigurationPolicies, unless OCM's
+// config-policy-controller evaluates them. (The OperatorPolicy controller
+// waits for OLM, which a cluster may never have.)
+func evaluatedHere(o Options) map[schema.GroupKind]bool {
+	if o.ConfigurationPolicyEvaluator == EvaluatorOCM {
+		return nil
+	}
+	return map[schema.GroupKind]bool{policyv1.GroupVersion.WithKind("ConfigurationPolicy").GroupKind(): true}
+}
 
 // notStatusOnly passes the changes of an object other than to its status: a
 // new generation, labels, annotations, creation and deletion.
