@@ -72,30 +72,41 @@ func replicas(ns string) []*policyv1.Policy {
 // BenchmarkSpokeTemplateSync measures one spoke, bin/fleetpolicy-spoke running
 // as a child process, syncing 500 policies in 100 chains of 5 (each waiting for
 // the one before it to be Compliant): from the creation of the replicas on the
-// hub until all 500 report Compliant on the hub. The floor writes, with as many
-// concurrent writers as the spoke reconciles policies and no client-side rate
-// limit, the same replicas on the hub and what the spoke writes for them — each
-// policy's copy, its ConfigurationPolicy and ConfigMap on the managed cluster,
-// and the statuses of the ConfigurationPolicy, the copy and the replica — in no
-// particular order.
+// hub until all 500 report Compliant on the hub. Two floors write, with as many
+// concurrent writers as the spoke reconciles policies, the same replicas on the
+// hub and what the spoke writes for them — each policy's copy, its
+// ConfigurationPolicy and ConfigMap on the managed cluster, and the statuses of
+// the ConfigurationPolicy, the copy and the replica — in no particular order:
+// floor=unthrottled with no client-side rate limit, floor=hub-rate with the
+// replicas' status writes held to the spoke's default client limit towards the
+// hub (spoke.DefaultHubQPS, spoke.DefaultHubBurst), the least time that limit
+// allows for the statuses the hub must receive.
 //
-// One result line per run of the benchmark function: the sync time in s, the
-// floor in floor-s, their ratio in x-floor (each averaged over b.N, so run it
-// with -benchtime 1x and take medians over -count runs), and the spoke
-// process's peak RSS over its whole life (start, cache sync, the syncs, the
-// removal of the policies) in MiB-peak-rss.
+// One result line per run of each sub-benchmark (floor=unthrottled,
+// floor=hub-rate; each measures the spoke again beside its floor): the sync
+// time in s, the floor in floor-s, their ratio in x-floor (each averaged over
+// b.N, so run it with -benchtime 1x and take medians over -count runs), and
+// the spoke process's peak RSS over its whole life (start, cache sync, the
+// syncs, the removal of the policies) in MiB-peak-rss.
 func BenchmarkSpokeTemplateSync(b *testing.B) {
-	b.Run(fmt.Sprintf("policies=%d", chains*chainLength), benchmarkTemplateSync)
+	name := fmt.Sprintf("policies=%d", chains*chainLength)
+	b.Run(name+"/floor=unthrottled", func(b *testing.B) { benchmarkTemplateSync(b, false) })
+	b.Run(name+"/floor=hub-rate", func(b *testing.B) { benchmarkTemplateSync(b, true) })
 }
 
-func benchmarkTemplateSync(b *testing.B) {
+// benchmarkTemplateSync measures the spoke against the floor that writes the
+// replicas' statuses unthrottled, or at the spoke's default hub rate.
+func benchmarkTemplateSync(b *testing.B, floorAtHubRate bool) {
 	ctrl.SetLogger(logr.Discard()) // envtest logs through controller-runtime
 	fleet := testkit.StartFleet(b, 1)
 	hub, managed := unlimited(b, fleet.Hub), unlimited(b, fleet.Spokes[0])
+	floorHubStatus := hub
+	if floorAtHubRate {
+		floorHubStatus = limitedTo(b, fleet.Hub, spoke.DefaultHubQPS, spoke.DefaultHubBurst)
+	}
 	for _, step := range []func() error{
 		func() error { return localplane.EnsureCluster(b.Context(), hub, cluster) },
 		func() error { return localplane.EnsureNamespace(b.Context(), managed, dataNS) },
-		func() error { return localplane.EnsureNamespace(b.Context(), managed, "floor-data") },
 	} {
 		if err := step(); err != nil {
 			b.Fatal(err)
@@ -121,7 +132,7 @@ func benchmarkTemplateSync(b *testing.B) {
 		b.StopTimer()
 		ns := fmt.Sprintf("bench-%d", i)
 		want := replicas(ns)
-		floor, err := writeFloor(ctx, hub, managed, fmt.Sprintf("floor-%d", i), want, writers)
+		floor, err := writeFloor(ctx, hub, floorHubStatus, managed, fmt.Sprintf("floor-%d", i), want, writers)
 		if err != nil {
 			fatal(err)
 		}
@@ -231,6 +242,18 @@ func (p *spokeProcess) logTail() string {
 	return "spoke log (" + p.logPath + ", end):\n" + string(out)
 }
 
+// limitedTo is an admin client of the plane whose requests client-go holds to
+// qps a second, in bursts of burst.
+func limitedTo(b *testing.B, p *localplane.Plane, qps float32, burst int) client.Client {
+	cfg := rest.CopyConfig(p.Config)
+	cfg.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(qps, burst)
+	c, err := client.New(cfg, client.Options{Scheme: scheme.New()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return c
+}
+
 // unlimited is an admin client of the plane without a client-side rate limit.
 func unlimited(b *testing.B, p *localplane.Plane) client.Client {
 	cfg := rest.CopyConfig(p.Config)
@@ -244,8 +267,9 @@ func unlimited(b *testing.B, p *localplane.Plane) client.Client {
 
 // writeFloor writes directly what the spoke writes for the replicas want, into
 // namespace ns of both clusters (which the spoke does not watch), and returns
-// how long it took.
-func writeFloor(ctx context.Context, hub, managed client.Client, ns string, want []*policyv1.Policy, writers int) (time.Duration, error) {
+// how long it took. The replicas' statuses, what the spoke writes on the hub,
+// go through hubStatus; everything else through hub and managed.
+func writeFloor(ctx context.Context, hub, hubStatus, managed client.Client, ns string, want []*policyv1.Policy, writers int) (time.Duration, error) {
 	for _, c := range []client.Client{hub, managed} {
 		if err := localplane.EnsureNamespace(ctx, c, ns); err != nil {
 			return 0, err
@@ -270,7 +294,7 @@ func writeFloor(ctx context.Context, hub, managed client.Client, ns string, want
 		if err := managed.Create(ctx, cp); err != nil {
 			return err
 		}
-		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "floor-data", Name: cp.Name}, Data: map[string]string{"level": "0"}}
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: cp.Name}, Data: map[string]string{"level": "0"}}
 		if err := managed.Create(ctx, cm); err != nil {
 			return err
 		}
@@ -285,7 +309,7 @@ func writeFloor(ctx context.Context, hub, managed client.Client, ns string, want
 		if err := managed.Status().Update(ctx, copied); err != nil {
 			return err
 		}
-		return hub.Status().Update(ctx, replica)
+		return hubStatus.Status().Update(ctx, replica)
 	})
 	return time.Since(start), err
 }

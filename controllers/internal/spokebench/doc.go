@@ -2,7 +2,9 @@
 // and a real managed cluster (two local API servers): 500 policies in chains of
 // dependencies, from the replicas' creation on the hub until every replica on
 // the hub reports Compliant, versus the floor of writing the same objects and
-// statuses directly, and the spoke's peak memory while it does so. Run it with
+// statuses directly (floor=unthrottled), and versus the same floor with the
+// hub statuses written at the spoke's default hub rate (floor=hub-rate), and
+// the spoke's peak memory while it does so. Run it with
 //
 //	make build
 //	go test -run '^$' -bench BenchmarkSpokeTemplateSync -benchtime 1x -count 3 -timeout 30m ./controllers/internal/spokebench/
