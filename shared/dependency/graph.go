@@ -1,7 +1,6 @@
 package dependency
 
 import (
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -186,25 +185,11 @@ func templateRef(p *policyv1.Policy, t int, tmpl *policyv1.PolicyTemplate) Ref {
 // makes; false when the template is nil or its objectDefinition has no kind
 // or no name.
 func templateIdentity(tmpl *policyv1.PolicyTemplate) (Ref, bool) {
-	if tmpl == nil {
+	def, ok := tmpl.DefinitionMeta()
+	if !ok || def.Kind == "" || def.Name == "" {
 		return Ref{}, false
 	}
-	var def struct {
-		APIVersion string `json:"apiVersion"`
-		Kind       string `json:"kind"`
-		Metadata   struct {
-			Name      string `json:"name"`
-			Namespace string `json:"namespace"`
-		} `json:"metadata"`
-	}
-	raw := tmpl.ObjectDefinition.Raw
-	if len(raw) == 0 && tmpl.ObjectDefinition.Object != nil {
-		raw, _ = json.Marshal(tmpl.ObjectDefinition.Object)
-	}
-	if json.Unmarshal(raw, &def) != nil || def.Kind == "" || def.Metadata.Name == "" {
-		return Ref{}, false
-	}
-	return ObjectRef(def.APIVersion, def.Kind, def.Metadata.Namespace, def.Metadata.Name), true
+	return ObjectRef(def.APIVersion, def.Kind, def.Namespace, def.Name), true
 }
 
 // Issues returns the problems found while building: invalid dependency fields

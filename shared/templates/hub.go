@@ -241,8 +241,8 @@ func ResolveHubTemplates(r Resolver, replica *policyv1.Policy, in HubInputs) err
 			continue
 		}
 		fail := func(err error) error {
-			kind, name := templateIdentity(t.ObjectDefinition.Raw)
-			return &HubTemplateError{Index: i, Kind: kind, Name: name, Err: err, template: string(t.ObjectDefinition.Raw)}
+			def, _ := t.DefinitionMeta()
+			return &HubTemplateError{Index: i, Kind: def.Kind, Name: def.Name, Err: err, template: string(t.ObjectDefinition.Raw)}
 		}
 		opts := in.Options
 		opts.DenylistFunctions = append([]string(nil), in.Options.DenylistFunctions...)
@@ -382,16 +382,4 @@ func withAnnotation(raw []byte, key, value string) ([]byte, error) {
 	}
 	ann[key] = value
 	return json.Marshal(obj)
-}
-
-// templateIdentity reads kind and metadata.name of a policy template as written.
-func templateIdentity(raw []byte) (kind, name string) {
-	var obj struct {
-		Kind     string `json:"kind"`
-		Metadata struct {
-			Name string `json:"name"`
-		} `json:"metadata"`
-	}
-	_ = json.Unmarshal(raw, &obj)
-	return obj.Kind, obj.Metadata.Name
 }

@@ -2,7 +2,6 @@ package console
 
 import (
 	"cmp"
-	"encoding/json"
 	"fmt"
 	"html/template"
 	"slices"
@@ -315,14 +314,8 @@ func templatesOf(p *policyv1.Policy) []templateInfo {
 		if t == nil {
 			continue
 		}
-		var meta struct {
-			Kind     string `json:"kind"`
-			Metadata struct {
-				Name string `json:"name"`
-			} `json:"metadata"`
-		}
-		_ = json.Unmarshal(t.ObjectDefinition.Raw, &meta)
-		info := templateInfo{Kind: meta.Kind, Name: meta.Metadata.Name, IgnorePending: t.IgnorePending}
+		def, _ := t.DefinitionMeta()
+		info := templateInfo{Kind: def.Kind, Name: def.Name, IgnorePending: t.IgnorePending}
 		for _, d := range t.ExtraDependencies {
 			info.Dependencies = append(info.Dependencies, dependencyString(d))
 		}

@@ -2,7 +2,6 @@ package spoke
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"strconv"
 	"strings"
@@ -12,7 +11,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
@@ -164,14 +162,9 @@ func (s *HubStatusSync) evaluatesHere(p *policyv1.Policy, name string) bool {
 		return false
 	}
 	for _, tmpl := range p.Spec.PolicyTemplates {
-		if tmpl == nil {
-			continue
+		if def, ok := tmpl.DefinitionMeta(); ok && def.Name == name {
+			return s.evaluatedHere[def.GroupVersionKind().GroupKind()]
 		}
-		def := &metav1.PartialObjectMetadata{}
-		if json.Unmarshal(tmpl.ObjectDefinition.Raw, def) != nil || def.Name != name {
-			continue
-		}
-		return s.evaluatedHere[def.GroupVersionKind().GroupKind()]
 	}
 	return false
 }

@@ -1,6 +1,7 @@
 package v1
 
 import (
+	"encoding/json"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -100,6 +101,37 @@ type PolicyTemplate struct {
 	//
 	// +optional
 	IgnorePending bool `json:"ignorePending,omitempty"`
+}
+
+// DefinitionMeta reads the apiVersion, kind, metadata.namespace and
+// metadata.name of the object t's objectDefinition makes, as written (its
+// Raw, else its Object); each is empty where the definition does not say.
+// It reads nothing else of the definition, so a hub template elsewhere in it
+// does not matter. False when t is nil or the definition is not a JSON
+// object with those fields as strings.
+func (t *PolicyTemplate) DefinitionMeta() (metav1.PartialObjectMetadata, bool) {
+	if t == nil {
+		return metav1.PartialObjectMetadata{}, false
+	}
+	raw := t.ObjectDefinition.Raw
+	if len(raw) == 0 && t.ObjectDefinition.Object != nil {
+		raw, _ = json.Marshal(t.ObjectDefinition.Object)
+	}
+	var def struct {
+		APIVersion string `json:"apiVersion"`
+		Kind       string `json:"kind"`
+		Metadata   struct {
+			Name      string `json:"name"`
+			Namespace string `json:"namespace"`
+		} `json:"metadata"`
+	}
+	if json.Unmarshal(raw, &def) != nil {
+		return metav1.PartialObjectMetadata{}, false
+	}
+	return metav1.PartialObjectMetadata{
+		TypeMeta:   metav1.TypeMeta{APIVersion: def.APIVersion, Kind: def.Kind},
+		ObjectMeta: metav1.ObjectMeta{Name: def.Metadata.Name, Namespace: def.Metadata.Namespace},
+	}, true
 }
 
 // PolicyDependency names an object whose compliance gates a template.
