@@ -43,7 +43,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	if opts.Clock == nil {
 		opts.Clock = clock.RealClock{}
 	}
-	resolver, err := templatewatch.ForManager(mgr, opts.TemplateLimits)
+	resolver, err := templatewatch.ForManager(mgr, opts.TemplateLimits, opts.Concurrency)
 	if err != nil {
 		return err
 	}

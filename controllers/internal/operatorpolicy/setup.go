@@ -97,7 +97,7 @@ func SetupIndexes(mgr ctrl.Manager) error {
 // SetupController registers the controller itself, which watches OLM's kinds:
 // the cluster must serve OLM's API (ServesOLM).
 func SetupController(mgr ctrl.Manager, opts Options) error {
-	resolver, err := templatewatch.ForManager(mgr, opts.TemplateLimits)
+	resolver, err := templatewatch.ForManager(mgr, opts.TemplateLimits, opts.Concurrency)
 	if err != nil {
 		return err
 	}

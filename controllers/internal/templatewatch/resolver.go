@@ -29,11 +29,12 @@ type Resolver struct {
 }
 
 // New builds a Resolver reading the cluster of cfg whose resolutions stay
-// within limits (unset bounds: the defaults). Add it to the manager (it is a
-// Runnable) and watch its Source.
-func New(cfg *rest.Config, limits templates.Limits) (*Resolver, error) {
+// within limits (unset bounds: the defaults), whose watches are started by
+// up to shards evaluations at once (the controller's workers; at least one).
+// Add it to the manager (it is a Runnable) and watch its Source.
+func New(cfg *rest.Config, limits templates.Limits, shards int) (*Resolver, error) {
 	relay, src := depclient.NewControllerRuntimeSource()
-	watcher, err := depclient.New(cfg, relay, &depclient.Options{DisableInitialReconcile: true, EnableCache: true})
+	watcher, err := newShardedWatcher(cfg, shards, relay, depclient.Options{DisableInitialReconcile: true, EnableCache: true})
 	if err != nil {
 		return nil, err
 	}
@@ -49,8 +50,8 @@ func New(cfg *rest.Config, limits templates.Limits) (*Resolver, error) {
 }
 
 // ForManager builds a Resolver reading mgr's cluster and adds it to mgr.
-func ForManager(mgr manager.Manager, limits templates.Limits) (*Resolver, error) {
-	r, err := New(mgr.GetConfig(), limits)
+func ForManager(mgr manager.Manager, limits templates.Limits, shards int) (*Resolver, error) {
+	r, err := New(mgr.GetConfig(), limits, shards)
 	if err != nil {
 		return nil, err
 	}
