@@ -48,8 +48,8 @@ func ExampleEvaluate() {
 	// Output:
 	// spec.dependencies[0] waits for Policy policies.install-operator to be Compliant
 	// issues: 0
-	// allowed=false compliance="Pending" Dependencies were not satisfied: waiting for Policy policies.install-operator to be Compliant, it does not exist
-	// allowed=false compliance="Pending" Dependencies were not satisfied: waiting for Policy policies.install-operator to be Compliant, it is NonCompliant
+	// allowed=false compliance="Pending" Dependencies were not satisfied: 1 is still pending (Policy policies.install-operator)
+	// allowed=false compliance="Pending" Dependencies were not satisfied: 1 is still pending (Policy policies.install-operator)
 	// allowed=true compliance=""
 }
 

@@ -2,6 +2,7 @@ package dependency
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
@@ -35,21 +36,6 @@ func Observe(object map[string]any) Observation {
 type Wait struct {
 	Requirement
 	Observed Observation
-}
-
-// String says what the template waits for and why, e.g. "waiting for Policy
-// ns.a to be Compliant, it is NonCompliant".
-func (w Wait) String() string {
-	var why string
-	switch {
-	case !w.Observed.Found:
-		why = "it does not exist"
-	case w.Observed.Compliance == "":
-		why = "it has no status.compliant or status.complianceState"
-	default:
-		why = "it is " + string(w.Observed.Compliance)
-	}
-	return fmt.Sprintf("waiting for %s to be %s, %s", w.Target, w.Compliance, why)
 }
 
 // Gate is the verdict on one template: it may be applied when nothing is waited
@@ -94,17 +80,31 @@ func (g Gate) Compliance() policyv1.ComplianceState {
 	}
 }
 
-// Message explains a blocked template, naming every unmet dependency; it is
-// empty for an allowed template.
+// Message explains a blocked template in the words of OCM's template sync,
+// "Dependencies were not satisfied: 1 is still pending (Policy ns.a)" or "2
+// are still pending (ConfigurationPolicy b, Policy ns.a)": each unmet
+// dependency once, as kind and name (a namespace is not named), sorted. It says which dependencies are
+// unmet, not what they are, so that it stays the same, and no new compliance
+// event is written, while a dependency moves between no status, Pending and
+// NonCompliant. It is empty for an allowed template.
 func (g Gate) Message() string {
 	if g.Allowed() {
 		return ""
 	}
-	waits := make([]string, len(g.Waits))
-	for i, w := range g.Waits {
-		waits[i] = w.String()
+	seen := map[Ref]bool{}
+	var names []string
+	for _, w := range g.Waits {
+		if !seen[w.Target] {
+			seen[w.Target] = true
+			names = append(names, w.Target.Kind+" "+w.Target.Name)
+		}
 	}
-	msg := "Dependencies were not satisfied: " + strings.Join(waits, "; ")
+	slices.Sort(names)
+	verb := "are"
+	if len(names) == 1 {
+		verb = "is"
+	}
+	msg := fmt.Sprintf("Dependencies were not satisfied: %d %s still pending (%s)", len(names), verb, strings.Join(names, ", "))
 	if g.IgnorePending {
 		msg += " but ignorePending is true"
 	}

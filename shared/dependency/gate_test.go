@@ -32,6 +32,20 @@ func TestObserve(t *testing.T) {
 	}
 }
 
+// TestMessageNamesTheDependencyNotItsState checks that a blocked template's
+// message stays the same while its dependency moves between missing, no
+// status, Pending and NonCompliant, so that template sync writes one
+// compliance event for the wait, as OCM's does, not one per move.
+func TestMessageNamesTheDependencyNotItsState(t *testing.T) {
+	a := Requirement{Target: policyRef("ns.a"), Compliance: policyv1.Compliant, Field: dependencyField(0)}
+	want := "Dependencies were not satisfied: 1 is still pending (Policy ns.a)"
+	for _, seen := range []Observation{{}, {Found: true}, {Found: true, Compliance: policyv1.Pending}, {Found: true, Compliance: policyv1.NonCompliant}} {
+		if got := Evaluate([]Requirement{a}, false, map[Ref]Observation{a.Target: seen}).Message(); got != want {
+			t.Errorf("dependency seen as %+v: %q, want %q", seen, got, want)
+		}
+	}
+}
+
 func TestEvaluate(t *testing.T) {
 	a := Requirement{Target: policyRef("ns.a"), Compliance: policyv1.Compliant, Field: dependencyField(0)}
 	bar := Requirement{Target: configRef("bar"), Compliance: policyv1.NonCompliant, Field: extraDependencyField(0, 0)}
@@ -52,29 +66,36 @@ func TestEvaluate(t *testing.T) {
 		{name: "wrong state", reqs: []Requirement{a},
 			observed:       map[Ref]Observation{a.Target: seen(policyv1.NonCompliant)},
 			wantCompliance: policyv1.Pending,
-			wantMessage:    "Dependencies were not satisfied: waiting for Policy ns.a to be Compliant, it is NonCompliant"},
+			wantMessage:    "Dependencies were not satisfied: 1 is still pending (Policy ns.a)"},
 		{name: "missing object", reqs: []Requirement{a},
 			observed:       map[Ref]Observation{a.Target: {}},
 			wantCompliance: policyv1.Pending,
-			wantMessage:    "Dependencies were not satisfied: waiting for Policy ns.a to be Compliant, it does not exist"},
+			wantMessage:    "Dependencies were not satisfied: 1 is still pending (Policy ns.a)"},
 		{name: "unobserved counts as missing", reqs: []Requirement{a},
 			wantCompliance: policyv1.Pending,
-			wantMessage:    "Dependencies were not satisfied: waiting for Policy ns.a to be Compliant, it does not exist"},
+			wantMessage:    "Dependencies were not satisfied: 1 is still pending (Policy ns.a)"},
 		{name: "missing status field", reqs: []Requirement{bar},
 			observed:       map[Ref]Observation{bar.Target: {Found: true}},
 			wantCompliance: policyv1.Pending,
-			wantMessage:    "Dependencies were not satisfied: waiting for ConfigurationPolicy bar to be NonCompliant, it has no status.compliant or status.complianceState"},
-		{name: "every unmet dependency is named", reqs: []Requirement{a, bar},
+			wantMessage:    "Dependencies were not satisfied: 1 is still pending (ConfigurationPolicy bar)"},
+		{name: "every unmet dependency is named, sorted as OCM sorts them", reqs: []Requirement{a, bar},
 			observed:       map[Ref]Observation{a.Target: seen(policyv1.Pending), bar.Target: seen(policyv1.Compliant)},
 			wantCompliance: policyv1.Pending,
-			wantMessage:    "Dependencies were not satisfied: waiting for Policy ns.a to be Compliant, it is Pending; waiting for ConfigurationPolicy bar to be NonCompliant, it is Compliant"},
+			wantMessage:    "Dependencies were not satisfied: 2 are still pending (ConfigurationPolicy bar, Policy ns.a)"},
 		{name: "only unmet dependencies are named", reqs: []Requirement{a, bar},
 			observed:       map[Ref]Observation{a.Target: seen(policyv1.Compliant), bar.Target: seen(policyv1.Compliant)},
 			wantCompliance: policyv1.Pending,
-			wantMessage:    "Dependencies were not satisfied: waiting for ConfigurationPolicy bar to be NonCompliant, it is Compliant"},
+			wantMessage:    "Dependencies were not satisfied: 1 is still pending (ConfigurationPolicy bar)"},
 		{name: "ignorePending reports Compliant", reqs: []Requirement{a}, ignorePending: true,
 			wantCompliance: policyv1.Compliant,
-			wantMessage:    "Dependencies were not satisfied: waiting for Policy ns.a to be Compliant, it does not exist but ignorePending is true"},
+			wantMessage:    "Dependencies were not satisfied: 1 is still pending (Policy ns.a) but ignorePending is true"},
+		{name: "a dependency required twice is named once", reqs: []Requirement{a, {Target: a.Target, Compliance: policyv1.Compliant, Field: extraDependencyField(0, 1)}},
+			observed:       map[Ref]Observation{a.Target: seen(policyv1.NonCompliant)},
+			wantCompliance: policyv1.Pending,
+			wantMessage:    "Dependencies were not satisfied: 1 is still pending (Policy ns.a)"},
+		{name: "a namespaced dependency is named by kind and name, as OCM names it", reqs: []Requirement{{Target: Ref{Group: "constraints.gatekeeper.sh", Kind: "K8sRequiredLabels", Namespace: "ns", Name: "labels"}, Compliance: policyv1.Compliant, Field: extraDependencyField(0, 0)}},
+			wantCompliance: policyv1.Pending,
+			wantMessage:    "Dependencies were not satisfied: 1 is still pending (K8sRequiredLabels labels)"},
 		{name: "ignorePending on an allowed template", ignorePending: true, wantAllowed: true},
 	}
 	for _, tc := range cases {

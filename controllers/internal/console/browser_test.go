@@ -322,7 +322,7 @@ spec: {policies: [cm-required]}`)
 			return "not yet"
 		})
 		text = b.view(t, base+"/policies/team-a/needs-cm", "policy-pending")
-		contains(t, "the Pending policy", text, "needs-cm-cm: Pending; Dependencies were not satisfied: waiting for Policy team-a.cm-required to be Compliant")
+		contains(t, "the Pending policy", text, "needs-cm-cm: Pending; Dependencies were not satisfied: 1 is still pending (Policy team-a.cm-required)")
 		text = b.view(t, base+"/policies/team-a/cm-required/clusters/spoke2", "replica")
 		replica := &policyv1.Policy{}
 		testkit.Get(t, hc, "spoke2", "team-a.cm-required", replica)

@@ -32,8 +32,8 @@ func TestChainAppliesInOrder(t *testing.T) {
 		expectCompliance(t, ns, map[string]policyv1.ComplianceState{"a": policyv1.NonCompliant, "b": policyv1.Pending, "c": policyv1.Pending})
 		testkit.Eventually(t, 45*time.Second, "pending messages name the unmet dependency", func() string {
 			for name, want := range map[string]string{
-				"b": "Pending; Dependencies were not satisfied: waiting for Policy chain.a to be Compliant, it is NonCompliant",
-				"c": "Pending; Dependencies were not satisfied: waiting for Policy chain.b to be Compliant, it is Pending",
+				"b": "Pending; Dependencies were not satisfied: 1 is still pending (Policy chain.a)",
+				"c": "Pending; Dependencies were not satisfied: 1 is still pending (Policy chain.b)",
 			} {
 				if got := newestMessage(spokePolicy(t, ns, name), 0); got != want {
 					return fmt.Sprintf("%s: %q, want %q", name, got, want)
@@ -178,7 +178,7 @@ spec:
 		if got := details(p); got != "x-first=NonCompliant,x-second=Pending,x-third=Compliant" || p.Status.ComplianceState != policyv1.NonCompliant {
 			return fmt.Sprintf("details %s, compliant %s", got, p.Status.ComplianceState)
 		}
-		if msg := newestMessage(p, 2); msg != "Compliant; Dependencies were not satisfied: waiting for ConfigurationPolicy nowhere to be Compliant, it does not exist but ignorePending is true" {
+		if msg := newestMessage(p, 2); msg != "Compliant; Dependencies were not satisfied: 1 is still pending (ConfigurationPolicy nowhere) but ignorePending is true" {
 			return "third: " + msg
 		}
 		return ""
@@ -231,7 +231,7 @@ spec:
 		t.Errorf("dependencies on the spoke %v, want the set's members", deps)
 	}
 	testkit.Eventually(t, 45*time.Second, "d waits for the member that is not Compliant", func() string {
-		want := "Pending; Dependencies were not satisfied: waiting for Policy sets.m2 to be Compliant, it is NonCompliant"
+		want := "Pending; Dependencies were not satisfied: 1 is still pending (Policy sets.m2)"
 		if got := newestMessage(spokePolicy(t, ns, "d"), 0); got != want {
 			return fmt.Sprintf("newest message %q", got)
 		}
