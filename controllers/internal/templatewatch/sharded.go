@@ -35,16 +35,19 @@ var _ depclient.DynamicWatcher = (*shardedWatcher)(nil)
 
 // newShardedWatcher builds n watchers (at least one) of the cluster of cfg
 // reporting to reconciler. Their requests share one client-side rate limit,
-// cfg's, so that the shards together ask the API server no more than one
-// watcher would.
+// cfg's (client-go's defaults when it sets none), so that the shards
+// together ask the API server no more than one watcher would.
 func newShardedWatcher(cfg *rest.Config, n int, reconciler depclient.Reconciler, opts depclient.Options) (*shardedWatcher, error) {
 	cfg = rest.CopyConfig(cfg)
-	if cfg.RateLimiter == nil && cfg.QPS > 0 {
-		burst := cfg.Burst
-		if burst < 1 {
-			burst = 1
+	if cfg.RateLimiter == nil && cfg.QPS >= 0 { // a negative QPS: no limit
+		qps, burst := cfg.QPS, cfg.Burst
+		if qps == 0 {
+			qps = rest.DefaultQPS
 		}
-		cfg.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(cfg.QPS, burst)
+		if burst == 0 {
+			burst = rest.DefaultBurst
+		}
+		cfg.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(qps, burst)
 	}
 	s := &shardedWatcher{shards: make([]depclient.DynamicWatcher, max(1, n)), started: make(chan struct{})}
 	for i := range s.shards {
