@@ -83,10 +83,11 @@ func (g Gate) Compliance() policyv1.ComplianceState {
 // Message explains a blocked template in the words of OCM's template sync,
 // "Dependencies were not satisfied: 1 is still pending (Policy ns.a)" or "2
 // are still pending (ConfigurationPolicy b, Policy ns.a)": each unmet
-// dependency once, as kind and name (a namespace is not named), sorted. It says which dependencies are
-// unmet, not what they are, so that it stays the same, and no new compliance
-// event is written, while a dependency moves between no status, Pending and
-// NonCompliant. It is empty for an allowed template.
+// dependency once, as kind and name (a namespace is not named), sorted. It
+// says which dependencies are unmet, not what they are, so that it stays the
+// same, and no new compliance event is written, while a dependency moves
+// between no status, Pending and NonCompliant. It is empty for an allowed
+// template.
 func (g Gate) Message() string {
 	if g.Allowed() {
 		return ""

@@ -20,6 +20,7 @@ import (
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit/hubtest"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 	policyv1beta1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1beta1"
+	"github.com/fleetpolicy/fleetpolicy/shared/dependency"
 )
 
 // hopTimeout bounds each hop: OCM's add-ons start slowly on a loaded machine.
@@ -188,8 +189,26 @@ func TestFleetpolicyHubWithOCMSpoke(t *testing.T) {
 	applyPolicy(t, hubClient, "q", "enforce", "{type: ProgressivePerGroup}",
 		"\n  - {apiVersion: policy.open-cluster-management.io/v1, kind: Policy, name: p, compliance: Compliant}",
 		[]string{"cluster1"}, []string{"cluster2"})
+	// The Pending message is OCM's add-on's word for word: the one the
+	// spoke's template sync writes (shared/dependency) for the same wait.
+	pendingMessage := "Pending; " + dependency.Evaluate([]dependency.Requirement{{
+		Target: dependency.Ref{Group: policyv1.GroupVersion.Group, Kind: "Policy", Name: "interop.p"}, Compliance: policyv1.Compliant,
+	}}, false, nil).Message()
 	for _, m := range managed {
 		checkReplicaCompliance(t, hubClient, m, "q", policyv1.Pending, "dependency gating (OCM add-on: q Pending while p is missing)")
+		hop(t, m, "the Pending message (OCM add-on's, as fleetpolicy's spoke writes it)", func() string {
+			r := &policyv1.Policy{}
+			if err := hubClient.Get(ctx, client.ObjectKey{Namespace: m.name, Name: "interop.q"}, r); err != nil {
+				return err.Error()
+			}
+			if len(r.Status.Details) == 0 || len(r.Status.Details[0].History) == 0 {
+				return fmt.Sprintf("replica q has no history: %+v", r.Status)
+			}
+			if got := r.Status.Details[0].History[0].Message; got != pendingMessage {
+				return fmt.Sprintf("newest message %q, fleetpolicy's spoke writes %q", got, pendingMessage)
+			}
+			return ""
+		})
 	}
 	applyPolicy(t, hubClient, "p", "enforce", "{type: Progressive, progressive: {maxConcurrency: 1}}", " []", clusters)
 
