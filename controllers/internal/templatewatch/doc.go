@@ -18,4 +18,12 @@
 // deadline of the Resolver's Limits.Timeout, each object definition has its
 // memory budget. The rules of resolution (context, decryption, skipObject,
 // error messages, bounds) are shared/templates'.
+//
+// The watcher is one kubernetes-dependency-watches watcher per worker of the
+// controller (New's shards), each watched object or list on one of them by
+// its identity, so that it is watched and cached once whoever reads it; what
+// is per policy (its query batch, Forget) goes to all. One watcher holds its
+// lock across the List and Watch that start a new watch, which made every
+// worker's first evaluations wait for each other's requests. The shards share
+// one client-side rate limit.
 package templatewatch
