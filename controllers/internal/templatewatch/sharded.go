@@ -132,26 +132,23 @@ func (s *shardedWatcher) StartQueryBatch(watcher depclient.ObjectIdentifier) err
 	return nil
 }
 
-// EndQueryBatch ends watcher's batch on every shard, each dropping the
-// watches the batch no longer read.
-func (s *shardedWatcher) EndQueryBatch(watcher depclient.ObjectIdentifier) error {
-	var errs []error
-	for _, shard := range s.shards {
-		if err := shard.EndQueryBatch(watcher); err != nil {
-			errs = append(errs, err)
-		}
+// onEvery calls do with every shard and joins their errors.
+func (s *shardedWatcher) onEvery(do func(depclient.DynamicWatcher) error) error {
+	errs := make([]error, len(s.shards))
+	for i, shard := range s.shards {
+		errs[i] = do(shard)
 	}
 	return errors.Join(errs...)
 }
 
+// EndQueryBatch ends watcher's batch on every shard, each dropping the
+// watches the batch no longer read.
+func (s *shardedWatcher) EndQueryBatch(watcher depclient.ObjectIdentifier) error {
+	return s.onEvery(func(shard depclient.DynamicWatcher) error { return shard.EndQueryBatch(watcher) })
+}
+
 func (s *shardedWatcher) RemoveWatcher(watcher depclient.ObjectIdentifier) error {
-	var errs []error
-	for _, shard := range s.shards {
-		if err := shard.RemoveWatcher(watcher); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	return errors.Join(errs...)
+	return s.onEvery(func(shard depclient.DynamicWatcher) error { return shard.RemoveWatcher(watcher) })
 }
 
 func (s *shardedWatcher) AddWatcher(watcher, watched depclient.ObjectIdentifier) error {
@@ -169,19 +166,12 @@ func (s *shardedWatcher) AddOrUpdateWatcher(watcher depclient.ObjectIdentifier, 
 		shard := s.shardOf(id)
 		shares[shard] = append(shares[shard], id)
 	}
-	var errs []error
-	for _, shard := range s.shards {
-		var err error
+	return s.onEvery(func(shard depclient.DynamicWatcher) error {
 		if share := shares[shard]; len(share) > 0 {
-			err = shard.AddOrUpdateWatcher(watcher, share...)
-		} else {
-			err = shard.RemoveWatcher(watcher)
+			return shard.AddOrUpdateWatcher(watcher, share...)
 		}
-		if err != nil {
-			errs = append(errs, err)
-		}
-	}
-	return errors.Join(errs...)
+		return shard.RemoveWatcher(watcher)
+	})
 }
 
 func (s *shardedWatcher) GetWatchCount() uint {
