@@ -578,12 +578,12 @@ func (r *reconciler) evaluateSelected(ctx context.Context, s templateScope, name
 	compliant := true
 	for _, v := range judgement.Verdicts {
 		sel := selected[v.Object]
-		// A selected object's own writes are not kept (conclude's own is
-		// nil): one found as the policy wrote it is found as specified.
+		// As for a named object, a selected object found as the policy's
+		// own write left it keeps that write's reason.
 		res, ro := r.conclude(ctx, s, judged{
 			desired: &unstructured.Unstructured{Object: sel.Desired}, existing: listed[v.Object], verdict: v.Verdict, cmp: v.Comparison,
 			res: configpolicy.Result{Resource: d.resource, Namespace: sel.Namespace, Name: sel.Name, Compliant: v.Compliant, Reason: v.Reason},
-		}, nil)
+		}, d.update.own)
 		compliant = compliant && res.Compliant
 		if judgement.Summary == nil {
 			results = append(results, res)
