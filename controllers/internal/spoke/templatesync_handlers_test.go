@@ -2,6 +2,7 @@ package spoke
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -69,12 +70,8 @@ func TestTemplateSyncGathersAnEvaluationsWrites(t *testing.T) {
 				t.Errorf("queued at once: %v, want %v", got, tc.now)
 			}
 			time.Sleep(reportDelay + 50*time.Millisecond)
-			want := tc.later
-			if want == nil {
-				want = []string{}
-			}
-			if got := drain(q); !equalNames(got, want) {
-				t.Errorf("queued after reportDelay: %v, want %v", got, want)
+			if got := drain(q); !equalNames(got, tc.later) {
+				t.Errorf("queued after reportDelay: %v, want %v", got, tc.later)
 			}
 		})
 	}
@@ -82,7 +79,7 @@ func TestTemplateSyncGathersAnEvaluationsWrites(t *testing.T) {
 
 // drain takes and returns the names of what q holds now.
 func drain(q queue) []string {
-	out := []string{}
+	var out []string
 	for q.Len() > 0 {
 		req, _ := q.Get()
 		out = append(out, req.Name)
@@ -92,18 +89,7 @@ func drain(q queue) []string {
 	return out
 }
 
+// equalNames says whether got and want hold the same names, in any order.
 func equalNames(got, want []string) bool {
-	if len(got) != len(want) {
-		return false
-	}
-	seen := map[string]bool{}
-	for _, n := range got {
-		seen[n] = true
-	}
-	for _, n := range want {
-		if !seen[n] {
-			return false
-		}
-	}
-	return true
+	return slices.Equal(slices.Sorted(slices.Values(got)), slices.Sorted(slices.Values(want)))
 }

@@ -118,13 +118,15 @@ func (s *shardedWatcher) Start(ctx context.Context) error {
 
 func (s *shardedWatcher) Started() <-chan struct{} { return s.started }
 
-// StartQueryBatch starts watcher's batch on every shard; when one refuses,
-// those already started are ended again.
+// StartQueryBatch starts watcher's batch on every shard. When one refuses,
+// those already started are ended again, so that none is left in progress;
+// having read nothing, they drop watcher's watches, which its next
+// evaluation starts again.
 func (s *shardedWatcher) StartQueryBatch(watcher depclient.ObjectIdentifier) error {
 	for i, shard := range s.shards {
 		if err := shard.StartQueryBatch(watcher); err != nil {
 			for _, begun := range s.shards[:i] {
-				_ = begun.EndQueryBatch(watcher) // its batch read nothing: it keeps its watches
+				_ = begun.EndQueryBatch(watcher)
 			}
 			return err
 		}
