@@ -22,11 +22,13 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/fleetpolicy/fleetpolicy/controllers/internal/complianceevents"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/localplane"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/scheme"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/spoke"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit"
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
+	"github.com/fleetpolicy/fleetpolicy/shared/history"
 	"github.com/fleetpolicy/fleetpolicy/shared/replication"
 )
 
@@ -74,37 +76,44 @@ func replicas(ns string) []*policyv1.Policy {
 // the one before it to be Compliant): from the creation of the replicas on the
 // hub until a watch of the hub has seen all 500 report Compliant (a watch, not
 // a List of the 500 every 50 ms, which took the API servers' CPU that the
-// spoke's requests need on a 2-core machine). Two floors write, with as many
-// concurrent writers as the spoke reconciles policies, the same replicas on the
-// hub and what the spoke writes for them — each policy's copy, its
-// ConfigurationPolicy and ConfigMap on the managed cluster, and the statuses of
-// the ConfigurationPolicy, the copy and the replica — in no particular order:
-// floor=unthrottled with no client-side rate limit, floor=hub-rate with the
-// replicas' status writes held to the spoke's default client limit towards the
-// hub (spoke.DefaultHubQPS, spoke.DefaultHubBurst), the least time that limit
-// allows for the statuses the hub must receive.
+// spoke's requests need on a 2-core machine). Its floor (writeFloor) writes,
+// with as many concurrent writers as the spoke reconciles policies, the same
+// replicas on the hub and what the spoke writes for them, in no particular
+// order, under the same client-side limits as the spoke:
 //
-// One result line per run of each sub-benchmark (floor=unthrottled,
-// floor=hub-rate; each measures the spoke again beside its floor): the sync
-// time in s, the floor in floor-s, their ratio in x-floor (each averaged over
-// b.N, so run it with -benchtime 1x and take medians over -count runs), and
-// the spoke process's peak RSS over its whole life (start, cache sync, the
-// syncs, the removal of the policies) in MiB-peak-rss.
+//   - limits=none: the spoke started with no client-side rate limit
+//     (--hub-kube-api-qps=-1 --kube-api-qps=-1), the floor without one: the
+//     spoke's own work against the least work that gives the same result;
+//   - limits=default: the spoke with its defaults, the floor's writes held to
+//     the same limits (spoke.DefaultHubQPS and DefaultHubBurst towards the
+//     hub, the spoke's QPS and Burst towards the managed cluster, per kind of
+//     object as client-go counts them): what a user sees, against the least
+//     time those limits allow.
+//
+// One result line per run of each sub-benchmark (each starts its own spoke):
+// the sync time in s, the floor in floor-s, their ratio in x-floor (each
+// averaged over b.N, so run it with -benchtime 1x and take medians over -count
+// runs), and the spoke process's peak RSS over its whole life (start, cache
+// sync, the syncs, the removal of the policies) in MiB-peak-rss.
 func BenchmarkSpokeTemplateSync(b *testing.B) {
 	name := fmt.Sprintf("policies=%d", chains*chainLength)
-	b.Run(name+"/floor=unthrottled", func(b *testing.B) { benchmarkTemplateSync(b, false) })
-	b.Run(name+"/floor=hub-rate", func(b *testing.B) { benchmarkTemplateSync(b, true) })
+	b.Run(name+"/limits=none", func(b *testing.B) { benchmarkTemplateSync(b, false) })
+	b.Run(name+"/limits=default", func(b *testing.B) { benchmarkTemplateSync(b, true) })
 }
 
-// benchmarkTemplateSync measures the spoke against the floor that writes the
-// replicas' statuses unthrottled, or at the spoke's default hub rate.
-func benchmarkTemplateSync(b *testing.B, floorAtHubRate bool) {
+// benchmarkTemplateSync measures the spoke against its floor, both without
+// client-side rate limits or both with the spoke's default ones.
+func benchmarkTemplateSync(b *testing.B, defaultLimits bool) {
 	ctrl.SetLogger(logr.Discard()) // envtest logs through controller-runtime
 	fleet := testkit.StartFleet(b, 1)
 	hub, managed := unlimited(b, fleet.Hub), unlimited(b, fleet.Spokes[0])
-	var floorHubStatus client.Client = hub
-	if floorAtHubRate {
-		floorHubStatus = limitedTo(b, fleet.Hub, spoke.DefaultHubQPS, spoke.DefaultHubBurst)
+	var floorHub, floorManaged client.Client = hub, managed
+	spokeLimits := []string{"--hub-kube-api-qps=-1", "--kube-api-qps=-1"}
+	if defaultLimits {
+		o := spoke.DefaultManagerOptions()
+		floorHub = limitedTo(b, fleet.Hub, o.HubQPS, o.HubBurst)
+		floorManaged = limitedTo(b, fleet.Spokes[0], o.QPS, o.Burst)
+		spokeLimits = nil
 	}
 	for _, step := range []func() error{
 		func() error { return localplane.EnsureCluster(b.Context(), hub, cluster) },
@@ -114,7 +123,7 @@ func benchmarkTemplateSync(b *testing.B, floorAtHubRate bool) {
 			b.Fatal(err)
 		}
 	}
-	sp, ctx, err := startSpoke(b.Context(), fleet, filepath.Join(b.TempDir(), "spoke.log"))
+	sp, ctx, err := startSpoke(b.Context(), fleet, filepath.Join(b.TempDir(), "spoke.log"), spokeLimits...)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -134,7 +143,7 @@ func benchmarkTemplateSync(b *testing.B, floorAtHubRate bool) {
 		b.StopTimer()
 		ns := fmt.Sprintf("bench-%d", i)
 		want := replicas(ns)
-		floor, err := writeFloor(ctx, hub, floorHubStatus, managed, fmt.Sprintf("floor-%d", i), want, writers)
+		floor, err := writeFloor(ctx, hub, floorHub, floorManaged, fmt.Sprintf("floor-%d", i), want, writers)
 		if err != nil {
 			fatal(err)
 		}
@@ -185,8 +194,8 @@ type spokeProcess struct {
 // fleet's first spoke with its default options, its output in logPath. The
 // context it returns is ctx, cancelled when the process exits, so that nothing
 // waits for a spoke that died.
-func startSpoke(ctx context.Context, fleet *localplane.Fleet, logPath string) (*spokeProcess, context.Context, error) {
-	return startSpokeWith(ctx, fleet.Hub.KubeconfigPath, fleet.Spokes[0].KubeconfigPath, cluster, logPath, strings.Fields(*spokeArgs)...)
+func startSpoke(ctx context.Context, fleet *localplane.Fleet, logPath string, extra ...string) (*spokeProcess, context.Context, error) {
+	return startSpokeWith(ctx, fleet.Hub.KubeconfigPath, fleet.Spokes[0].KubeconfigPath, cluster, logPath, append(extra, strings.Fields(*spokeArgs)...)...)
 }
 
 // startSpokeWith is startSpoke for the hub and managed cluster of the two
@@ -251,10 +260,11 @@ func (p *spokeProcess) logTail() string {
 }
 
 // limitedTo is an admin client of the plane whose requests client-go holds to
-// qps a second, in bursts of burst.
+// qps a second, in bursts of burst, per kind of object (one limiter per REST
+// client, as the spoke's clients are held).
 func limitedTo(b *testing.B, p *localplane.Plane, qps float32, burst int) client.Client {
 	cfg := rest.CopyConfig(p.Config)
-	cfg.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(qps, burst)
+	cfg.RateLimiter, cfg.QPS, cfg.Burst = nil, qps, burst
 	c, err := client.New(cfg, client.Options{Scheme: scheme.New()})
 	if err != nil {
 		b.Fatal(err)
@@ -275,10 +285,15 @@ func unlimited(b *testing.B, p *localplane.Plane) client.WithWatch {
 
 // writeFloor writes directly what the spoke writes for the replicas want, into
 // namespace ns of both clusters (which the spoke does not watch), and returns
-// how long it took. The replicas' statuses, what the spoke writes on the hub,
-// go through hubStatus; everything else through hub and managed.
-func writeFloor(ctx context.Context, hub, hubStatus, managed client.Client, ns string, want []*policyv1.Policy, writers int) (time.Duration, error) {
-	for _, c := range []client.Client{hub, managed} {
+// how long it took: each policy's copy, its ConfigurationPolicy and ConfigMap
+// on the managed cluster, the two compliance events of the ConfigMap's
+// creation ("not found", then "created", about the copy: the history OCM
+// records and status sync reads), the ConfigurationPolicy's status, the copy's
+// status with that history, and on the hub the replica's status and the copy
+// of the "created" event. hub creates the replicas, as the benchmark does for
+// the spoke; spokeHub and spokeManaged write what the spoke writes.
+func writeFloor(ctx context.Context, hub, spokeHub, spokeManaged client.Client, ns string, want []*policyv1.Policy, writers int) (time.Duration, error) {
+	for _, c := range []client.Client{hub, spokeManaged} {
 		if err := localplane.EnsureNamespace(ctx, c, ns); err != nil {
 			return 0, err
 		}
@@ -291,7 +306,7 @@ func writeFloor(ctx context.Context, hub, hubStatus, managed client.Client, ns s
 		if err := hub.Create(ctx, replica); err != nil {
 			return err
 		}
-		if err := managed.Create(ctx, copied); err != nil {
+		if err := spokeManaged.Create(ctx, copied); err != nil {
 			return err
 		}
 		cp := &policyv1.ConfigurationPolicy{}
@@ -299,25 +314,46 @@ func writeFloor(ctx context.Context, hub, hubStatus, managed client.Client, ns s
 			return err
 		}
 		cp.Namespace = ns
-		if err := managed.Create(ctx, cp); err != nil {
+		if err := spokeManaged.Create(ctx, cp); err != nil {
 			return err
 		}
 		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: cp.Name}, Data: map[string]string{"level": "0"}}
-		if err := managed.Create(ctx, cm); err != nil {
+		event := complianceevents.Event{
+			Involved: corev1.ObjectReference{APIVersion: policyv1.GroupVersion.String(), Kind: "Policy", Namespace: ns, Name: copied.Name, UID: copied.UID},
+			Reason:   history.Reason(ns, cp.Name),
+		}
+		var entries []policyv1.ComplianceHistory
+		record := func(message string) error {
+			event.Message = message
+			name, at, err := complianceevents.Write(ctx, spokeManaged, event, time.Now())
+			entries = history.Prepend(entries, history.Entry(name, message, at))
+			return err
+		}
+		if err := record(fmt.Sprintf("NonCompliant; violation - configmaps [%s] not found in namespace %s", cm.Name, ns)); err != nil {
+			return err
+		}
+		if err := spokeManaged.Create(ctx, cm); err != nil {
+			return err
+		}
+		if err := record(fmt.Sprintf("Compliant; notification - configmaps [%s] was created successfully in namespace %s", cm.Name, ns)); err != nil {
 			return err
 		}
 		cp.Status = policyv1.ConfigurationPolicyStatus{ComplianceState: policyv1.Compliant, LastEvaluatedGeneration: cp.Generation}
-		if err := managed.Status().Update(ctx, cp); err != nil {
+		if err := spokeManaged.Status().Update(ctx, cp); err != nil {
 			return err
 		}
 		status := policyv1.PolicyStatus{ComplianceState: policyv1.Compliant, Details: []*policyv1.DetailsPerTemplate{{
-			TemplateMeta: metav1.ObjectMeta{Name: cp.Name, Namespace: ns}, ComplianceState: policyv1.Compliant,
+			TemplateMeta: metav1.ObjectMeta{Name: cp.Name, Namespace: ns}, ComplianceState: policyv1.Compliant, History: entries,
 		}}}
 		copied.Status, replica.Status = status, status
-		if err := managed.Status().Update(ctx, copied); err != nil {
+		if err := spokeManaged.Status().Update(ctx, copied); err != nil {
 			return err
 		}
-		return hubStatus.Status().Update(ctx, replica)
+		event.Involved.UID = replica.UID
+		if err := complianceevents.Create(ctx, spokeHub, event, entries[0].EventName, entries[0].LastTimestamp.Time); err != nil {
+			return err
+		}
+		return spokeHub.Status().Update(ctx, replica)
 	})
 	return time.Since(start), err
 }

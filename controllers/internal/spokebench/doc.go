@@ -1,9 +1,9 @@
 // Package spokebench benchmarks the spoke's template sync against a real hub
 // and a real managed cluster (two local API servers): 500 policies in chains of
 // dependencies, from the replicas' creation on the hub until every replica on
-// the hub reports Compliant, versus the floor of writing the same objects and
-// statuses directly (floor=unthrottled), and versus the same floor with the
-// hub statuses written at the spoke's default hub rate (floor=hub-rate), and
+// the hub reports Compliant, versus the floor of writing the same objects,
+// statuses and compliance events directly under the same client-side limits
+// as the spoke (none: limits=none; the spoke's defaults: limits=default), and
 // the spoke's peak memory while it does so. Run it with
 //
 //	make build
