@@ -37,8 +37,8 @@
 //
 // Each replica carries its cluster's rollout status (status.rolloutStatus, the
 // value of the root's status[] entry), patched on its status subresource only
-// when it changes, right after the replica's spec write when there is one
-// (planRolloutStatus; the patches in flight are not sent again).
+// when it changes, once the reconcile's spec writes are made (planRolloutStatus;
+// the patches in flight are not sent again).
 //
 // Replicas are written only for decided clusters that have a ManagedCluster
 // (the root's ClustersUnknown condition names the others), and a ManagedCluster

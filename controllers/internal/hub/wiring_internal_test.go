@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -74,6 +75,7 @@ func TestPropagatorWiring(t *testing.T) {
 	w := wiring{ctx: ctx, plane: plane, mgr: mgr, policies: policies, writes: writes, clusters: clusters}
 	t.Run("holds back what the cache has not seen", w.holdsBackWhatTheCacheHasNotSeen)
 	t.Run("shares the hub-wide write slots", w.sharesTheWriteSlots)
+	t.Run("writes every spec before the rollout status patches", w.writesSpecsBeforeRolloutStatus)
 }
 
 // wiring is what TestPropagatorWiring's cases share.
@@ -248,6 +250,39 @@ func (w wiring) sharesTheWriteSlots(t *testing.T) {
 	}
 }
 
+// writesSpecsBeforeRolloutStatus: of a reconcile's writes, every replica's
+// create goes out before the first patch of a rollout status, so that no
+// replica reaches its cluster later for another replica's patch; each created
+// replica gets its patch.
+func (w wiring) writesSpecsBeforeRolloutStatus(t *testing.T) {
+	p := NewPropagator(w.mgr.GetClient(), w.policies, w.mgr.GetEventRecorder("wiring-test"), clock.RealClock{})
+	p.Writers = 8
+	w.writes.reset()
+	root := &policyv1.Policy{ObjectMeta: metav1.ObjectMeta{Namespace: "wiring-order", Name: "r"},
+		Spec: policyv1.PolicySpec{RemediationAction: policyv1.Inform, PolicyTemplates: []*policyv1.PolicyTemplate{}}}
+	replicas := replication.For(root, nil)
+	var planned []replicaWrite
+	for _, cluster := range w.clusters {
+		planned = append(planned, replicaWrite{replicas: replicas, cluster: cluster, action: policyv1.Inform, rolloutStatus: policyv1.RolloutProgressing})
+	}
+	if n, _, _, err := p.write(w.ctx, client.ObjectKeyFromObject(root), root, planned); err != nil || n != len(planned) {
+		t.Fatalf("%d of %d writes, %v", n, len(planned), err)
+	}
+	sent := w.writes.sent()
+	if got := w.writes.count(); got["POST"] != len(w.clusters) || got["PATCH status"] != len(w.clusters) {
+		t.Fatalf("%v requests, want %d creates and as many rollout status patches", got, len(w.clusters))
+	}
+	lastCreate := -1
+	for i, what := range sent {
+		if what == "POST" {
+			lastCreate = i
+		}
+	}
+	if firstPatch := slices.Index(sent, "PATCH status"); firstPatch < lastCreate {
+		t.Fatalf("a rollout status patch (request %d) went out before the last create (request %d): %v", firstPatch, lastCreate, sent)
+	}
+}
+
 // fakeLaggingCache is a fake of an informer cache that has not yet brought
 // back the writes made since hold: until released, reads of the held root and
 // Policy lists (the replicas) answer what the cache held then. Everything
@@ -340,6 +375,7 @@ func (f *fakeLaggingCache) List(ctx context.Context, list client.ObjectList, opt
 type requestCounter struct {
 	mu             sync.Mutex
 	counts         map[string]int
+	order          []string // what each request was, in the order they were sent
 	inFlight, peak int
 }
 
@@ -352,6 +388,7 @@ func (r *requestCounter) wrap(rt http.RoundTripper) http.RoundTripper {
 			}
 			r.mu.Lock()
 			r.counts[what]++
+			r.order = append(r.order, what)
 			r.inFlight++
 			r.peak = max(r.peak, r.inFlight)
 			r.mu.Unlock()
@@ -367,8 +404,15 @@ func (r *requestCounter) wrap(rt http.RoundTripper) http.RoundTripper {
 
 func (r *requestCounter) reset() {
 	r.mu.Lock()
-	r.counts, r.peak = map[string]int{}, 0
+	r.counts, r.order, r.peak = map[string]int{}, nil, 0
 	r.mu.Unlock()
+}
+
+// sent is what each request was, in the order they were sent.
+func (r *requestCounter) sent() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.order)
 }
 
 func (r *requestCounter) peakInFlight() int {

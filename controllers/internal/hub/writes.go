@@ -117,7 +117,8 @@ func rolloutStatusPatch(status policyv1.RolloutStatus) []byte {
 // write performs the writes of the replicas of root (named key) with at most
 // p.Writers in flight, resolving the hub templates of templated candidates
 // first (a cluster whose templates fail gets no write: its replica keeps its
-// last good spec, or is not created), and records each accepted write in
+// last good spec, or is not created), every spec write before the first
+// rollout status patch, and records each accepted write in
 // p.ownWrites. It returns the number of writes issued, the template errors by
 // cluster, and the writes the API server did not take: those in the error,
 // and an update's conflicts, which are no error (the cache was behind: the
@@ -128,76 +129,73 @@ func (p *Propagator) write(ctx context.Context, key types.NamespacedName, root *
 		return 0, nil, nil, nil
 	}
 	workers := max(1, min(p.Writers, len(writes)))
-	jobs := make(chan replicaWrite)
 	var mu sync.Mutex
 	var errs []error
 	var failures []writeFailure
 	templateErrs := map[string]error{}
 	written := 0
 	missingNamespaces := map[string]bool{}
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			// writeSpec makes w's spec write (create, update, delete) and
-			// reports whether the replica is there with it (or was
-			// already, for a templated candidate that needs none).
-			writeSpec := func(w replicaWrite) bool {
-				if w.templated {
-					var ok bool
-					var err error
-					if w, ok, err = p.resolve(ctx, root, w); !ok {
-						if err != nil {
-							mu.Lock()
-							templateErrs[w.cluster] = err
-							mu.Unlock()
-						}
-						return err == nil && w.actual != nil
-					}
-				}
-				err := p.writeInSlot(ctx, key, w)
-				conflict := w.verb() == verbUpdate && apierrors.IsConflict(err)
-				mu.Lock()
-				written++
+	// writeSpec makes w's spec write (create, update, delete) and reports
+	// whether the replica is there with it (or was already, for a templated
+	// candidate that needs none).
+	writeSpec := func(w replicaWrite) bool {
+		if w.templated {
+			var ok bool
+			var err error
+			if w, ok, err = p.resolve(ctx, root, w); !ok {
 				if err != nil {
-					failures = append(failures, writeFailure{cluster: w.namespace(), verb: w.verb(), err: err})
-				}
-				mu.Unlock()
-				if err == nil || conflict {
-					replaced := ""
-					if w.actual != nil {
-						replaced = w.actual.ResourceVersion
-					}
-					p.ownWrites.specWrote(key, w.namespace(), replaced, p.Clock.Now())
-					return err == nil
-				}
-				mu.Lock()
-				if w.verb() == verbCreate && apierrors.IsNotFound(err) {
-					missingNamespaces[w.cluster] = true
-				} else {
-					errs = append(errs, err)
-				}
-				mu.Unlock()
-				return false
-			}
-			for w := range jobs {
-				if !w.statusOnly && !writeSpec(w) || w.rolloutStatus == "" || w.isDelete() {
-					continue
-				}
-				if err := p.patchRolloutStatusInSlot(ctx, key, w); err != nil {
 					mu.Lock()
-					errs = append(errs, fmt.Errorf("rolloutStatus of the replica in %s: %w", w.cluster, err))
+					templateErrs[w.cluster] = err
 					mu.Unlock()
 				}
+				return err == nil && w.actual != nil
 			}
-		}()
+		}
+		err := p.writeInSlot(ctx, key, w)
+		conflict := w.verb() == verbUpdate && apierrors.IsConflict(err)
+		mu.Lock()
+		written++
+		if err != nil {
+			failures = append(failures, writeFailure{cluster: w.namespace(), verb: w.verb(), err: err})
+		}
+		mu.Unlock()
+		if err == nil || conflict {
+			replaced := ""
+			if w.actual != nil {
+				replaced = w.actual.ResourceVersion
+			}
+			p.ownWrites.specWrote(key, w.namespace(), replaced, p.Clock.Now())
+			return err == nil
+		}
+		mu.Lock()
+		if w.verb() == verbCreate && apierrors.IsNotFound(err) {
+			missingNamespaces[w.cluster] = true
+		} else {
+			errs = append(errs, err)
+		}
+		mu.Unlock()
+		return false
 	}
-	for _, w := range writes {
-		jobs <- w
-	}
-	close(jobs)
-	wg.Wait()
+	// The spec writes first, then the rollout status patches (of the replicas
+	// written, and the patches of their own): a cluster's replica waits for no
+	// other replica's patch, so the replicas reach their clusters as fast as
+	// writes that carry no rollout status would.
+	var patches []replicaWrite
+	inWorkers(workers, writes, func(w replicaWrite) {
+		if !w.statusOnly && !writeSpec(w) || w.rolloutStatus == "" || w.isDelete() {
+			return
+		}
+		mu.Lock()
+		patches = append(patches, w)
+		mu.Unlock()
+	})
+	inWorkers(workers, patches, func(w replicaWrite) {
+		if err := p.patchRolloutStatusInSlot(ctx, key, w); err != nil {
+			mu.Lock()
+			errs = append(errs, fmt.Errorf("rolloutStatus of the replica in %s: %w", w.cluster, err))
+			mu.Unlock()
+		}
+	})
 
 	if root != nil {
 		for ns := range missingNamespaces {
@@ -235,6 +233,27 @@ func (p *Propagator) resolve(ctx context.Context, root *policyv1.Policy, w repli
 	}
 	w.desired, w.templated = desired, false
 	return w, true, nil
+}
+
+// inWorkers calls do for each of items, from n goroutines, and returns when
+// every call has returned.
+func inWorkers[T any](n int, items []T, do func(T)) {
+	jobs := make(chan T)
+	var wg sync.WaitGroup
+	for range min(n, len(items)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for item := range jobs {
+				do(item)
+			}
+		}()
+	}
+	for _, item := range items {
+		jobs <- item
+	}
+	close(jobs)
+	wg.Wait()
 }
 
 // writeInSlot is writeOne once one of the hub-wide write slots is free.
