@@ -161,6 +161,36 @@ func TestReplicaCountFollowsUpdatesDeletesAndRelists(t *testing.T) {
 	}
 }
 
+func TestPropagatedCountsAReplicaOnceItCarriesItsRolloutStatus(t *testing.T) {
+	r := newReplicaCount(propagated)
+	replica := func(cluster string, version int, status policyv1.RolloutStatus) *policyv1.Policy {
+		p := replication.Build(rootPolicy("p", "run", version), cluster, policyv1.Inform, nil)
+		p.Status.RolloutStatus = status
+		return p
+	}
+	t0 := time.Now()
+	r.see(replica("a", 1, ""), false, t0)
+	r.see(replica("b", 1, ""), false, t0.Add(time.Second))
+	r.see(replica("a", 1, policyv1.RolloutProgressing), false, t0.Add(2*time.Second))
+	if r.count[1] != 1 || r.count[withoutRolloutStatus(1)] != 1 {
+		t.Fatalf("counts %v, want one replica of version 1 with its rollout status and one without", r.count)
+	}
+	if _, err := r.waitFor(2, 1, time.Millisecond); err == nil {
+		t.Fatal("b carries no rollout status: waitFor(2, 1) must time out")
+	}
+	if got := r.firstSeenOf(1); !got.Equal(t0) {
+		t.Errorf("firstSeenOf(1) = %v, want the first replica seen without its rollout status (%v)", got, t0)
+	}
+	r.see(replica("b", 1, policyv1.RolloutProgressing), false, t0.Add(3*time.Second))
+	r.see(replica("a", 2, policyv1.RolloutProgressing), false, t0.Add(4*time.Second)) // an update keeps the status
+	if r.count[1] != 1 || r.count[2] != 1 {
+		t.Fatalf("counts %v, want one replica at version 1 and one at 2, both with their rollout status", r.count)
+	}
+	if got := r.firstSeenOf(2); !got.Equal(t0.Add(4 * time.Second)) {
+		t.Errorf("firstSeenOf(2) = %v, want %v", got, t0.Add(4*time.Second))
+	}
+}
+
 func TestWaveTime(t *testing.T) {
 	t0 := time.Unix(1000, 0)
 	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
@@ -50,6 +51,7 @@ type floorWriterArgs struct {
 // watches the run's replicas through a controller-runtime cache (managed fields
 // stripped, as the hub's), creates them with raw JSON POSTs from writers
 // goroutines without client-side rate limit and without decoding the answers,
+// each followed by the patch of its rollout status (patchRolloutStatus),
 // waits until its cache holds them all, then updates them all with one PUT each
 // from the resourceVersion in its cache, and waits again. It prints "creating"
 // and "updating" on stdout as each phase starts, and at the end "peak-rss" with
@@ -74,7 +76,7 @@ func runFloorWriter(a floorWriterArgs) error {
 	if err != nil {
 		return err
 	}
-	seen := newReplicaCount(templateVersion)
+	seen := newReplicaCount(propagated)
 	record := func(obj any) {
 		if p, ok := obj.(*policyv1.Policy); ok && replication.IsReplica(p) {
 			seen.see(p, false, time.Now())
@@ -108,7 +110,10 @@ func runFloorWriter(a floorWriterArgs) error {
 			if update {
 				return raw.Put().AbsPath(path, p.Name).Body(body).Do(ctx).Error()
 			}
-			return raw.Post().AbsPath(path).Body(body).Do(ctx).Error()
+			if err := raw.Post().AbsPath(path).Body(body).Do(ctx).Error(); err != nil {
+				return err
+			}
+			return patchRolloutStatus(ctx, raw, p).Error()
 		})
 	}
 	fmt.Println("creating")
@@ -133,7 +138,8 @@ func runFloorWriter(a floorWriterArgs) error {
 // runPureWriter is the pure-write floor: the least any process writing the
 // run's replicas must do, with nothing watched. It creates the replicas with
 // raw JSON POSTs from a.writers goroutines without client-side rate limit,
-// keeping from each answer only its resourceVersion; waits for a line on stdin
+// each followed by the patch of its rollout status (patchRolloutStatus), of
+// whose answer it keeps only the resourceVersion; waits for a line on stdin
 // (the benchmark's watch has seen them all); then updates each with one PUT
 // from that resourceVersion. It prints "creating" and "updating" as each phase
 // starts and "peak-rss" at the end, as runFloorWriter.
@@ -146,19 +152,22 @@ func runPureWriter(ctx context.Context, cfg *rest.Config, a floorWriterArgs) err
 		if err != nil {
 			return err
 		}
-		answer, err := raw.Post().AbsPath(replicasPath(p)).Body(body).Do(ctx).Raw()
+		if err := raw.Post().AbsPath(replicasPath(p)).Body(body).Do(ctx).Error(); err != nil {
+			return err
+		}
+		answer, err := patchRolloutStatus(ctx, raw, p).Raw()
 		if err != nil {
 			return err
 		}
-		var created struct {
+		var patched struct {
 			Metadata struct {
 				ResourceVersion string `json:"resourceVersion"`
 			} `json:"metadata"`
 		}
-		if err := json.Unmarshal(answer, &created); err != nil {
+		if err := json.Unmarshal(answer, &patched); err != nil {
 			return err
 		}
-		resourceVersions[i] = created.Metadata.ResourceVersion
+		resourceVersions[i] = patched.Metadata.ResourceVersion
 		return nil
 	}); err != nil {
 		return err
@@ -194,6 +203,15 @@ func writeReplicas(a floorWriterArgs, version int, write func(i int, p *policyv1
 	return (&bench{writers: a.writers}).parallel(a.policies*a.clusters, func(i int) error {
 		return write(i, replication.Build(roots[i/a.clusters], clusterName(i%a.clusters), policyv1.Inform, nil))
 	})
+}
+
+// patchRolloutStatus sets the rollout status the hub gives every replica of
+// a root with the default rollout (All) on a replica just created, as the hub
+// does: a merge patch of status.rolloutStatus on its status subresource (its
+// create cannot carry it).
+func patchRolloutStatus(ctx context.Context, raw rest.Interface, p *policyv1.Policy) rest.Result {
+	return raw.Patch(types.MergePatchType).AbsPath(replicasPath(p), p.Name, "status").
+		Body([]byte(`{"status":{"rolloutStatus":"` + string(policyv1.RolloutProgressing) + `"}}`)).Do(ctx)
 }
 
 // replicasPath is the collection path of a replica's namespace.

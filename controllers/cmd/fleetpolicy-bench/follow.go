@@ -181,6 +181,32 @@ func (r *replicaCount) firstSeen(class int) time.Time {
 	return r.first[class]
 }
 
+// firstSeenOf is when a replica of template version v was first seen (zero:
+// never), with its rollout status or without (propagated).
+func (r *replicaCount) firstSeenOf(v int) time.Time {
+	with, without := r.firstSeen(v), r.firstSeen(withoutRolloutStatus(v))
+	if with.IsZero() || !without.IsZero() && without.Before(with) {
+		return without
+	}
+	return with
+}
+
+// propagated classes a replica by the version its template carries
+// (templateVersion) once it carries a rollout status too: the hub writes
+// status.rolloutStatus on every replica (a patch of the status subresource,
+// which a replica's create cannot carry), so a replica is propagated when it
+// has both. Before that its class is withoutRolloutStatus of the version.
+func propagated(p *policyv1.Policy) int {
+	if p.Status.RolloutStatus == "" {
+		return withoutRolloutStatus(templateVersion(p))
+	}
+	return templateVersion(p)
+}
+
+// withoutRolloutStatus is propagated's class of a replica of template version
+// v that carries no rollout status yet.
+func withoutRolloutStatus(v int) int { return -100 - v }
+
 // templateVersion is the "version" the bench's template carries, -1 if none.
 func templateVersion(p *policyv1.Policy) int {
 	if len(p.Spec.PolicyTemplates) == 0 || p.Spec.PolicyTemplates[0] == nil {

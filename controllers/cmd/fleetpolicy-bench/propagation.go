@@ -89,15 +89,16 @@ func waitTimeout(replicas int) time.Duration {
 
 // floorPropagation runs the floor writer of the run (runFloorWriter) as a child
 // process: it creates the scenario's replicas directly, then updates them with
-// one PUT each, each phase timed from when the floor writer starts it until this
-// command's watch has seen them all (and, for the first replica, until it has
-// seen one). With pureWrite the floor writer only writes (runPureWriter), and
-// is told to update once this command's watch has seen every create. It
+// one PUT each, each phase timed from when the floor writer starts it until
+// this command's watch has seen them all, with their rollout status
+// (propagated; for the first replica, until it has seen one). With pureWrite
+// the floor writer only writes (runPureWriter), and is told to update once
+// this command's watch has seen every create. It
 // returns the times, and the floor writer's CPU and peak RSS; then deletes the
 // replicas.
 func (b *bench) floorPropagation(ctx context.Context, sc scenario, run string, pureWrite bool) (propagationSample, error) {
 	var s propagationSample
-	count := newReplicaCount(templateVersion)
+	count := newReplicaCount(propagated)
 	stopFollowing, err := follow(ctx, b.admin, run, count)
 	if err != nil {
 		return s, err
@@ -117,7 +118,7 @@ func (b *bench) floorPropagation(ctx context.Context, sc scenario, run string, p
 	if err != nil {
 		return s, err
 	}
-	s.create, s.firstReplica = done.Sub(start), count.firstSeen(1).Sub(start)
+	s.create, s.firstReplica = done.Sub(start), count.firstSeenOf(1).Sub(start)
 	if pureWrite {
 		if _, err := fmt.Fprintln(floor.proceed); err != nil {
 			return s, err
@@ -156,8 +157,8 @@ type rootMaker func(name, run string, version int) *policyv1.Policy
 // hubPropagation makes one Placement of the scenario's clusters, starts the hub
 // and waits until it is ready, then does what a user does: binds the
 // scenario's roots (made by root) in one PlacementBinding and creates them,
-// until a watch has seen every replica, then updates every root until every
-// replica carries the update. Each time runs from when the API server accepted
+// until a watch has seen every replica with its rollout status (propagated),
+// then updates every root until every replica carries the update. Each time runs from when the API server accepted
 // the user's first write of the phase (its answer to the first root's create or
 // update). Then it stops the hub, with memoryFloor measures the memory floor
 // (runCacheFloor) over the same replicas, and cleans up.
@@ -173,7 +174,7 @@ func (b *bench) hubPropagation(ctx context.Context, sc scenario, run string, roo
 	}
 	defer hub.stop()
 	s.startup = hub.startup
-	count := newReplicaCount(templateVersion)
+	count := newReplicaCount(propagated)
 	stopFollowing, err := follow(ctx, b.admin, run, count)
 	if err != nil {
 		return s, err
@@ -197,7 +198,7 @@ func (b *bench) hubPropagation(ctx context.Context, sc scenario, run string, roo
 	if err != nil {
 		return s, err
 	}
-	s.create, s.firstReplica = done.Sub(start), count.firstSeen(1).Sub(start)
+	s.create, s.firstReplica = done.Sub(start), count.firstSeenOf(1).Sub(start)
 
 	for i, name := range names {
 		updated := &policyv1.Policy{}
