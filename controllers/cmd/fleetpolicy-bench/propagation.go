@@ -93,9 +93,8 @@ func waitTimeout(replicas int) time.Duration {
 // this command's watch has seen them all, with their rollout status
 // (propagated; for the first replica, until it has seen one). With pureWrite
 // the floor writer only writes (runPureWriter), and is told to update once
-// this command's watch has seen every create. It
-// returns the times, and the floor writer's CPU and peak RSS; then deletes the
-// replicas.
+// this command's watch has seen every create. It returns the times, and the
+// floor writer's CPU and peak RSS; then deletes the replicas.
 func (b *bench) floorPropagation(ctx context.Context, sc scenario, run string, pureWrite bool) (propagationSample, error) {
 	var s propagationSample
 	count := newReplicaCount(propagated)
@@ -158,10 +157,11 @@ type rootMaker func(name, run string, version int) *policyv1.Policy
 // and waits until it is ready, then does what a user does: binds the
 // scenario's roots (made by root) in one PlacementBinding and creates them,
 // until a watch has seen every replica with its rollout status (propagated),
-// then updates every root until every replica carries the update. Each time runs from when the API server accepted
-// the user's first write of the phase (its answer to the first root's create or
-// update). Then it stops the hub, with memoryFloor measures the memory floor
-// (runCacheFloor) over the same replicas, and cleans up.
+// then updates every root until every replica carries the update. Each time
+// runs from when the API server accepted the user's first write of the phase
+// (its answer to the first root's create or update). Then it stops the hub,
+// with memoryFloor measures the memory floor (runCacheFloor) over the same
+// replicas, and cleans up.
 func (b *bench) hubPropagation(ctx context.Context, sc scenario, run string, root rootMaker, memoryFloor bool) (propagationSample, error) {
 	var s propagationSample
 	names := rootNames(run, sc.policies)

@@ -103,7 +103,8 @@ func (p *Propagator) plan(root *policyv1.Policy, decided []rollout.ClusterDecisi
 // subresource, only when the step's status differs from the cached replica's,
 // once the reconcile's spec writes are made (each replica reaches its cluster
 // as fast as it would without the field: patching each new replica right after
-// its create made a 1,000-cluster root's creation take twice as long), and
+// its create made the last of a 1,000-cluster root's replicas appear twice as
+// late), and
 // never again while the cache has not shown the last one
 // (ownWrites). So a replica gets one small write per change of its
 // rollout status, not per step: two per root generation for All (Progressing,
