@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-logr/logr"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/hub"
 	"github.com/fleetpolicy/fleetpolicy/controllers/internal/testkit"
@@ -180,12 +181,20 @@ func TestEdgeCasesLive(t *testing.T) {
 		expectReplicas(t, ns, "p", want([]string{"cluster-a", "cluster-b"}, nil))
 	})
 	t.Run("a disabled root has no replicas but still lists its bindings", func(t *testing.T) {
-		p := &policyv1.Policy{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "p"}}
-		get(t, p)
-		p.Spec.Disabled = true
-		if err := c.Update(ctx, p); err != nil {
-			t.Fatal(err)
+		// The hub writes the root's status meanwhile: a stale
+		// resourceVersion is tried again, as a user's client would.
+		setDisabled := func(disabled bool) {
+			t.Helper()
+			if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+				p := &policyv1.Policy{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "p"}}
+				get(t, p)
+				p.Spec.Disabled = disabled
+				return c.Update(ctx, p)
+			}); err != nil {
+				t.Fatal(err)
+			}
 		}
+		setDisabled(true)
 		expectReplicas(t, ns, "p", map[string]string{})
 		testkit.Eventually(t, 20*time.Second, "placement still listed", func() string {
 			if s := testkit.RootStatus(t, c, ns, "p"); len(s.Placement) == 0 || len(s.Status) != 0 {
@@ -193,11 +202,7 @@ func TestEdgeCasesLive(t *testing.T) {
 			}
 			return ""
 		})
-		get(t, p)
-		p.Spec.Disabled = false
-		if err := c.Update(ctx, p); err != nil {
-			t.Fatal(err)
-		}
+		setDisabled(false)
 		expectReplicas(t, ns, "p", want([]string{"cluster-a", "cluster-b"}, nil))
 	})
 	t.Run("a deleted root loses every replica", func(t *testing.T) {
