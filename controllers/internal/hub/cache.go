@@ -1,6 +1,7 @@
 package hub
 
 import (
+	"sync"
 	"time"
 	"unique"
 
@@ -27,11 +28,12 @@ const cachedEvaluatedAtAnnotation = "fleetpolicy.io/cached-evaluated-at"
 // metadata with the digest of what the hub owns (replication.Digest: spec,
 // labels and annotations), its hub templates' IV and the time of its last
 // evaluation (from the status details' history) in place of its annotations,
-// its remediationAction, its compliance with the generation it was
-// evaluated at, and the rolloutStatus the hub patched on it (planRolloutStatus
-// compares it with the step's). Desired replicas
-// are compared with the digest. At thousands of clusters the templates, status
-// details and history would otherwise dominate the hub's memory.
+// only the root-policy label of its labels (sharedRootLabels), its
+// remediationAction, its compliance with the generation it was evaluated at,
+// and the rolloutStatus the hub patched on it (planRolloutStatus compares it
+// with the step's). Desired replicas are compared with the digest. At
+// thousands of clusters the templates, status details, history and each
+// replica's own labels would otherwise dominate the hub's memory.
 func slimPolicies(obj any) (any, error) {
 	p, ok := obj.(*policyv1.Policy)
 	if !ok {
@@ -56,6 +58,7 @@ func slimPolicies(obj any) (any, error) {
 		annotations[cachedEvaluatedAtAnnotation] = at.UTC().Format(time.RFC3339Nano)
 	}
 	p.Annotations = annotations
+	p.Labels = sharedRootLabels.of(p.Labels[replication.LabelRootPolicy])
 	p.Spec = policyv1.PolicySpec{RemediationAction: p.Spec.RemediationAction, Disabled: p.Spec.Disabled}
 	p.Status = policyv1.PolicyStatus{ComplianceState: p.Status.ComplianceState, ObservedGeneration: p.Status.ObservedGeneration,
 		RolloutStatus: policyv1.RolloutStatus(intern(string(p.Status.RolloutStatus)))}
@@ -63,12 +66,39 @@ func slimPolicies(obj any) (any, error) {
 	// keep one copy of each.
 	p.APIVersion, p.Kind = intern(p.APIVersion), intern(p.Kind)
 	p.Name, p.Namespace = intern(p.Name), intern(p.Namespace)
-	labels := make(map[string]string, len(p.Labels))
-	for k, v := range p.Labels {
-		labels[intern(k)] = intern(v)
-	}
-	p.Labels = labels
 	return p, nil
+}
+
+// sharedRootLabels hands out the labels of the cached replicas.
+var sharedRootLabels = &rootLabels{maps: map[string]map[string]string{}}
+
+// maxRootLabels bounds the roots rootLabels remembers.
+const maxRootLabels = 4096
+
+// rootLabels hands out the labels of cached replicas: only the root-policy
+// label (what replication.RootOf reads, for the hub's index and its
+// handlers), one map shared by every replica of a root. A map costs a few
+// hundred bytes, as much as the rest of a cached replica, and no reader of
+// the cache modifies it (a Get deep-copies it; a List without a deep copy
+// is only read). Past maxRootLabels roots it starts again: the maps handed
+// out stay valid, only unshared for a while.
+type rootLabels struct {
+	mu   sync.Mutex
+	maps map[string]map[string]string // by the root-policy label's value
+}
+
+func (r *rootLabels) of(root string) map[string]string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if m, ok := r.maps[root]; ok {
+		return m
+	}
+	if len(r.maps) >= maxRootLabels {
+		clear(r.maps)
+	}
+	m := map[string]string{replication.LabelRootPolicy: root}
+	r.maps[root] = m
+	return m
 }
 
 func intern(s string) string { return unique.Make(s).Value() }
@@ -76,7 +106,11 @@ func intern(s string) string { return unique.Make(s).Value() }
 // evaluatedAt is the cached time of a replica's last evaluation
 // (cachedEvaluatedAtAnnotation); zero when unknown.
 func evaluatedAt(replica *policyv1.Policy) time.Time {
-	t, err := time.Parse(time.RFC3339Nano, replica.Annotations[cachedEvaluatedAtAnnotation])
+	at, ok := replica.Annotations[cachedEvaluatedAtAnnotation]
+	if !ok {
+		return time.Time{} // without the error time.Parse would allocate
+	}
+	t, err := time.Parse(time.RFC3339Nano, at)
 	if err != nil {
 		return time.Time{}
 	}

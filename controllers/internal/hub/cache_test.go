@@ -1,6 +1,9 @@
 package hub
 
 import (
+	"fmt"
+	"maps"
+	"reflect"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -11,10 +14,11 @@ import (
 	"github.com/fleetpolicy/fleetpolicy/shared/templates"
 )
 
-// TestSlimPolicies: a cached replica keeps what the hub reads (labels,
-// action, compliance and the generation it was evaluated at) and the digest of
-// the full replica, which equals the desired replica's; a second pass keeps that
-// digest; a root policy keeps its spec.
+// TestSlimPolicies: a cached replica keeps what the hub reads (its root-policy
+// label, action, compliance and the generation it was evaluated at) and the
+// digest of the full replica, which equals the desired replica's; the replicas
+// of a root share one labels map; a second pass keeps the digest; a root
+// policy keeps its spec and labels.
 func TestSlimPolicies(t *testing.T) {
 	root := &policyv1.Policy{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "policies", Name: "p", Annotations: map[string]string{"note": "x"}},
@@ -44,6 +48,13 @@ func TestSlimPolicies(t *testing.T) {
 		cached.Labels[replication.LabelRootPolicy] != "policies.p" {
 		t.Errorf("cached replica lost what the hub reads: %+v", cached)
 	}
+	if len(cached.Labels) != 1 {
+		t.Errorf("cached replica keeps labels the hub never reads: %v", cached.Labels)
+	}
+	other, _ := slimPolicies(desired.Build("c3", policyv1.Enforce))
+	if reflect.ValueOf(other.(*policyv1.Policy).Labels).UnsafePointer() != reflect.ValueOf(cached.Labels).UnsafePointer() {
+		t.Error("two replicas of a root hold a labels map each")
+	}
 	again, _ := slimPolicies(cached)
 	if again.(*policyv1.Policy).Annotations[cachedDigestAnnotation] != desired.Digest("c1", policyv1.Enforce) {
 		t.Error("a second pass replaced the digest of the full replica")
@@ -59,8 +70,31 @@ func TestSlimPolicies(t *testing.T) {
 	}
 
 	rootCopy := root.DeepCopy()
+	rootCopy.Labels = map[string]string{"team": "a", replication.LabelRootPolicy: "not-a-root-name"}
 	obj, _ = slimPolicies(rootCopy)
-	if len(obj.(*policyv1.Policy).Spec.PolicyTemplates) != 1 {
-		t.Error("a root policy lost its templates")
+	if got := obj.(*policyv1.Policy); len(got.Spec.PolicyTemplates) != 1 || len(got.Labels) != 2 {
+		t.Errorf("a root policy lost its templates or labels: %+v", got)
+	}
+}
+
+// TestRootLabelsIsBounded: past maxRootLabels roots the shared maps start
+// again, and each still names its root.
+func TestRootLabelsIsBounded(t *testing.T) {
+	r := &rootLabels{maps: map[string]map[string]string{}}
+	first := r.of("ns.root-0")
+	for i := range maxRootLabels {
+		r.of(fmt.Sprintf("ns.root-%d", i))
+	}
+	if len(r.maps) != maxRootLabels {
+		t.Fatalf("%d roots remembered, want %d", len(r.maps), maxRootLabels)
+	}
+	r.of("ns.one-more")
+	if len(r.maps) != 1 {
+		t.Fatalf("%d roots remembered past the bound, want 1", len(r.maps))
+	}
+	again := r.of("ns.root-0")
+	if reflect.ValueOf(again).UnsafePointer() == reflect.ValueOf(first).UnsafePointer() ||
+		!maps.Equal(again, map[string]string{replication.LabelRootPolicy: "ns.root-0"}) || first[replication.LabelRootPolicy] != "ns.root-0" {
+		t.Errorf("after the bound: %v (first %v)", again, first)
 	}
 }

@@ -6,6 +6,7 @@ import (
 
 	toolscache "k8s.io/client-go/tools/cache"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
@@ -169,4 +170,25 @@ func indexAcrossNamespaces(ctx context.Context, mgr manager.Manager, obj client.
 		}
 		return values, nil
 	}})
+}
+
+// replicaIndex finds cached objects by an informer index's value, as
+// toolscache.Indexer does (by the index's own name: fieldIndexPrefix, and
+// allNamespacesKey for indexAcrossNamespaces), handing out the cache's own
+// objects.
+type replicaIndex interface {
+	ByIndex(indexName, indexedValue string) ([]any, error)
+}
+
+// policyIndex is the indexer of the cache's Policy informer.
+func policyIndex(ctx context.Context, c cache.Cache) (replicaIndex, error) {
+	informer, err := c.GetInformer(ctx, &policyv1.Policy{})
+	if err != nil {
+		return nil, err
+	}
+	indexed, ok := informer.(interface{ GetIndexer() toolscache.Indexer })
+	if !ok {
+		return nil, fmt.Errorf("the cache's Policy informer (%T) has no indexer", informer)
+	}
+	return indexed.GetIndexer(), nil
 }

@@ -2,6 +2,7 @@ package hub
 
 import (
 	"context"
+	"fmt"
 
 	"golang.org/x/sync/semaphore"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -41,6 +42,9 @@ const (
 // root that is gone.
 type Propagator struct {
 	Client client.Client
+	// Replicas finds a root's replicas in the cache (replicasOf): the Policy
+	// informer's indexer.
+	Replicas replicaIndex
 	// Policies writes replicas and root statuses as raw JSON and does not
 	// decode the server's answer: the informer brings the stored policy back
 	// anyway, and skipping the decode saves a third of the hub's CPU per
@@ -76,13 +80,13 @@ type Propagator struct {
 	failures *failureStreaks
 }
 
-// NewPropagator returns a Propagator that reads through c, writes Policies
-// through policies, records Events with recorder and reads time from clk,
+// NewPropagator returns a Propagator that reads through c and finds replicas
+// in replicas (policyIndex), writes Policies through policies, records Events with recorder and reads time from clk,
 // with one replica writer per root (Writers), no hub-wide bound on writes and
 // no hub templates until the caller sets them, and nothing remembered of any
 // root yet.
-func NewPropagator(c client.Client, policies rest.Interface, recorder events.EventRecorder, clk clock.PassiveClock) *Propagator {
-	return &Propagator{Client: c, Policies: policies, Recorder: recorder, Writers: 1, Clock: clk,
+func NewPropagator(c client.Client, replicas replicaIndex, policies rest.Interface, recorder events.EventRecorder, clk clock.PassiveClock) *Propagator {
+	return &Propagator{Client: c, Replicas: replicas, Policies: policies, Recorder: recorder, Writers: 1, Clock: clk,
 		settled: newSettledRoots(), ownWrites: newOwnWrites(), failures: newFailureStreaks()}
 }
 
@@ -114,7 +118,7 @@ func (p *Propagator) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return ctrl.Result{RequeueAfter: cacheCatchUp(age)}, nil
 		}
 	}
-	existing, err := p.replicasOf(ctx, key)
+	existing, err := p.replicasOf(key)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -124,18 +128,23 @@ func (p *Propagator) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	return p.reconcile(ctx, &rootReconcile{root: root, key: key, epoch: epoch, now: now, existing: existing})
 }
 
-// replicasOf lists a root policy's replicas from the cache, by cluster namespace.
-// The replicas are the cache's own objects, not copies: they are read, never
-// modified.
-func (p *Propagator) replicasOf(ctx context.Context, root types.NamespacedName) (map[string]*policyv1.Policy, error) {
-	list := &policyv1.PolicyList{}
-	if err := p.Client.List(ctx, list, client.UnsafeDisableDeepCopy,
-		client.MatchingFields{indexReplicaRoot: replication.Name(root.Namespace, root.Name)}); err != nil {
+// replicasOf finds a root policy's replicas in the cache's index, by cluster
+// namespace. The replicas are the cache's own objects: read, never modified.
+// (A List through the cache would copy each replica's struct into a new
+// PolicyList, even without a deep copy: a few MiB per root of 3,000 replicas
+// for every reconcile in flight.)
+func (p *Propagator) replicasOf(root types.NamespacedName) (map[string]*policyv1.Policy, error) {
+	objs, err := p.Replicas.ByIndex(fieldIndexPrefix+indexReplicaRoot, allNamespacesKey+replication.Name(root.Namespace, root.Name))
+	if err != nil {
 		return nil, err
 	}
-	out := make(map[string]*policyv1.Policy, len(list.Items))
-	for i := range list.Items {
-		out[list.Items[i].Namespace] = &list.Items[i]
+	out := make(map[string]*policyv1.Policy, len(objs))
+	for _, o := range objs {
+		replica, ok := o.(*policyv1.Policy)
+		if !ok {
+			return nil, fmt.Errorf("the Policy index holds a %T", o)
+		}
+		out[replica.Namespace] = replica
 	}
 	return out, nil
 }

@@ -146,7 +146,11 @@ func setup(ctx context.Context, mgr ctrl.Manager, opts Options, explain webhook.
 	if err := mgr.Add(hubTemplates); err != nil {
 		return nil, err
 	}
-	propagator := NewPropagator(c, policies, mgr.GetEventRecorder("fleetpolicy-hub"), opts.Clock)
+	replicas, err := policyIndex(ctx, mgr.GetCache())
+	if err != nil {
+		return nil, err
+	}
+	propagator := NewPropagator(c, replicas, policies, mgr.GetEventRecorder("fleetpolicy-hub"), opts.Clock)
 	propagator.Writers = opts.ReplicaWriters
 	propagator.writeSlots = writeSlots(opts)
 	propagator.Templates = hubTemplates

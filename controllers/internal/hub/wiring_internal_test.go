@@ -56,6 +56,10 @@ func TestPropagatorWiring(t *testing.T) {
 	if err := setupIndexes(ctx, mgr); err != nil {
 		t.Fatal(err)
 	}
+	index, err := policyIndex(ctx, mgr.GetCache())
+	if err != nil {
+		t.Fatal(err)
+	}
 	go func() { _ = mgr.Start(ctx) }()
 	if !mgr.GetCache().WaitForCacheSync(ctx) {
 		t.Fatal("cache did not sync")
@@ -72,7 +76,7 @@ func TestPropagatorWiring(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := wiring{ctx: ctx, plane: plane, mgr: mgr, policies: policies, writes: writes, clusters: clusters}
+	w := wiring{ctx: ctx, plane: plane, mgr: mgr, index: index, policies: policies, writes: writes, clusters: clusters}
 	t.Run("holds back what the cache has not seen", w.holdsBackWhatTheCacheHasNotSeen)
 	t.Run("shares the hub-wide write slots", w.sharesTheWriteSlots)
 	t.Run("writes every spec before the rollout status patches", w.writesSpecsBeforeRolloutStatus)
@@ -83,6 +87,7 @@ type wiring struct {
 	ctx      context.Context
 	plane    *localplane.Plane
 	mgr      ctrl.Manager
+	index    replicaIndex // the cache's Policy index
 	policies rest.Interface
 	writes   *requestCounter
 	clusters []string
@@ -121,8 +126,9 @@ spec:
 `, ns))
 	testkit.Apply(t, w.plane.Client, testkit.PlacementRuleBinding(ns, "r", clusters, "p"))
 
-	lagging := &fakeLaggingCache{Client: mgr.GetClient(), reads: map[string]int{}}
-	p := NewPropagator(lagging, w.policies, mgr.GetEventRecorder("wiring-test"), clock.RealClock{})
+	index := w.index
+	lagging := &fakeLaggingCache{Client: mgr.GetClient(), index: index, reads: map[string]int{}}
+	p := NewPropagator(lagging, lagging, w.policies, mgr.GetEventRecorder("wiring-test"), clock.RealClock{})
 	p.Writers = 8
 	key := types.NamespacedName{Namespace: ns, Name: "p"}
 	reconcile := func(what string) ctrl.Result {
@@ -147,7 +153,7 @@ spec:
 			if err := mgr.GetAPIReader().Get(ctx, key, stored); err != nil {
 				return err.Error()
 			}
-			replicas, err := (&Propagator{Client: mgr.GetClient()}).replicasOf(ctx, key)
+			replicas, err := (&Propagator{Replicas: index}).replicasOf(key)
 			if err != nil {
 				return err.Error()
 			}
@@ -223,7 +229,7 @@ spec:
 // many writers each root has.
 func (w wiring) sharesTheWriteSlots(t *testing.T) {
 	const slots = 3
-	p := NewPropagator(w.mgr.GetClient(), w.policies, w.mgr.GetEventRecorder("wiring-test"), clock.RealClock{})
+	p := NewPropagator(w.mgr.GetClient(), w.index, w.policies, w.mgr.GetEventRecorder("wiring-test"), clock.RealClock{})
 	p.Writers, p.writeSlots = 8, semaphore.NewWeighted(slots)
 	w.writes.reset()
 	var wg sync.WaitGroup
@@ -255,7 +261,7 @@ func (w wiring) sharesTheWriteSlots(t *testing.T) {
 // replica reaches its cluster later for another replica's patch; each created
 // replica gets its patch.
 func (w wiring) writesSpecsBeforeRolloutStatus(t *testing.T) {
-	p := NewPropagator(w.mgr.GetClient(), w.policies, w.mgr.GetEventRecorder("wiring-test"), clock.RealClock{})
+	p := NewPropagator(w.mgr.GetClient(), w.index, w.policies, w.mgr.GetEventRecorder("wiring-test"), clock.RealClock{})
 	p.Writers = 8
 	w.writes.reset()
 	root := &policyv1.Policy{ObjectMeta: metav1.ObjectMeta{Namespace: "wiring-order", Name: "r"},
@@ -285,10 +291,11 @@ func (w wiring) writesSpecsBeforeRolloutStatus(t *testing.T) {
 
 // fakeLaggingCache is a fake of an informer cache that has not yet brought
 // back the writes made since hold: until released, reads of the held root and
-// Policy lists (the replicas) answer what the cache held then. Everything
-// else reads the real cache. It counts the reads by verb and type.
+// of the Policy index (the replicas) answer what the cache held then.
+// Everything else reads the real cache. It counts the reads by verb and type.
 type fakeLaggingCache struct {
 	client.Client
+	index    replicaIndex
 	mu       sync.Mutex
 	root     *policyv1.Policy  // nil: read through
 	replicas []policyv1.Policy // used when holding
@@ -353,20 +360,20 @@ func (f *fakeLaggingCache) Get(ctx context.Context, key client.ObjectKey, obj cl
 	return f.Client.Get(ctx, key, obj, opts...)
 }
 
-func (f *fakeLaggingCache) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+func (f *fakeLaggingCache) ByIndex(indexName, indexedValue string) ([]any, error) {
 	f.mu.Lock()
-	f.reads[fmt.Sprintf("list %T", list)]++
+	f.reads["index "+indexName]++
 	holding, replicas := f.holding, f.replicas
 	f.mu.Unlock()
-	if l, ok := list.(*policyv1.PolicyList); ok && holding {
+	if holding {
 		// Every held Policy is a replica of the test's one root.
-		l.Items = make([]policyv1.Policy, len(replicas))
+		out := make([]any, len(replicas))
 		for i := range replicas {
-			replicas[i].DeepCopyInto(&l.Items[i])
+			out[i] = replicas[i].DeepCopy()
 		}
-		return nil
+		return out, nil
 	}
-	return f.Client.List(ctx, list, opts...)
+	return f.index.ByIndex(indexName, indexedValue)
 }
 
 // requestCounter counts the write requests sent through its transport, by
