@@ -3,13 +3,19 @@ package hub
 import (
 	"context"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
+	"github.com/fleetpolicy/fleetpolicy/shared/replication"
+	"github.com/fleetpolicy/fleetpolicy/shared/templates"
 )
 
 // TestSettledRoots walks settledRoots through what the propagator does with
@@ -126,5 +132,59 @@ func TestSettledRootsKeepTheirBindings(t *testing.T) {
 	s.settle(root("u1", 1), 1, false)
 	if got := s.bound(1, root("u1", 1)); got != nil {
 		t.Fatal("bindings handed back for a root no longer settled")
+	}
+}
+
+// TestPolicyHandlerBatchesReports: a replica's update that only reports (its
+// compliance, its compliance history, which moves the cached time of its last
+// evaluation) reaches its root after the batch delay without unsettling it;
+// one that changes what the hub owns (the digest) or the IV it keeps reaches
+// it at once and unsettles it. The replicas go through the cache's transform,
+// as the informer hands them to the handler.
+func TestPolicyHandlerBatchesReports(t *testing.T) {
+	root := &policyv1.Policy{ObjectMeta: metav1.ObjectMeta{Namespace: "policies", Name: "p"},
+		Spec: policyv1.PolicySpec{RemediationAction: policyv1.Inform, PolicyTemplates: []*policyv1.PolicyTemplate{
+			{ObjectDefinition: runtime.RawExtension{Raw: []byte(`{"kind":"ConfigurationPolicy"}`)}}}}}
+	key := client.ObjectKeyFromObject(root)
+	reported := func(state policyv1.ComplianceState, at time.Time) *policyv1.Policy {
+		p := replication.For(root, nil).Build("c1", policyv1.Inform)
+		p.Generation = 1
+		p.Status = policyv1.PolicyStatus{ComplianceState: state, Details: []*policyv1.DetailsPerTemplate{{ComplianceState: state,
+			History: []policyv1.ComplianceHistory{{LastTimestamp: metav1.NewTime(at), Message: string(state)}}}}}
+		return p
+	}
+	cached := func(p *policyv1.Policy) *policyv1.Policy {
+		obj, err := slimPolicies(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return obj.(*policyv1.Policy)
+	}
+	first := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	old := reported(policyv1.Compliant, first)
+	drifted := reported(policyv1.Compliant, first)
+	drifted.Spec.RemediationAction = policyv1.Enforce
+	encrypted := reported(policyv1.Compliant, first)
+	encrypted.Annotations[templates.IVAnnotation] = "aXY="
+	for _, tc := range []struct {
+		name    string
+		updated *policyv1.Policy
+		batched bool
+	}{
+		{"a new compliance with a new history event", reported(policyv1.NonCompliant, first.Add(time.Minute)), true},
+		{"a new history event only", reported(policyv1.Compliant, first.Add(time.Minute)), true},
+		{"the replica's spec changed", drifted, false},
+		{"an IV added", encrypted, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			settled := newSettledRoots()
+			q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
+			defer q.ShutDown()
+			h := policyHandler(time.Hour, settled, newOwnWrites())
+			h.Update(context.Background(), event.UpdateEvent{ObjectOld: cached(old.DeepCopy()), ObjectNew: cached(tc.updated)}, q)
+			if got := q.Len() == 0 && settled.epoch(key) == 0; got != tc.batched {
+				t.Errorf("batched %v, want %v (queued now: %d, epoch %d)", got, tc.batched, q.Len(), settled.epoch(key))
+			}
+		})
 	}
 }

@@ -15,7 +15,8 @@ import (
 )
 
 // TestReportsTakeTheStatusOnlyPath: once a root's replicas are written, a
-// replica's compliance report reaches the root's status through a
+// replica's compliance report (with its compliance history, which moves the
+// cached time of its last evaluation) reaches the root's status through a
 // status-only reconcile that writes no replica; anything else that changes
 // what the replicas should be (a binding's override, a replica edited by
 // someone else) is still acted on after such reconciles. (A progressive
@@ -32,6 +33,18 @@ func TestReportsTakeTheStatusOnlyPath(t *testing.T) {
 		t.Helper()
 		replica := &policyv1.Policy{ObjectMeta: metav1.ObjectMeta{Namespace: cluster, Name: replication.Name(ns, "p")}}
 		get(t, replica)
+		// As a spoke reports: the compliance, and a new event at the head
+		// of the template's history, which moves the replica's last
+		// evaluation (rollout.EvaluatedAt) with every report.
+		now := time.Now()
+		event := policyv1.ComplianceHistory{LastTimestamp: metav1.NewTime(now), Message: string(state) + "; report",
+			EventName: fmt.Sprintf("%s.%s.%x", ns, replica.Name, now.UnixNano())}
+		if len(replica.Status.Details) == 0 {
+			replica.Status.Details = []*policyv1.DetailsPerTemplate{{}}
+		}
+		details := replica.Status.Details[0]
+		details.ComplianceState = state
+		details.History = append([]policyv1.ComplianceHistory{event}, details.History...)
 		replica.Status.ComplianceState = state
 		if err := c.Status().Update(ctx, replica); err != nil {
 			t.Fatal(err)

@@ -324,8 +324,26 @@ func statusOnlyChange(oldObj, newObj client.Object) bool {
 	n, ok2 := newObj.(*policyv1.Policy)
 	return ok1 && ok2 && o.Generation == n.Generation &&
 		equality.Semantic.DeepEqual(o.Labels, n.Labels) &&
-		equality.Semantic.DeepEqual(o.Annotations, n.Annotations) &&
+		sameMetadataAnnotations(o.Annotations, n.Annotations) &&
 		n.DeletionTimestamp.IsZero()
+}
+
+// sameMetadataAnnotations compares two versions' annotations but for the
+// cached evaluated-at one, which the cache derives from the status (a cached
+// replica's compliance history): every report of a spoke that keeps the
+// history moves it, and is still a status report.
+func sameMetadataAnnotations(a, b map[string]string) bool {
+	for k, v := range a {
+		if w, ok := b[k]; k != cachedEvaluatedAtAnnotation && (!ok || w != v) {
+			return false
+		}
+	}
+	for k := range b {
+		if _, ok := a[k]; k != cachedEvaluatedAtAnnotation && !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // rootMapper maps changes of other kinds to the root policies they can affect.
