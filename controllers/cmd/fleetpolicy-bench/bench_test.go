@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
@@ -11,6 +12,7 @@ import (
 
 	policyv1 "github.com/fleetpolicy/fleetpolicy/shared/api/policy/v1"
 	"github.com/fleetpolicy/fleetpolicy/shared/replication"
+	"github.com/fleetpolicy/fleetpolicy/shared/rollout"
 )
 
 func TestParseScenarios(t *testing.T) {
@@ -248,5 +250,31 @@ etcd_request_duration_seconds{operation="update",type="policies"} 0.5
 	}
 	if _, err := countStatusWrites([]byte("apiserver_request_total{code=\"200\" 1\n")); err == nil {
 		t.Fatal("metrics that are not Prometheus text were read")
+	}
+}
+
+// TestReportPatchMovesTheLastEvaluation: a benchmark report, merged into a
+// replica as the API server merges it, carries the compliance and a history
+// event that dates the replica's last evaluation to the report, to the
+// nanosecond, as a spoke's report does; a report a millisecond later moves it.
+func TestReportPatchMovesTheLastEvaluation(t *testing.T) {
+	replica := &policyv1.Policy{}
+	replica.Namespace, replica.Name = "cluster-1", "bench.root-0"
+	at := time.Date(2026, 11, 28, 12, 0, 0, 123456789, time.UTC)
+	for _, report := range []struct {
+		state policyv1.ComplianceState
+		at    time.Time
+	}{{policyv1.Compliant, at}, {policyv1.NonCompliant, at.Add(time.Millisecond)}} {
+		var merged policyv1.Policy
+		if err := json.Unmarshal(reportPatch(replica, report.state, report.at), &merged); err != nil {
+			t.Fatal(err)
+		}
+		if merged.Status.ComplianceState != report.state || len(merged.Status.Details) != 1 ||
+			merged.Status.Details[0].ComplianceState != report.state || merged.Status.Details[0].TemplateMeta.Name != "bench" {
+			t.Fatalf("report %s: status %+v", report.state, merged.Status)
+		}
+		if got := rollout.EvaluatedAt(1, merged.Status.Details); !got.Equal(report.at) {
+			t.Errorf("report %s: last evaluation %v, want %v", report.state, got, report.at)
+		}
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -103,7 +104,7 @@ func (h *hubProcess) pid() int { return h.cmd.Process.Pid }
 // for the floor the benchmark writes them. Then every replica reports
 // Compliant and the root is awaited to show it; then, every second, the next
 // fraction of the clusters flips compliance (a status merge patch per
-// replica, as a spoke writes it), each change timed from the API server's
+// replica, as a spoke writes it: reportPatch), each change timed from the API server's
 // answer until a watch of the root sees the cluster's new state in its
 // status. The process's CPU is read from /proc before the first change and
 // after the root showed the last.
@@ -154,10 +155,10 @@ func (b *bench) churnRun(ctx context.Context, cs churnSettings, run string, star
 	report := func(clusters []int) error {
 		return (&bench{writers: cs.writers}).parallel(len(clusters), func(i int) error {
 			c := clusters[i]
-			patch := fmt.Sprintf(`{"status":{"compliant":%q}}`, state[c])
 			replica := &policyv1.Policy{}
 			replica.Namespace, replica.Name = clusterName(c), replication.Name(root.Namespace, root.Name)
-			if err := b.admin.Status().Patch(ctx, replica, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
+			patch := reportPatch(replica, state[c], time.Now())
+			if err := b.admin.Status().Patch(ctx, replica, client.RawPatch(types.MergePatchType, patch)); err != nil {
 				return err
 			}
 			shown.expect(clusterName(c), state[c], time.Now())
@@ -221,6 +222,23 @@ func (b *bench) churnRun(ctx context.Context, cs churnSettings, run string, star
 	stopWatching()
 	proc.stop()
 	return s, b.cleanup(ctx, run, cs.clusters)
+}
+
+// reportPatch is the status merge patch of a spoke's report on replica (of a
+// root with one template, the benchmark's): its compliance, and the
+// template's details with the report's compliance event at the head of its
+// history, named as client-go names an event (<object>.<hex unix nanoseconds>)
+// and timed at. Every report moves the replica's last evaluation, as a real
+// spoke's do (rollout.EvaluatedAt); the benchmark keeps only the newest event.
+func reportPatch(replica *policyv1.Policy, state policyv1.ComplianceState, at time.Time) []byte {
+	event := policyv1.ComplianceHistory{LastTimestamp: metav1.NewTime(at), Message: string(state) + "; benchmark report",
+		EventName: fmt.Sprintf("%s.%s.%x", replica.Namespace, replica.Name, at.UnixNano())}
+	patch, _ := json.Marshal(map[string]any{"status": map[string]any{ // strings and times only: cannot fail
+		"compliant": state,
+		"details": []map[string]any{{"templateMeta": map[string]string{"name": "bench"},
+			"compliant": state, "history": []policyv1.ComplianceHistory{event}}},
+	}})
+	return patch
 }
 
 // statusWriteCount counts writes of Policy statuses (PUT .../status).
