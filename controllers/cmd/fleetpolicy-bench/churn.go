@@ -104,9 +104,9 @@ func (h *hubProcess) pid() int { return h.cmd.Process.Pid }
 // for the floor the benchmark writes them. Then every replica reports
 // Compliant and the root is awaited to show it; then, every second, the next
 // fraction of the clusters flips compliance (a status merge patch per
-// replica, as a spoke writes it: reportPatch), each change timed from the API server's
-// answer until a watch of the root sees the cluster's new state in its
-// status. The process's CPU is read from /proc before the first change and
+// replica, as a spoke writes it: reportPatch), each change timed from the API
+// server's answer until a watch of the root sees the cluster's new state in
+// its status. The process's CPU is read from /proc before the first change and
 // after the root showed the last.
 func (b *bench) churnRun(ctx context.Context, cs churnSettings, run string, start func(run string) (churnProcess, error)) (churnSample, error) {
 	var s churnSample
