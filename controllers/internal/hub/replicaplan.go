@@ -104,10 +104,9 @@ func (p *Propagator) plan(root *policyv1.Policy, decided []rollout.ClusterDecisi
 // once the reconcile's spec writes are made (each replica reaches its cluster
 // as fast as it would without the field: patching each new replica right after
 // its create made the last of a 1,000-cluster root's replicas appear twice as
-// late), and
-// never again while the cache has not shown the last one
-// (ownWrites). So a replica gets one small write per change of its
-// rollout status, not per step: two per root generation for All (Progressing,
+// late), and never again while the cache has not shown the last one
+// (ownWrites). So a replica gets one small write per change of its rollout
+// status, not per step: two per root generation for All (Progressing,
 // then Succeeded or Failed), three for a progressive rollout (ToApply,
 // Progressing, then the outcome; a cluster of the first wave skips ToApply).
 // A merge patch leaves every other status field (the spoke's compliance,

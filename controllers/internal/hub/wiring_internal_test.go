@@ -126,8 +126,7 @@ spec:
 `, ns))
 	testkit.Apply(t, w.plane.Client, testkit.PlacementRuleBinding(ns, "r", clusters, "p"))
 
-	index := w.index
-	lagging := &fakeLaggingCache{Client: mgr.GetClient(), index: index, reads: map[string]int{}}
+	lagging := &fakeLaggingCache{Client: mgr.GetClient(), index: w.index, reads: map[string]int{}}
 	p := NewPropagator(lagging, lagging, w.policies, mgr.GetEventRecorder("wiring-test"), clock.RealClock{})
 	p.Writers = 8
 	key := types.NamespacedName{Namespace: ns, Name: "p"}
@@ -153,7 +152,7 @@ spec:
 			if err := mgr.GetAPIReader().Get(ctx, key, stored); err != nil {
 				return err.Error()
 			}
-			replicas, err := (&Propagator{Replicas: index}).replicasOf(key)
+			replicas, err := (&Propagator{Replicas: w.index}).replicasOf(key)
 			if err != nil {
 				return err.Error()
 			}
