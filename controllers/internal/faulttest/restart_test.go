@@ -17,7 +17,7 @@ func TestRestartedHubWritesNothing(t *testing.T) {
 	testkit.Apply(t, plane.Client, boundTo("restart", "p", "cluster-1", "cluster-2"))
 	waitReplica(t, "cluster-1", replication.Name("restart", "p"))
 	waitReplica(t, "cluster-2", replication.Name("restart", "p"))
-	time.Sleep(time.Second) // let the first hub settle
+	settledReplicaWrites(t)
 	first.Stop()
 
 	before := replicaWrites(t)

@@ -114,22 +114,16 @@ func watchReplicaRolloutStatus(t *testing.T, ns string) func() map[string][]poli
 // rolloutStatusPatches is the hub's count of replica rolloutStatus patches so far.
 func rolloutStatusPatches(t *testing.T) float64 {
 	t.Helper()
-	return testkit.CounterSum(t, "fleetpolicy_hub_replica_writes_total", map[string]string{"verb": "rolloutStatus"})
+	return testkit.CounterSum(t, rolloutStatusWrites, rolloutStatusVerb)
 }
 
-// settledRolloutStatusPatches waits until the count of rolloutStatus patches
-// has not moved for a second (at most 15 s) and returns it.
+// settledRolloutStatusPatches is that count once it has not moved for a second.
 func settledRolloutStatusPatches(t *testing.T) float64 {
 	t.Helper()
-	last := rolloutStatusPatches(t)
-	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); {
-		time.Sleep(time.Second)
-		now := rolloutStatusPatches(t)
-		if now == last {
-			return now
-		}
-		last = now
-	}
-	t.Fatal("the hub kept patching replicas' rolloutStatus")
-	return 0
+	return testkit.SettledCounterSum(t, rolloutStatusWrites, rolloutStatusVerb)
 }
+
+// The hub's replica write counter, and its label for rolloutStatus patches.
+const rolloutStatusWrites = "fleetpolicy_hub_replica_writes_total"
+
+var rolloutStatusVerb = map[string]string{"verb": "rolloutStatus"}

@@ -2,6 +2,7 @@ package testkit
 
 import (
 	"testing"
+	"time"
 
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 )
@@ -35,4 +36,25 @@ func CounterSum(t testing.TB, name string, labels map[string]string) float64 {
 		}
 	}
 	return total
+}
+
+// SettledCounterSum waits until CounterSum(name, labels) has not moved for a
+// second and returns it then; it fails t when the counter is still moving
+// after 30 s. Tests that share an API server start a new controller over what
+// an earlier test left undone: a test that counts its own writes counts from
+// here.
+func SettledCounterSum(t testing.TB, name string, labels map[string]string) float64 {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	last := CounterSum(t, name, labels)
+	for quietSince := time.Now(); time.Since(quietSince) < time.Second; {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s still moving after 30s (%v so far)", name, last)
+		}
+		time.Sleep(100 * time.Millisecond)
+		if now := CounterSum(t, name, labels); now != last {
+			last, quietSince = now, time.Now()
+		}
+	}
+	return last
 }
