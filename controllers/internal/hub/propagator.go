@@ -81,10 +81,10 @@ type Propagator struct {
 }
 
 // NewPropagator returns a Propagator that reads through c and finds replicas
-// in replicas (policyIndex), writes Policies through policies, records Events with recorder and reads time from clk,
-// with one replica writer per root (Writers), no hub-wide bound on writes and
-// no hub templates until the caller sets them, and nothing remembered of any
-// root yet.
+// in replicas (policyIndex), writes Policies through policies, records Events
+// with recorder and reads time from clk, with one replica writer per root
+// (Writers), no hub-wide bound on writes and no hub templates until the caller
+// sets them, and nothing remembered of any root yet.
 func NewPropagator(c client.Client, replicas replicaIndex, policies rest.Interface, recorder events.EventRecorder, clk clock.PassiveClock) *Propagator {
 	return &Propagator{Client: c, Replicas: replicas, Policies: policies, Recorder: recorder, Writers: 1, Clock: clk,
 		settled: newSettledRoots(), ownWrites: newOwnWrites(), failures: newFailureStreaks()}
